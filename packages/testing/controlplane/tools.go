@@ -1,0 +1,12 @@
+//go:build tools
+
+// Package controlplane pins the Kubernetes control-plane binaries that
+// @nestor/testing runs: kube-apiserver, kube-controller-manager and etcd,
+// built from Go modules (see build.mjs in this folder).
+package controlplane
+
+import (
+	_ "go.etcd.io/etcd/server/v3"
+	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
+)

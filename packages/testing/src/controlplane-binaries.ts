@@ -1,0 +1,246 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** Paths of the control-plane binaries one environment runs. */
+export interface ControlPlaneBinaries {
+  kubeApiServer: string;
+  etcd: string;
+  /** Absent when the assets come from a directory that has none (envtest ships none). */
+  kubeControllerManager?: string;
+  /** Where they came from, for error messages. */
+  origin: string;
+}
+
+export interface EnsureBinariesOptions {
+  /** Called with human-readable progress lines while a build runs. */
+  onProgress?: (line: string) => void;
+  /** Environment to read envtest's variables from (default: process.env). */
+  env?: NodeJS.ProcessEnv;
+}
+
+const BINARIES = ['kube-apiserver', 'kube-controller-manager', 'etcd'] as const;
+
+/** The Go module that pins the control plane: packages/testing/controlplane. */
+export const controlPlaneModuleDir = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'controlplane');
+
+/** Kubernetes version the Go module requires, read from its go.mod. */
+export function kubernetesVersion(moduleDir = controlPlaneModuleDir): string {
+  const goMod = readFileSync(join(moduleDir, 'go.mod'), 'utf8');
+  const match = /^\s*k8s\.io\/kubernetes (v\d+\.\d+\.\d+)\s*$/m.exec(goMod);
+  if (!match?.[1]) throw new Error(`${moduleDir}/go.mod does not require k8s.io/kubernetes at a release version`);
+  return match[1];
+}
+
+/**
+ * The cache folder for this module's binaries: outside the repository, keyed by the
+ * Kubernetes version and a hash of go.sum, so every clone of the same module reuses it
+ * and any change of a dependency builds anew.
+ */
+export function controlPlaneCacheDir(moduleDir = controlPlaneModuleDir, env = process.env): string {
+  const sum = createHash('sha256')
+    .update(readFileSync(join(moduleDir, 'go.sum')))
+    .digest('hex')
+    .slice(0, 12);
+  const root = env.NESTOR_CACHE_DIR ?? join(env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'nestor');
+  return join(root, 'controlplane', `${kubernetesVersion(moduleDir)}-${sum}`);
+}
+
+/**
+ * Finds the binaries with envtest's precedence: TEST_ASSET_* for single binaries, then
+ * KUBEBUILDER_ASSETS, then Nestor's own build cache (built here on first use).
+ */
+export async function ensureControlPlaneBinaries(options: EnsureBinariesOptions = {}): Promise<ControlPlaneBinaries> {
+  const env = options.env ?? process.env;
+  const assets = env.KUBEBUILDER_ASSETS;
+  const fromAssets = (name: string) => (assets ? join(assets, name) : undefined);
+  const apiServer = env.TEST_ASSET_KUBE_APISERVER ?? fromAssets('kube-apiserver');
+  const etcd = env.TEST_ASSET_ETCD ?? fromAssets('etcd');
+  const kcm = env.TEST_ASSET_KUBE_CONTROLLER_MANAGER ?? fromAssets('kube-controller-manager');
+  if (apiServer || etcd) {
+    const origin = assets ? `KUBEBUILDER_ASSETS=${assets}` : 'TEST_ASSET_* variables';
+    let built: ControlPlaneBinaries | undefined;
+    const pick = async (given: string | undefined, name: (typeof BINARIES)[number]) => {
+      if (given) return requireExecutable(given, name, origin);
+      built ??= await buildControlPlane(options);
+      return built[name === 'etcd' ? 'etcd' : 'kubeApiServer'];
+    };
+    return {
+      kubeApiServer: await pick(apiServer, 'kube-apiserver'),
+      etcd: await pick(etcd, 'etcd'),
+      ...(kcm && existsSync(kcm) ? { kubeControllerManager: kcm } : {}),
+      origin,
+    };
+  }
+  return buildControlPlane(options);
+}
+
+async function requireExecutable(path: string, name: string, origin: string): Promise<string> {
+  try {
+    const info = await stat(path);
+    if (info.isFile() && (info.mode & 0o111) !== 0) return path;
+    throw new Error('not an executable file');
+  } catch (error) {
+    throw new Error(
+      `${name} not usable at ${path} (from ${origin}): ${(error as Error).message}. ` +
+        `Point the variable at an executable ${name}, or unset it to let Nestor build the control plane ` +
+        `(npm run controlplane).`,
+      { cause: error },
+    );
+  }
+}
+
+/**
+ * Builds kube-apiserver, kube-controller-manager and etcd from the Go module into the
+ * cache, once. Idempotent, and safe to run from several processes at once: one builds
+ * under a lock, the others wait for it and reuse its result.
+ */
+export async function buildControlPlane(options: EnsureBinariesOptions = {}): Promise<ControlPlaneBinaries> {
+  const env = options.env ?? process.env;
+  const progress = options.onProgress ?? (() => {});
+  const dir = controlPlaneCacheDir(controlPlaneModuleDir, env);
+  const result: ControlPlaneBinaries = {
+    kubeApiServer: join(dir, 'kube-apiserver'),
+    kubeControllerManager: join(dir, 'kube-controller-manager'),
+    etcd: join(dir, 'etcd'),
+    origin: `Nestor's build cache ${dir}`,
+  };
+  const complete = join(dir, 'complete');
+  if (existsSync(complete)) return result;
+
+  await mkdir(dir, { recursive: true });
+  const release = await acquireLock(join(dir, 'build.lock'), progress);
+  try {
+    if (existsSync(complete)) return result; // another process built it while we waited
+    const go = env.GO ?? 'go';
+    const version = spawnSync(go, ['version'], { encoding: 'utf8' });
+    if (version.error || version.status !== 0) {
+      throw new Error(
+        `Cannot build the Kubernetes control plane: Go is not installed (running "${go} version" failed). ` +
+          `Install Go 1.26 or newer (https://go.dev/doc/install), or point KUBEBUILDER_ASSETS at a folder ` +
+          `with envtest binaries (kube-apiserver, etcd), or set USE_EXISTING_CLUSTER=true with a KUBECONFIG.`,
+      );
+    }
+    const k8s = kubernetesVersion();
+    const [, minor] = /^v1\.(\d+)\./.exec(k8s) ?? [];
+    progress(`building kube-apiserver, kube-controller-manager and etcd ${k8s} with ${version.stdout.trim()}`);
+    progress(`into ${dir} (a cold build takes about 5 minutes on 2 cores; later runs reuse it)`);
+    const staging = join(dir, `staging-${process.pid}`);
+    await rm(staging, { recursive: true, force: true });
+    await mkdir(staging, { recursive: true });
+    const started = Date.now();
+    await runGoBuild(go, staging, k8s, minor ?? '0', env, progress);
+    // etcd's main package is go.etcd.io/etcd/server/v3, so Go names its binary "server".
+    await rename(join(staging, 'server'), join(staging, 'etcd'));
+    for (const name of BINARIES) await rename(join(staging, name), join(dir, name));
+    await rm(staging, { recursive: true, force: true });
+    await writeFile(
+      complete,
+      JSON.stringify({ kubernetes: k8s, go: version.stdout.trim(), builtAt: new Date().toISOString() }) + '\n',
+    );
+    progress(`control plane built in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+    return result;
+  } finally {
+    await release();
+  }
+}
+
+function runGoBuild(
+  go: string,
+  outDir: string,
+  k8s: string,
+  minor: string,
+  env: NodeJS.ProcessEnv,
+  progress: (line: string) => void,
+): Promise<void> {
+  const ldflags = [
+    '-s',
+    '-w',
+    `-X k8s.io/component-base/version.gitVersion=${k8s}`,
+    '-X k8s.io/component-base/version.gitMajor=1',
+    `-X k8s.io/component-base/version.gitMinor=${minor}`,
+    '-X k8s.io/component-base/version.gitTreeState=clean',
+  ].join(' ');
+  const args = [
+    'build',
+    '-v',
+    '-trimpath',
+    `-ldflags=${ldflags}`,
+    '-o',
+    `${outDir}/`,
+    'k8s.io/kubernetes/cmd/kube-apiserver',
+    'k8s.io/kubernetes/cmd/kube-controller-manager',
+    'go.etcd.io/etcd/server/v3',
+  ];
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(go, args, {
+      cwd: controlPlaneModuleDir,
+      env: { ...env, GOWORK: 'off', CGO_ENABLED: '0', GOFLAGS: '-mod=readonly' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let compiled = 0;
+    let lastPackage = '';
+    const tail: string[] = [];
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (chunk: string) => {
+      for (const line of chunk.split('\n')) {
+        if (!line) continue;
+        tail.push(line);
+        if (tail.length > 40) tail.shift();
+        if (/^[\w.-]+(\/[\w.@~+-]+)*$/.test(line)) {
+          compiled++;
+          lastPackage = line;
+        }
+      }
+    });
+    child.stdout.resume();
+    const ticker = setInterval(() => progress(`  ... ${compiled} Go packages compiled (last: ${lastPackage})`), 15_000);
+    child.on('error', (error) => {
+      clearInterval(ticker);
+      reject(error);
+    });
+    child.on('close', (code) => {
+      clearInterval(ticker);
+      if (code === 0) resolvePromise();
+      else reject(new Error(`go build of the control plane failed (exit ${code}):\n${tail.join('\n')}`));
+    });
+  });
+}
+
+/** A lock file holding the owner's pid; a lock left by a dead process is taken over. */
+async function acquireLock(path: string, progress: (line: string) => void): Promise<() => Promise<void>> {
+  let announced = false;
+  for (;;) {
+    try {
+      await writeFile(path, String(process.pid), { flag: 'wx' });
+      return () => rm(path, { force: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    const owner = Number(await readFile(path, 'utf8').catch(() => ''));
+    const age = Date.now() - ((await stat(path).catch(() => undefined))?.mtimeMs ?? 0);
+    // An empty file is a lock being written right now, unless it has been empty for long.
+    if ((owner && !isAlive(owner)) || (!owner && age > 5000)) {
+      await rm(path, { force: true });
+      continue;
+    }
+    if (owner && !announced) {
+      progress(`another process (pid ${owner}) is building the control plane; waiting for it`);
+      announced = true;
+    }
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

@@ -1,0 +1,440 @@
+import { randomBytes } from 'node:crypto';
+import { readFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+import { stringify } from 'yaml';
+import { ApiClient, ApiError } from './api-client.js';
+import { ensureControlPlaneBinaries, type ControlPlaneBinaries } from './controlplane-binaries.js';
+import {
+  createAdminIdentity,
+  createServiceAccountKey,
+  type AdminIdentity,
+  type Authentication,
+} from './credentials.js';
+import { installCustomResourceDefinitions, loadCustomResourceDefinitions, type CrdSource } from './crds.js';
+import { assertPortFree, freePort } from './ports.js';
+import { ControlPlaneProcess } from './process.js';
+
+export interface TestEnvironmentOptions {
+  /** CRDs to install once the API server is ready: objects, YAML/JSON files or folders of them. */
+  crds?: CrdSource[];
+  /**
+   * Start kube-controller-manager too: `true` for the garbage collector, namespace,
+   * Deployment and ReplicaSet controllers, or the list of controllers to run.
+   */
+  controllerManager?: boolean | string[];
+  /** How the admin user authenticates (default 'token'). */
+  authentication?: Authentication;
+  /** Copy the control plane's output to stderr (default: KUBEBUILDER_ATTACH_CONTROL_PLANE_OUTPUT). */
+  attachControlPlaneOutput?: boolean;
+  /** Bound on start-up (default: KUBEBUILDER_CONTROLPLANE_START_TIMEOUT or 60 s). */
+  startTimeoutMs?: number;
+  /** Bound on each process's graceful stop before SIGKILL (default: KUBEBUILDER_CONTROLPLANE_STOP_TIMEOUT or 20 s). */
+  stopTimeoutMs?: number;
+  /** Use the cluster KUBECONFIG names instead of starting one (default: USE_EXISTING_CLUSTER). */
+  useExistingCluster?: boolean;
+  /** Fixed ports (default: free ones). */
+  apiServerPort?: number;
+  etcdPort?: number;
+  /** Extra kube-apiserver flags, e.g. ['--watch-cache=false']. */
+  apiServerFlags?: string[];
+  /** Where progress of a first control-plane build goes (default: stderr). */
+  onProgress?: (line: string) => void;
+}
+
+const DEFAULT_CONTROLLERS = [
+  'garbage-collector-controller',
+  'namespace-controller',
+  'deployment-controller',
+  'replicaset-controller',
+  'serviceaccount-controller',
+];
+
+/** Parses envtest's duration variables: Go durations ("90s", "2m") or bare seconds. */
+function durationMs(value: string | undefined, fallbackMs: number): number {
+  if (!value) return fallbackMs;
+  const match = /^(\d+(?:\.\d+)?)(ms|s|m)?$/.exec(value.trim());
+  if (!match) throw new Error(`cannot read the duration "${value}": write it as 90s, 2m or 500ms`);
+  const n = Number(match[1]);
+  return match[2] === 'ms' ? n : match[2] === 'm' ? n * 60_000 : n * 1000;
+}
+
+function flag(value: string | undefined): boolean {
+  return value !== undefined && ['1', 'true', 'yes'].includes(value.toLowerCase());
+}
+
+interface OwnedControlPlane {
+  dir: string;
+  binaries: ControlPlaneBinaries;
+  identity: AdminIdentity;
+  etcd: ControlPlaneProcess;
+  etcdUrl: string;
+  apiServer: ControlPlaneProcess;
+  apiServerArgs: string[];
+  controllerManager?: ControlPlaneProcess;
+}
+
+/**
+ * A real etcd + kube-apiserver (+ kube-controller-manager) on loopback, as
+ * controller-runtime's envtest starts them, honouring envtest's variables.
+ *
+ * ```ts
+ * const env = await TestEnvironment.start({ crds: ['config/crd'] });
+ * const kc = env.kubeConfig;           // @kubernetes/client-node KubeConfig
+ * const ns = await env.createNamespace();
+ * await env.stop();
+ * ```
+ */
+export class TestEnvironment {
+  private readonly namespaces = new Set<string>();
+  private stopped = false;
+
+  private constructor(
+    /** The admin's KubeConfig for this control plane. */
+    readonly kubeConfig: KubeConfig,
+    /** A kubeconfig file for the same (for kubectl, or a second process). */
+    readonly kubeconfigPath: string,
+    /** The admin's JSON client, for set-up work in tests. */
+    readonly client: ApiClient,
+    private readonly options: Required<Pick<TestEnvironmentOptions, 'startTimeoutMs' | 'stopTimeoutMs'>>,
+    private readonly owned?: OwnedControlPlane,
+  ) {}
+
+  /** The API server's URL. */
+  get server(): string {
+    return this.client.server;
+  }
+
+  /** True when this environment started its own control plane (false with USE_EXISTING_CLUSTER). */
+  get ownsControlPlane(): boolean {
+    return this.owned !== undefined;
+  }
+
+  static async start(options: TestEnvironmentOptions = {}): Promise<TestEnvironment> {
+    const env = process.env;
+    const settings = {
+      startTimeoutMs: options.startTimeoutMs ?? durationMs(env.KUBEBUILDER_CONTROLPLANE_START_TIMEOUT, 60_000),
+      stopTimeoutMs: options.stopTimeoutMs ?? durationMs(env.KUBEBUILDER_CONTROLPLANE_STOP_TIMEOUT, 20_000),
+    };
+    const useExisting = options.useExistingCluster ?? flag(env.USE_EXISTING_CLUSTER);
+    const environment = useExisting
+      ? await TestEnvironment.attach(settings)
+      : await TestEnvironment.launch(options, settings);
+    try {
+      if (options.crds?.length) await environment.installCRDs(options.crds);
+    } catch (error) {
+      await environment.stop();
+      throw error;
+    }
+    return environment;
+  }
+
+  private static async attach(settings: TestEnvironment['options']): Promise<TestEnvironment> {
+    const kubeConfig = new KubeConfig();
+    kubeConfig.loadFromDefault();
+    const path = process.env.KUBECONFIG?.split(':')[0];
+    if (!kubeConfig.getCurrentCluster()) {
+      throw new Error(
+        'USE_EXISTING_CLUSTER is set but no cluster is configured: set KUBECONFIG to a kubeconfig file with a current-context',
+      );
+    }
+    const client = await ApiClient.fromKubeConfig(kubeConfig);
+    await waitReady(client, settings.startTimeoutMs, []);
+    return new TestEnvironment(kubeConfig, path ?? join(process.env.HOME ?? '', '.kube', 'config'), client, settings);
+  }
+
+  private static async launch(
+    options: TestEnvironmentOptions,
+    settings: TestEnvironment['options'],
+  ): Promise<TestEnvironment> {
+    const attachOutput = options.attachControlPlaneOutput ?? flag(process.env.KUBEBUILDER_ATTACH_CONTROL_PLANE_OUTPUT);
+    const processOptions = { attachOutput, stopTimeoutMs: settings.stopTimeoutMs };
+    const binaries = await ensureControlPlaneBinaries({
+      onProgress: options.onProgress ?? ((line) => process.stderr.write(`[nestor controlplane] ${line}\n`)),
+    });
+    if (options.controllerManager && !binaries.kubeControllerManager) {
+      throw new Error(
+        `kube-controller-manager was asked for, but ${binaries.origin} has none: add one there or set TEST_ASSET_KUBE_CONTROLLER_MANAGER`,
+      );
+    }
+    if (options.apiServerPort) await assertPortFree(options.apiServerPort, 'API server');
+    if (options.etcdPort) await assertPortFree(options.etcdPort, 'etcd');
+
+    const dir = await mkdtemp(join(tmpdir(), 'nestor-env-'));
+    const started: ControlPlaneProcess[] = [];
+    try {
+      const [identity, saKey] = await Promise.all([
+        createAdminIdentity(dir, options.authentication ?? 'token'),
+        createServiceAccountKey(dir),
+      ]);
+      const etcdPort = options.etcdPort ?? (await freePort());
+      const peerPort = await freePort();
+      const etcdUrl = `http://127.0.0.1:${etcdPort}`;
+      const etcd = new ControlPlaneProcess(
+        'etcd',
+        binaries.etcd,
+        [
+          `--data-dir=${join(dir, 'etcd')}`,
+          `--listen-client-urls=${etcdUrl}`,
+          `--advertise-client-urls=${etcdUrl}`,
+          `--listen-peer-urls=http://127.0.0.1:${peerPort}`,
+          `--initial-advertise-peer-urls=http://127.0.0.1:${peerPort}`,
+          `--initial-cluster=default=http://127.0.0.1:${peerPort}`,
+          '--unsafe-no-fsync=true',
+          '--log-level=warn',
+        ],
+        processOptions,
+      );
+      started.push(etcd);
+      await waitFor(etcd, settings.startTimeoutMs, async () => {
+        const response = await fetch(`${etcdUrl}/health`).catch(() => undefined);
+        return response?.ok === true;
+      });
+
+      const port = options.apiServerPort ?? (await freePort());
+      const certDir = join(dir, 'certs');
+      const apiServerArgs = [
+        `--etcd-servers=${etcdUrl}`,
+        '--bind-address=127.0.0.1',
+        '--advertise-address=127.0.0.1',
+        '--endpoint-reconciler-type=none',
+        `--secure-port=${port}`,
+        `--cert-dir=${certDir}`,
+        '--authorization-mode=RBAC',
+        '--service-cluster-ip-range=10.0.0.0/24',
+        '--allow-privileged=true',
+        '--service-account-issuer=https://nestor.test',
+        `--service-account-key-file=${saKey.publicKey}`,
+        `--service-account-signing-key-file=${saKey.privateKey}`,
+        '--disable-admission-plugins=ServiceAccount',
+        ...identity.apiServerFlags,
+        ...(options.apiServerFlags ?? []),
+      ];
+      const apiServer = new ControlPlaneProcess(
+        'kube-apiserver',
+        binaries.kubeApiServer,
+        apiServerArgs,
+        processOptions,
+      );
+      started.push(apiServer);
+      // The API server writes its self-signed serving certificate (with its CA) on start.
+      const caFile = join(certDir, 'apiserver.crt');
+      await waitFor(
+        apiServer,
+        settings.startTimeoutMs,
+        async () => (await readFile(caFile).catch(() => undefined)) !== undefined,
+      );
+      const ca = await readFile(caFile, 'utf8');
+
+      const kubeconfigPath = join(dir, 'kubeconfig');
+      const kubeconfigYaml = kubeconfigFile(`https://127.0.0.1:${port}`, ca, identity);
+      await writeFile(kubeconfigPath, kubeconfigYaml, { mode: 0o600 });
+      const kubeConfig = new KubeConfig();
+      kubeConfig.loadFromString(kubeconfigYaml);
+      const client = await ApiClient.fromKubeConfig(kubeConfig);
+      await waitReady(client, settings.startTimeoutMs, [apiServer]);
+
+      let controllerManager: ControlPlaneProcess | undefined;
+      if (options.controllerManager && binaries.kubeControllerManager) {
+        const controllers = options.controllerManager === true ? DEFAULT_CONTROLLERS : options.controllerManager;
+        controllerManager = new ControlPlaneProcess(
+          'kube-controller-manager',
+          binaries.kubeControllerManager,
+          [
+            `--kubeconfig=${kubeconfigPath}`,
+            `--controllers=${controllers.join(',')}`,
+            `--service-account-private-key-file=${saKey.privateKey}`,
+            `--root-ca-file=${caFile}`,
+            '--leader-elect=false',
+            '--bind-address=127.0.0.1',
+            '--secure-port=0',
+            '--use-service-account-credentials=false',
+            '--concurrent-gc-syncs=5',
+          ],
+          processOptions,
+        );
+        started.push(controllerManager);
+      }
+
+      return new TestEnvironment(kubeConfig, kubeconfigPath, client, settings, {
+        dir,
+        binaries,
+        identity,
+        etcd,
+        etcdUrl,
+        apiServer,
+        apiServerArgs,
+        ...(controllerManager ? { controllerManager } : {}),
+      });
+    } catch (error) {
+      for (const proc of started.reverse()) await proc.stop();
+      await rm(dir, { recursive: true, force: true });
+      throw error;
+    }
+  }
+
+  /** Installs CRDs and waits until they are Established and served. */
+  async installCRDs(crds: CrdSource[]): Promise<void> {
+    await installCustomResourceDefinitions(
+      this.client,
+      await loadCustomResourceDefinitions(crds),
+      this.options.startTimeoutMs,
+    );
+  }
+
+  /** Creates a namespace with a unique name; it is deleted when the environment stops. */
+  async createNamespace(prefix = 'test'): Promise<string> {
+    const name = `${prefix}-${randomBytes(4).toString('hex')}`;
+    await this.client.request('POST', '/api/v1/namespaces', {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name },
+    });
+    this.namespaces.add(name);
+    return name;
+  }
+
+  /** Process ids of the control plane this environment runs (empty for an existing cluster). */
+  get pids(): number[] {
+    const o = this.owned;
+    if (!o) return [];
+    return [o.etcd.pid, o.apiServer.pid, o.controllerManager?.pid].filter((p): p is number => p !== undefined);
+  }
+
+  /**
+   * Fault handle: stops kube-apiserver (SIGTERM, or SIGKILL with `{ kill: true }`) and
+   * starts it again on the same port with the same etcd, so the data survives and
+   * clients see their connections drop.
+   */
+  async restartApiServer(options: { kill?: boolean; downtimeMs?: number } = {}): Promise<void> {
+    const owned = this.requireOwned('restartApiServer');
+    if (options.kill) await owned.apiServer.kill();
+    else await owned.apiServer.stop();
+    if (options.downtimeMs) await new Promise((r) => setTimeout(r, options.downtimeMs));
+    owned.apiServer = new ControlPlaneProcess('kube-apiserver', owned.binaries.kubeApiServer, owned.apiServerArgs, {
+      attachOutput: false,
+      stopTimeoutMs: this.options.stopTimeoutMs,
+    });
+    await waitReady(this.client, this.options.startTimeoutMs, [owned.apiServer]);
+  }
+
+  /**
+   * Fault handle: compacts etcd's history up to its current revision, so any watch from
+   * an older resourceVersion fails with 410 Gone. Returns the compacted revision.
+   */
+  async compactEtcd(): Promise<number> {
+    const owned = this.requireOwned('compactEtcd');
+    const post = async <T>(path: string, body: unknown): Promise<T> => {
+      const response = await fetch(`${owned.etcdUrl}${path}`, { method: 'POST', body: JSON.stringify(body) });
+      if (!response.ok) throw new Error(`etcd ${path}: HTTP ${response.status}: ${await response.text()}`);
+      return (await response.json()) as T;
+    };
+    // A write moves the revision past every object's, so all of them are compacted.
+    const put = await post<{ header: { revision: string } }>('/v3/kv/put', {
+      key: Buffer.from('/nestor-test/compaction-marker').toString('base64'),
+      value: Buffer.from(String(Date.now())).toString('base64'),
+    });
+    const revision = Number(put.header.revision);
+    await post('/v3/kv/compaction', { revision: String(revision), physical: true });
+    return revision;
+  }
+
+  /** Stops the control plane (in reverse order) and removes its files; with an existing cluster, deletes the namespaces it created. */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    const owned = this.owned;
+    if (!owned) {
+      for (const name of this.namespaces) {
+        await this.client.request('DELETE', `/api/v1/namespaces/${name}`).catch((error: unknown) => {
+          if (!(error instanceof ApiError && error.status === 404)) throw error;
+        });
+      }
+      this.client.close();
+      return;
+    }
+    this.client.close();
+    await owned.controllerManager?.stop();
+    await owned.apiServer.stop();
+    await owned.etcd.stop();
+    await rm(owned.dir, { recursive: true, force: true });
+  }
+
+  private requireOwned(what: string): OwnedControlPlane {
+    if (!this.owned) {
+      throw new Error(
+        `${what} needs a control plane this environment started itself; it is attached to an existing cluster (USE_EXISTING_CLUSTER). Pass { useExistingCluster: false }.`,
+      );
+    }
+    return this.owned;
+  }
+}
+
+function kubeconfigFile(server: string, ca: string, identity: AdminIdentity): string {
+  const base64 = (text: string) => Buffer.from(text).toString('base64');
+  const user = identity.token
+    ? { token: identity.token }
+    : {
+        'client-certificate-data': base64(identity.clientCertificate!),
+        'client-key-data': base64(identity.clientKey!),
+      };
+  return stringify({
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{ name: 'nestor-test', cluster: { server, 'certificate-authority-data': base64(ca) } }],
+    users: [{ name: 'admin', user }],
+    contexts: [{ name: 'nestor-test', context: { cluster: 'nestor-test', user: 'admin' } }],
+    'current-context': 'nestor-test',
+  });
+}
+
+/** Polls `ready` until it holds, failing at once with the output of a process that exited. */
+async function waitFor(proc: ControlPlaneProcess, timeoutMs: number, ready: () => Promise<boolean>): Promise<void> {
+  await waitUntil([proc], timeoutMs, ready, `${proc.name} did not become ready`);
+}
+
+async function waitReady(client: ApiClient, timeoutMs: number, watched: ControlPlaneProcess[]): Promise<void> {
+  let last = '';
+  await waitUntil(
+    watched,
+    timeoutMs,
+    async () => {
+      try {
+        const { status, text } = await client.raw('GET', '/readyz', undefined, undefined, 2000);
+        last = `HTTP ${status}: ${text.slice(0, 300)}`;
+        return status === 200;
+      } catch (error) {
+        last = (error as Error).message;
+        return false;
+      }
+    },
+    `the API server at ${client.server} did not become ready`,
+    () => last,
+  );
+}
+
+async function waitUntil(
+  watched: ControlPlaneProcess[],
+  timeoutMs: number,
+  ready: () => Promise<boolean>,
+  failure: string,
+  detail: () => string = () => '',
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const dead = watched.find((p) => !p.running);
+    if (dead) {
+      const { code, signal } = await dead.exited;
+      throw new Error(`${dead.name} exited during start-up (${signal ?? `exit code ${code}`}):\n${dead.outputTail()}`);
+    }
+    if (await ready()) return;
+    if (Date.now() > deadline) {
+      const tails = watched.map((p) => `--- ${p.name} output:\n${p.outputTail()}`).join('\n');
+      throw new Error(
+        `${failure} within ${timeoutMs} ms${detail() ? ` (last: ${detail()})` : ''}. Raise KUBEBUILDER_CONTROLPLANE_START_TIMEOUT if the machine is slow.\n${tails}`,
+      );
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

@@ -1,0 +1,12 @@
+export { TestEnvironment, type TestEnvironmentOptions } from './environment.js';
+export { ApiClient, ApiError } from './api-client.js';
+export type { Authentication } from './credentials.js';
+export { loadCustomResourceDefinitions, type CrdSource, type CustomResourceDefinition } from './crds.js';
+export {
+  buildControlPlane,
+  controlPlaneCacheDir,
+  ensureControlPlaneBinaries,
+  kubernetesVersion,
+  type ControlPlaneBinaries,
+} from './controlplane-binaries.js';
+export { waitFor, type WaitForOptions } from './wait-for.js';
