@@ -57,36 +57,45 @@ export function controlPlaneCacheDir(moduleDir = controlPlaneModuleDir, env = pr
 export async function ensureControlPlaneBinaries(options: EnsureBinariesOptions = {}): Promise<ControlPlaneBinaries> {
   const env = options.env ?? process.env;
   const assets = env.KUBEBUILDER_ASSETS;
-  const fromAssets = (name: string) => (assets ? join(assets, name) : undefined);
-  const apiServer = env.TEST_ASSET_KUBE_APISERVER ?? fromAssets('kube-apiserver');
-  const etcd = env.TEST_ASSET_ETCD ?? fromAssets('etcd');
-  const kcm = env.TEST_ASSET_KUBE_CONTROLLER_MANAGER ?? fromAssets('kube-controller-manager');
+  // Where each binary is asked for, named by the variable that asks, for error messages.
+  const given = (variable: string, name: string) =>
+    env[variable]
+      ? { path: env[variable], from: variable }
+      : assets
+        ? { path: join(assets, name), from: `KUBEBUILDER_ASSETS=${assets}` }
+        : undefined;
+  const apiServer = given('TEST_ASSET_KUBE_APISERVER', 'kube-apiserver');
+  const etcd = given('TEST_ASSET_ETCD', 'etcd');
+  const kcm = given('TEST_ASSET_KUBE_CONTROLLER_MANAGER', 'kube-controller-manager');
   if (apiServer || etcd) {
     const origin = assets ? `KUBEBUILDER_ASSETS=${assets}` : 'TEST_ASSET_* variables';
-    let built: ControlPlaneBinaries | undefined;
-    const pick = async (given: string | undefined, name: (typeof BINARIES)[number]) => {
-      if (given) return requireExecutable(given, name, origin);
-      built ??= await buildControlPlane(options);
-      return built[name === 'etcd' ? 'etcd' : 'kubeApiServer'];
-    };
+    // Check every binary given before building the missing ones: a wrong path fails at once.
+    const kubeApiServer = apiServer && (await requireExecutable(apiServer.path, 'kube-apiserver', apiServer.from));
+    const etcdPath = etcd && (await requireExecutable(etcd.path, 'etcd', etcd.from));
+    // envtest ships no kube-controller-manager: one in KUBEBUILDER_ASSETS is optional, an explicit one is not.
+    const kubeControllerManager =
+      kcm && (kcm.from === 'TEST_ASSET_KUBE_CONTROLLER_MANAGER' || existsSync(kcm.path))
+        ? await requireExecutable(kcm.path, 'kube-controller-manager', kcm.from)
+        : undefined;
+    const built = kubeApiServer && etcdPath ? undefined : await buildControlPlane(options);
     return {
-      kubeApiServer: await pick(apiServer, 'kube-apiserver'),
-      etcd: await pick(etcd, 'etcd'),
-      ...(kcm && existsSync(kcm) ? { kubeControllerManager: kcm } : {}),
+      kubeApiServer: kubeApiServer ?? built!.kubeApiServer,
+      etcd: etcdPath ?? built!.etcd,
+      ...(kubeControllerManager ? { kubeControllerManager } : {}),
       origin,
     };
   }
   return buildControlPlane(options);
 }
 
-async function requireExecutable(path: string, name: string, origin: string): Promise<string> {
+async function requireExecutable(path: string, name: string, from: string): Promise<string> {
   try {
     const info = await stat(path);
     if (info.isFile() && (info.mode & 0o111) !== 0) return path;
     throw new Error('not an executable file');
   } catch (error) {
     throw new Error(
-      `${name} not usable at ${path} (from ${origin}): ${(error as Error).message}. ` +
+      `${name} not usable at ${path} (from ${from}): ${(error as Error).message}. ` +
         `Point the variable at an executable ${name}, or unset it to let Nestor build the control plane ` +
         `(npm run controlplane).`,
       { cause: error },

@@ -14,7 +14,7 @@ import {
 } from './credentials.js';
 import { installCustomResourceDefinitions, loadCustomResourceDefinitions, type CrdSource } from './crds.js';
 import { assertPortFree, freePort } from './ports.js';
-import { ControlPlaneProcess } from './process.js';
+import { ControlPlaneProcess, type ProcessOptions } from './process.js';
 
 export interface TestEnvironmentOptions {
   /** CRDs to install once the API server is ready: objects, YAML/JSON files or folders of them. */
@@ -72,6 +72,7 @@ interface OwnedControlPlane {
   etcdUrl: string;
   apiServer: ControlPlaneProcess;
   apiServerArgs: string[];
+  processOptions: ProcessOptions;
   controllerManager?: ControlPlaneProcess;
 }
 
@@ -149,7 +150,7 @@ export class TestEnvironment {
     settings: TestEnvironment['options'],
   ): Promise<TestEnvironment> {
     const attachOutput = options.attachControlPlaneOutput ?? flag(process.env.KUBEBUILDER_ATTACH_CONTROL_PLANE_OUTPUT);
-    const processOptions = { attachOutput, stopTimeoutMs: settings.stopTimeoutMs };
+    const processOptions: ProcessOptions = { attachOutput, stopTimeoutMs: settings.stopTimeoutMs };
     const binaries = await ensureControlPlaneBinaries({
       onProgress: options.onProgress ?? ((line) => process.stderr.write(`[nestor controlplane] ${line}\n`)),
     });
@@ -169,7 +170,9 @@ export class TestEnvironment {
         createServiceAccountKey(dir),
       ]);
       const etcdPort = options.etcdPort ?? (await freePort());
-      const peerPort = await freePort();
+      let peerPort = await freePort();
+      // Both ports are free but unbound until etcd starts, so the kernel may hand out one twice.
+      while (peerPort === etcdPort) peerPort = await freePort();
       const etcdUrl = `http://127.0.0.1:${etcdPort}`;
       const etcd = new ControlPlaneProcess(
         'etcd',
@@ -265,6 +268,7 @@ export class TestEnvironment {
         etcdUrl,
         apiServer,
         apiServerArgs,
+        processOptions,
         ...(controllerManager ? { controllerManager } : {}),
       });
     } catch (error) {
@@ -312,18 +316,25 @@ export class TestEnvironment {
     if (options.kill) await owned.apiServer.kill();
     else await owned.apiServer.stop();
     if (options.downtimeMs) await new Promise((r) => setTimeout(r, options.downtimeMs));
-    owned.apiServer = new ControlPlaneProcess('kube-apiserver', owned.binaries.kubeApiServer, owned.apiServerArgs, {
-      attachOutput: false,
-      stopTimeoutMs: this.options.stopTimeoutMs,
-    });
+    owned.apiServer = new ControlPlaneProcess(
+      'kube-apiserver',
+      owned.binaries.kubeApiServer,
+      owned.apiServerArgs,
+      owned.processOptions,
+    );
     await waitReady(this.client, this.options.startTimeoutMs, [owned.apiServer]);
   }
 
   /**
    * Fault handle: compacts etcd's history up to its current revision, so any watch from
    * an older resourceVersion fails with 410 Gone. Returns the compacted revision.
+   *
+   * kube-apiserver's watch cache keeps its own history and would go on serving watches
+   * from compacted resourceVersions, so this restarts kube-apiserver too (as
+   * restartApiServer does), unless it runs with `--watch-cache=false` or
+   * `{ restartApiServer: false }` is passed.
    */
-  async compactEtcd(): Promise<number> {
+  async compactEtcd(options: { restartApiServer?: boolean } = {}): Promise<number> {
     const owned = this.requireOwned('compactEtcd');
     const post = async <T>(path: string, body: unknown): Promise<T> => {
       const response = await fetch(`${owned.etcdUrl}${path}`, { method: 'POST', body: JSON.stringify(body) });
@@ -337,6 +348,8 @@ export class TestEnvironment {
     });
     const revision = Number(put.header.revision);
     await post('/v3/kv/compaction', { revision: String(revision), physical: true });
+    const watchCacheOff = owned.apiServerArgs.includes('--watch-cache=false');
+    if ((options.restartApiServer ?? true) && !watchCacheOff) await this.restartApiServer();
     return revision;
   }
 

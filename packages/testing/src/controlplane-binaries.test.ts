@@ -1,0 +1,177 @@
+import assert from 'node:assert/strict';
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { homedir, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import {
+  controlPlaneCacheDir,
+  controlPlaneModuleDir,
+  ensureControlPlaneBinaries,
+  kubernetesVersion,
+} from './controlplane-binaries.js';
+
+let scratch: string;
+before(async () => {
+  scratch = await mkdtemp(join(tmpdir(), 'nestor-binaries-test-'));
+});
+after(() => rm(scratch, { recursive: true, force: true }));
+
+/** A Go module folder with the given go.mod requirement and go.sum text. */
+async function moduleDir(name: string, kubernetes: string, goSum: string): Promise<string> {
+  const dir = join(scratch, name);
+  await mkdir(dir, { recursive: true });
+  await writeFile(
+    join(dir, 'go.mod'),
+    `module example.com/cp\n\ngo 1.26.0\n\nrequire (\n\tgithub.com/x/y v1.0.0\n\tk8s.io/kubernetes ${kubernetes}\n)\n`,
+  );
+  await writeFile(join(dir, 'go.sum'), goSum);
+  return dir;
+}
+
+/** A folder of stub files, executable unless listed in `notExecutable`. */
+async function stubs(name: string, files: string[], notExecutable: string[] = []): Promise<string> {
+  const dir = join(scratch, name);
+  await mkdir(dir, { recursive: true });
+  for (const file of [...files, ...notExecutable]) {
+    await writeFile(join(dir, file), '#!/bin/sh\nexit 1\n');
+    await chmod(join(dir, file), files.includes(file) ? 0o755 : 0o644);
+  }
+  return dir;
+}
+
+describe('kubernetesVersion', () => {
+  it("reads the k8s.io/kubernetes requirement of the control plane's go.mod", async () => {
+    const goMod = await readFile(join(controlPlaneModuleDir, 'go.mod'), 'utf8');
+    const version = kubernetesVersion();
+    assert.match(version, /^v1\.\d+\.\d+$/);
+    assert.match(goMod, new RegExp(`^\\s*k8s\\.io/kubernetes ${version.replaceAll('.', '\\.')}\\s*$`, 'm'));
+  });
+
+  it('reads the requirement of another module folder', async () => {
+    assert.equal(kubernetesVersion(await moduleDir('version', 'v1.2.3', '')), 'v1.2.3');
+  });
+
+  it('fails clearly when go.mod does not require a Kubernetes release', async () => {
+    const dir = await moduleDir('pseudo', 'v0.0.0-20250101000000-abcdef123456', '');
+    assert.throws(() => kubernetesVersion(dir), /go\.mod does not require k8s\.io\/kubernetes at a release version/);
+  });
+});
+
+describe('controlPlaneCacheDir', () => {
+  it('is under NESTOR_CACHE_DIR when set, keyed by version and go.sum', async () => {
+    const dir = await moduleDir('cache-nestor', 'v1.2.3', 'a v1 h1:x=\n');
+    const cache = controlPlaneCacheDir(dir, { NESTOR_CACHE_DIR: '/n', XDG_CACHE_HOME: '/x' });
+    assert.match(cache, /^\/n\/controlplane\/v1\.2\.3-[0-9a-f]{12}$/);
+  });
+
+  it('is under XDG_CACHE_HOME/nestor, else ~/.cache/nestor', async () => {
+    const dir = await moduleDir('cache-xdg', 'v1.2.3', 'a v1 h1:x=\n');
+    const key = controlPlaneCacheDir(dir, { NESTOR_CACHE_DIR: '/n' }).slice('/n/'.length);
+    assert.equal(controlPlaneCacheDir(dir, { XDG_CACHE_HOME: '/x' }), join('/x', 'nestor', key));
+    assert.equal(controlPlaneCacheDir(dir, {}), join(homedir(), '.cache', 'nestor', key));
+  });
+
+  it('changes when go.sum changes and not otherwise', async () => {
+    const dir = await moduleDir('cache-sum', 'v1.2.3', 'a v1 h1:x=\n');
+    const env = { NESTOR_CACHE_DIR: '/n' };
+    const first = controlPlaneCacheDir(dir, env);
+    assert.equal(controlPlaneCacheDir(dir, env), first);
+    await writeFile(join(dir, 'go.sum'), 'a v1 h1:y=\n');
+    const second = controlPlaneCacheDir(dir, env);
+    assert.notEqual(second, first);
+    assert.match(second, /^\/n\/controlplane\/v1\.2\.3-[0-9a-f]{12}$/);
+  });
+});
+
+describe('ensureControlPlaneBinaries', () => {
+  // An empty cache and no Go: should any case here try to build, it fails at once instead.
+  let noBuild: NodeJS.ProcessEnv;
+  before(async () => {
+    noBuild = { NESTOR_CACHE_DIR: join(scratch, 'empty-cache'), GO: join(scratch, 'no-go') };
+  });
+
+  it('takes the binaries in KUBEBUILDER_ASSETS without building', async () => {
+    const assets = await stubs('assets-all', ['kube-apiserver', 'etcd', 'kube-controller-manager']);
+    const binaries = await ensureControlPlaneBinaries({ env: { ...noBuild, KUBEBUILDER_ASSETS: assets } });
+    assert.deepEqual(binaries, {
+      kubeApiServer: join(assets, 'kube-apiserver'),
+      etcd: join(assets, 'etcd'),
+      kubeControllerManager: join(assets, 'kube-controller-manager'),
+      origin: `KUBEBUILDER_ASSETS=${assets}`,
+    });
+  });
+
+  it('has no kube-controller-manager when KUBEBUILDER_ASSETS has none, as envtest ships none', async () => {
+    const assets = await stubs('assets-envtest', ['kube-apiserver', 'etcd']);
+    const binaries = await ensureControlPlaneBinaries({ env: { ...noBuild, KUBEBUILDER_ASSETS: assets } });
+    assert.equal(binaries.kubeApiServer, join(assets, 'kube-apiserver'));
+    assert.equal(binaries.etcd, join(assets, 'etcd'));
+    assert.equal(binaries.kubeControllerManager, undefined);
+  });
+
+  it('lets TEST_ASSET_* override KUBEBUILDER_ASSETS one binary at a time', async () => {
+    const assets = await stubs('assets-override', ['kube-apiserver', 'etcd']);
+    const other = await stubs('other', ['my-etcd', 'my-kcm']);
+    const binaries = await ensureControlPlaneBinaries({
+      env: {
+        ...noBuild,
+        KUBEBUILDER_ASSETS: assets,
+        TEST_ASSET_ETCD: join(other, 'my-etcd'),
+        TEST_ASSET_KUBE_CONTROLLER_MANAGER: join(other, 'my-kcm'),
+      },
+    });
+    assert.equal(binaries.kubeApiServer, join(assets, 'kube-apiserver'));
+    assert.equal(binaries.etcd, join(other, 'my-etcd'));
+    assert.equal(binaries.kubeControllerManager, join(other, 'my-kcm'));
+  });
+
+  it('fails clearly, naming the variable and path, on a non-executable TEST_ASSET_ETCD', async () => {
+    const dir = await stubs('not-executable', ['kube-apiserver'], ['etcd']);
+    const etcd = join(dir, 'etcd');
+    await assert.rejects(
+      ensureControlPlaneBinaries({
+        env: { ...noBuild, TEST_ASSET_KUBE_APISERVER: join(dir, 'kube-apiserver'), TEST_ASSET_ETCD: etcd },
+      }),
+      (error: Error) => {
+        assert.match(error.message, /^etcd not usable at /);
+        assert.ok(error.message.includes(`${etcd} (from TEST_ASSET_ETCD): not an executable file`), error.message);
+        return true;
+      },
+    );
+  });
+
+  it('checks a given binary before it would build the missing ones', async () => {
+    // Only TEST_ASSET_ETCD is given, so kube-apiserver would come from a build (which fails
+    // here for want of Go); the wrong etcd must be reported first.
+    await assert.rejects(
+      ensureControlPlaneBinaries({ env: { ...noBuild, TEST_ASSET_ETCD: '/nonexistent/etcd' } }),
+      /etcd not usable at \/nonexistent\/etcd \(from TEST_ASSET_ETCD\): ENOENT/,
+    );
+  });
+
+  it('fails clearly on a missing binary in KUBEBUILDER_ASSETS', async () => {
+    const assets = await stubs('assets-no-apiserver', ['etcd']);
+    await assert.rejects(
+      ensureControlPlaneBinaries({ env: { ...noBuild, KUBEBUILDER_ASSETS: assets } }),
+      (error: Error) => {
+        assert.ok(
+          error.message.startsWith(
+            `kube-apiserver not usable at ${join(assets, 'kube-apiserver')} (from KUBEBUILDER_ASSETS=${assets})`,
+          ),
+          error.message,
+        );
+        return true;
+      },
+    );
+  });
+
+  it('fails clearly on an explicit TEST_ASSET_KUBE_CONTROLLER_MANAGER that does not exist', async () => {
+    const assets = await stubs('assets-bad-kcm', ['kube-apiserver', 'etcd']);
+    await assert.rejects(
+      ensureControlPlaneBinaries({
+        env: { ...noBuild, KUBEBUILDER_ASSETS: assets, TEST_ASSET_KUBE_CONTROLLER_MANAGER: '/nonexistent/kcm' },
+      }),
+      /kube-controller-manager not usable at \/nonexistent\/kcm \(from TEST_ASSET_KUBE_CONTROLLER_MANAGER\)/,
+    );
+  });
+});
