@@ -1,0 +1,224 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname, extname, join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import {
+  controllersOfModule,
+  manifestFiles,
+  operatorManifests,
+  yamlDocuments,
+  type OperatorManifests,
+  type ScannedController,
+} from '@nestor/operator';
+
+export const MANIFESTS_USAGE = `Usage: nestor manifests --module <compiled-module.js> [options]
+
+Writes what an operator needs in a cluster, from its decorators: the CRDs of the
+@CustomResource kinds its controllers use, a least-privilege ClusterRole with its
+ServiceAccount and binding, a leader-election Role, and a Deployment.
+
+The module is imported, not started: no provider runs and no cluster is needed.
+
+Options:
+  --module <path>     the compiled JavaScript file of the application's root module (required)
+  --export <name>     the module's export name (default: AppModule, else the default export,
+                      else the file's only Nest module)
+  --out <dir>         write crds.yaml, rbac.yaml, deployment.yaml and kustomization.yaml there
+                      (default: print one YAML stream to stdout)
+  --name <name>       the operator's name: ServiceAccount, ClusterRole, Deployment
+                      (default: the package.json name next to the module, without its scope)
+  --namespace <ns>    the namespace it runs in (default: <name>-system)
+  --image <image>     its container image (default: <name>:latest)
+  -h, --help          show this help
+
+Apply with: kubectl apply -k <dir>   (or: nestor manifests ... | kubectl apply -f -)`;
+
+export interface ManifestsArguments {
+  module: string;
+  export?: string;
+  out?: string;
+  name: string;
+  namespace: string;
+  image: string;
+}
+
+export interface CommandIo {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  cwd: string;
+}
+
+/** A mistake in how the command was called: printed with the usage, exit code 2. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+/** Reads the command line of `nestor manifests`; throws a UsageError naming what is wrong. */
+export function parseManifestsArguments(argv: string[], cwd: string): ManifestsArguments | 'help' {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      options: {
+        module: { type: 'string' },
+        export: { type: 'string' },
+        out: { type: 'string' },
+        name: { type: 'string' },
+        namespace: { type: 'string' },
+        image: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  if (values.help) return 'help';
+  const modulePath = values.module as string | undefined;
+  if (!modulePath)
+    throw new UsageError(
+      '--module is required: the compiled file of the root module, e.g. --module dist/app.module.js',
+    );
+  const name = (values.name as string | undefined) ?? packageNameNear(resolve(cwd, modulePath)) ?? 'operator';
+  const namespace = (values.namespace as string | undefined) ?? `${name}-system`;
+  for (const [flag, value] of [
+    ['--name', name],
+    ['--namespace', namespace],
+  ] as const) {
+    if (value.length > 63 || !DNS_LABEL.test(value)) {
+      throw new UsageError(
+        `${flag} "${value}" is not a valid Kubernetes name: lower-case letters, digits and '-', at most 63 characters`,
+      );
+    }
+  }
+  return {
+    module: modulePath,
+    ...(values.export ? { export: values.export as string } : {}),
+    ...(values.out ? { out: values.out as string } : {}),
+    name,
+    namespace,
+    image: (values.image as string | undefined) ?? `${name}:latest`,
+  };
+}
+
+/** The unscoped name in the nearest package.json above the file, made a valid Kubernetes name. */
+function packageNameNear(file: string): string | undefined {
+  for (let dir = dirname(file); ; dir = dirname(dir)) {
+    const path = join(dir, 'package.json');
+    if (existsSync(path)) {
+      const { name } = JSON.parse(readFileSync(path, 'utf8')) as { name?: string };
+      const cleaned = name
+        ?.replace(/^@[^/]+\//, '')
+        .toLowerCase()
+        .replace(/[^a-z0-9-]+/g, '-')
+        .replace(/^-+|-+$/g, '')
+        .slice(0, 63);
+      return cleaned || undefined;
+    }
+    if (dirname(dir) === dir) return undefined;
+  }
+}
+
+/** Imports the compiled module file and picks the module class out of its exports. */
+export async function loadModuleClass(
+  path: string,
+  exportName: string | undefined,
+  cwd: string,
+): Promise<{ module: object; name: string }> {
+  const file = resolve(cwd, path);
+  if (!existsSync(file)) throw new UsageError(`--module ${path}: no such file (${file})`);
+  if (['.ts', '.mts', '.cts'].includes(extname(file))) {
+    throw new UsageError(
+      `--module ${path} is TypeScript: build the application and point --module at the compiled .js file`,
+    );
+  }
+  const exports = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+  const isModule = (value: unknown) =>
+    (typeof value === 'function' &&
+      ['imports', 'providers', 'controllers'].some((key) => Reflect.hasOwnMetadata(key, value))) ||
+    (typeof value === 'object' && value !== null && typeof (value as { module?: unknown }).module === 'function');
+  // A class with no metadata at all is an empty @Module({}): fine when named explicitly.
+  const isEmptyClass = (value: unknown) =>
+    typeof value === 'function' && Reflect.getOwnMetadataKeys(value).length === 0;
+  const pick = (name: string) => {
+    const value = exports[name];
+    if (value === undefined) return undefined;
+    if (!isModule(value) && !isEmptyClass(value))
+      throw new UsageError(`the export ${name} of ${path} is not a Nest module (no @Module() metadata)`);
+    return { module: value as object, name };
+  };
+  if (exportName) {
+    const found = pick(exportName);
+    if (!found)
+      throw new UsageError(
+        `${path} has no export named ${exportName}; it exports: ${Object.keys(exports).join(', ') || 'nothing'}`,
+      );
+    return found;
+  }
+  if (exports.AppModule !== undefined) return pick('AppModule')!;
+  if (exports.default !== undefined && isModule(exports.default))
+    return { module: exports.default as object, name: 'default' };
+  const modules = Object.keys(exports).filter((key) => isModule(exports[key]));
+  if (modules.length === 1) return { module: exports[modules[0]!] as object, name: modules[0]! };
+  throw new UsageError(
+    modules.length
+      ? `${path} exports several Nest modules (${modules.join(', ')}): choose the root one with --export`
+      : `${path} exports no Nest module: point --module at the file of the application's root module`,
+  );
+}
+
+/** The controllers of the module and the manifests they need. */
+export async function generateManifests(
+  args: ManifestsArguments,
+  cwd: string,
+): Promise<{ controllers: ScannedController[]; manifests: OperatorManifests; moduleName: string }> {
+  const { module, name } = await loadModuleClass(args.module, args.export, cwd);
+  const controllers = await controllersOfModule(module as never);
+  if (controllers.length === 0) {
+    throw new Error(
+      `no @Controller classes in ${name} or the modules it imports: is --module the application's root module?`,
+    );
+  }
+  const manifests = operatorManifests({ name: args.name, namespace: args.namespace, image: args.image, controllers });
+  return { controllers, manifests, moduleName: name };
+}
+
+/** `nestor manifests`: returns the exit code. */
+export async function manifestsCommand(argv: string[], io: CommandIo): Promise<number> {
+  let args: ManifestsArguments | 'help';
+  try {
+    args = parseManifestsArguments(argv, io.cwd);
+    if (args === 'help') {
+      io.stdout(`${MANIFESTS_USAGE}\n`);
+      return 0;
+    }
+    const { controllers, manifests, moduleName } = await generateManifests(args, io.cwd);
+    const summary =
+      `${controllers.length} controller(s) in ${moduleName} (${controllers.map((c) => c.className).join(', ')}): ` +
+      `${manifests.crds.length} CRD(s), ${manifests.rbac.length} RBAC object(s), a Deployment`;
+    if (!args.out) {
+      io.stdout(yamlDocuments([...manifests.crds, ...manifests.rbac, ...manifests.deployment]));
+      io.stderr(`${summary}\n`);
+      return 0;
+    }
+    const out = resolve(io.cwd, args.out);
+    await mkdir(out, { recursive: true });
+    const files = manifestFiles(manifests);
+    for (const [file, text] of Object.entries(files)) await writeFile(join(out, file), text);
+    io.stderr(
+      `${summary}\nwrote ${Object.keys(files).join(', ')} to ${out}\napply with: kubectl apply -k ${args.out}\n`,
+    );
+    return 0;
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.stderr(`nestor manifests: ${error.message}\n\n${MANIFESTS_USAGE}\n`);
+      return 2;
+    }
+    io.stderr(`nestor manifests: ${error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  }
+}

@@ -1,0 +1,288 @@
+import { hostname } from 'node:os';
+import type { InformerCache } from '../runtime/informer.js';
+import type { KubeObject, OwnerReference } from '../runtime/kube-object.js';
+import { keyOf, type ObjectRef } from '../runtime/object-ref.js';
+import { apiVersionOf, resourcePath, type ResourceDescriptor } from '../runtime/resource.js';
+import { KubeApiError } from './errors.js';
+import { Event as CoreEvent } from './kinds.js';
+import { KindRegistry } from './kind-registry.js';
+import type { Transport } from './transport.js';
+
+export interface KubeClientOptions {
+  /** Field manager for server-side apply and writes (default 'nestor'). */
+  fieldManager?: string;
+  /** Serves get/list from a running informer when one covers the request. */
+  informers?: InformerCache;
+  kinds?: KindRegistry;
+  /** `source.component` of recorded Events (default: the field manager). */
+  component?: string;
+}
+
+export interface ListOptions {
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+}
+
+export interface ApplyOptions {
+  /** Makes this object the controller owner of the applied one (and lets GC delete it with the owner). */
+  owner?: KubeObject;
+  /** Take over fields another manager owns (default true, as controllers do). */
+  force?: boolean;
+  fieldManager?: string;
+}
+
+export type EventType = 'Normal' | 'Warning';
+
+type PatchType = 'merge' | 'json' | 'strategic' | 'apply';
+
+const CONTENT_TYPES: Record<PatchType, string> = {
+  merge: 'application/merge-patch+json',
+  json: 'application/json-patch+json',
+  strategic: 'application/strategic-merge-patch+json',
+  apply: 'application/apply-patch+yaml',
+};
+
+/**
+ * Typed access to the API server for reconcilers: reads from the informer cache when one
+ * holds the kind, writes over the operator's pooled transport, server-side apply with the
+ * operator's field manager, status, finalizers, events.
+ */
+export class KubeClient {
+  readonly fieldManager: string;
+  readonly kinds: KindRegistry;
+  private readonly component: string;
+
+  constructor(
+    readonly transport: Transport,
+    private readonly options: KubeClientOptions = {},
+  ) {
+    this.fieldManager = options.fieldManager ?? 'nestor';
+    this.kinds = options.kinds ?? new KindRegistry();
+    this.component = options.component ?? this.fieldManager;
+  }
+
+  /** The object, or undefined when it does not exist. From the cache when an informer holds the kind. */
+  async get<T>(resource: ResourceDescriptor<T>, ref: ObjectRef): Promise<T | undefined> {
+    const cached = this.options.informers?.find(resource, ref.namespace);
+    if (cached) return cached.get(keyOf(ref)) as T | undefined;
+    try {
+      return await this.transport.json<T>('GET', resourcePath(resource, ref.namespace, ref.name));
+    } catch (error) {
+      if (error instanceof KubeApiError && error.status === 404) return undefined;
+      throw error;
+    }
+  }
+
+  /** Objects of a kind: from the cache when an informer covers it, else one paginated LIST. */
+  async list<T>(resource: ResourceDescriptor<T>, options: ListOptions = {}): Promise<T[]> {
+    if (!options.labelSelector && !options.fieldSelector) {
+      const cached = this.options.informers?.find(resource, options.namespace);
+      if (cached) return cached.list(options.namespace) as T[];
+    }
+    const items: T[] = [];
+    let continueToken: string | undefined;
+    do {
+      const page = await this.transport.json<{ items: T[]; metadata?: { continue?: string } }>(
+        'GET',
+        resourcePath(resource, options.namespace),
+        {
+          query: {
+            limit: '500',
+            ...(continueToken ? { continue: continueToken } : {}),
+            ...(options.labelSelector ? { labelSelector: options.labelSelector } : {}),
+            ...(options.fieldSelector ? { fieldSelector: options.fieldSelector } : {}),
+          },
+        },
+      );
+      for (const item of page.items) items.push(withKind(item, resource));
+      continueToken = page.metadata?.continue || undefined;
+    } while (continueToken);
+    return items;
+  }
+
+  async create<T extends KubeObject>(object: T, resource = this.kinds.forObject(object)): Promise<T> {
+    const { namespace } = object.metadata ?? {};
+    return this.transport.json<T>('POST', resourcePath(resource, namespace), {
+      body: object,
+      query: { fieldManager: this.fieldManager },
+    });
+  }
+
+  /** PUT: replaces the object; fails with 409 Conflict when its resourceVersion is stale. */
+  async replace<T extends KubeObject>(object: T, resource = this.kinds.forObject(object)): Promise<T> {
+    const { namespace, name } = requireName(object);
+    return this.transport.json<T>('PUT', resourcePath(resource, namespace, name), {
+      body: object,
+      query: { fieldManager: this.fieldManager },
+    });
+  }
+
+  /** Deletes the object; true when it was there. */
+  async delete(
+    resource: ResourceDescriptor,
+    ref: ObjectRef,
+    options: { propagationPolicy?: 'Foreground' | 'Background' | 'Orphan' } = {},
+  ): Promise<boolean> {
+    try {
+      await this.transport.json('DELETE', resourcePath(resource, ref.namespace, ref.name), {
+        body: { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: options.propagationPolicy ?? 'Background' },
+      });
+      return true;
+    } catch (error) {
+      if (error instanceof KubeApiError && error.status === 404) return false;
+      throw error;
+    }
+  }
+
+  async patch<T>(
+    resource: ResourceDescriptor<T>,
+    ref: ObjectRef,
+    patch: unknown,
+    type: Exclude<PatchType, 'apply'> = 'merge',
+    subresource?: 'status' | 'scale',
+  ): Promise<T> {
+    const path = resourcePath(resource, ref.namespace, ref.name) + (subresource ? `/${subresource}` : '');
+    return this.transport.json<T>('PATCH', path, {
+      body: patch,
+      contentType: CONTENT_TYPES[type],
+      query: { fieldManager: this.fieldManager },
+    });
+  }
+
+  /**
+   * Server-side apply: the API server merges the fields this operator sets and owns them.
+   * Idempotent, conflict-free for controllers, and the object carries only what you say.
+   */
+  async apply<T extends KubeObject>(object: T, options: ApplyOptions = {}): Promise<T> {
+    const resource = this.kinds.forObject(object);
+    const { namespace, name } = requireName(object);
+    const body = options.owner ? withOwner(object, options.owner) : object;
+    return this.transport.json<T>('PATCH', resourcePath(resource, namespace, name), {
+      body,
+      contentType: CONTENT_TYPES.apply,
+      query: { fieldManager: options.fieldManager ?? this.fieldManager, force: String(options.force ?? true) },
+    });
+  }
+
+  /** Merge-patches the status subresource. */
+  async patchStatus<T extends KubeObject>(object: T, status: Record<string, unknown> | object): Promise<T> {
+    const resource = this.kinds.forObject(object);
+    return this.patch(resource as ResourceDescriptor<T>, requireName(object), { status }, 'merge', 'status');
+  }
+
+  /** Server-side applies the status subresource (fields owned by this operator's field manager). */
+  async applyStatus<T extends KubeObject>(object: T, status: Record<string, unknown> | object): Promise<T> {
+    const resource = this.kinds.forObject(object);
+    const { namespace, name } = requireName(object);
+    return this.transport.json<T>('PATCH', `${resourcePath(resource, namespace, name)}/status`, {
+      body: { apiVersion: object.apiVersion, kind: object.kind, metadata: { name, namespace }, status },
+      contentType: CONTENT_TYPES.apply,
+      query: { fieldManager: this.fieldManager, force: 'true' },
+    });
+  }
+
+  /** Adds a finalizer unless present; returns the updated object (or the same when nothing changed). */
+  async addFinalizer<T extends KubeObject>(object: T, finalizer: string): Promise<T> {
+    const finalizers = object.metadata?.finalizers ?? [];
+    if (finalizers.includes(finalizer)) return object;
+    return this.patchFinalizers(object, [...finalizers, finalizer]);
+  }
+
+  /** Removes a finalizer if present. */
+  async removeFinalizer<T extends KubeObject>(object: T, finalizer: string): Promise<T> {
+    const finalizers = object.metadata?.finalizers ?? [];
+    if (!finalizers.includes(finalizer)) return object;
+    return this.patchFinalizers(
+      object,
+      finalizers.filter((f) => f !== finalizer),
+    );
+  }
+
+  /**
+   * Runs `update` on the freshest object and retries it on 409 Conflict, as client-go's
+   * retry.RetryOnConflict: `update` receives the current object and returns the write.
+   */
+  async retryOnConflict<T>(read: () => Promise<T>, update: (current: T) => Promise<T>, attempts = 5): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await update(await read());
+      } catch (error) {
+        if (!(error instanceof KubeApiError && error.status === 409) || attempt >= attempts) throw error;
+        await new Promise((r) => setTimeout(r, 10 * 2 ** attempt * (0.5 + Math.random())));
+      }
+    }
+  }
+
+  /** Records a core/v1 Event about the object (shown by `kubectl describe`). */
+  async recordEvent(object: KubeObject, type: EventType, reason: string, message: string): Promise<void> {
+    const { namespace = 'default', name, uid } = object.metadata ?? {};
+    const now = new Date().toISOString();
+    await this.transport.json('POST', resourcePath(CoreEvent, namespace), {
+      body: {
+        apiVersion: 'v1',
+        kind: 'Event',
+        metadata: { generateName: `${name}.`, namespace },
+        involvedObject: {
+          apiVersion: object.apiVersion,
+          kind: object.kind,
+          name,
+          namespace: object.metadata?.namespace,
+          uid,
+          resourceVersion: object.metadata?.resourceVersion,
+        },
+        type,
+        reason,
+        message: message.slice(0, 1024),
+        source: { component: this.component, host: hostname() },
+        reportingComponent: this.component,
+        reportingInstance: hostname(),
+        firstTimestamp: now,
+        lastTimestamp: now,
+        eventTime: null,
+        count: 1,
+      },
+    });
+  }
+
+  private async patchFinalizers<T extends KubeObject>(object: T, finalizers: string[]): Promise<T> {
+    const resource = this.kinds.forObject(object);
+    // The resourceVersion makes the patch fail with 409 if someone else changed the list.
+    return this.patch(resource as ResourceDescriptor<T>, requireName(object), {
+      metadata: { finalizers, resourceVersion: object.metadata?.resourceVersion },
+    });
+  }
+}
+
+/** A controller owner reference to `owner`, as controllerutil.SetControllerReference sets it. */
+export function controllerReference(owner: KubeObject): OwnerReference {
+  const { name, uid } = owner.metadata ?? {};
+  if (!owner.apiVersion || !owner.kind || !name || !uid) {
+    throw new Error(
+      'the owner needs apiVersion, kind, metadata.name and metadata.uid: pass the object as read from the API server',
+    );
+  }
+  return { apiVersion: owner.apiVersion, kind: owner.kind, name, uid, controller: true, blockOwnerDeletion: true };
+}
+
+function withOwner<T extends KubeObject>(object: T, owner: KubeObject): T {
+  const reference = controllerReference(owner);
+  const others = (object.metadata?.ownerReferences ?? []).filter((r) => r.uid !== reference.uid && !r.controller);
+  return { ...object, metadata: { ...object.metadata, ownerReferences: [...others, reference] } };
+}
+
+function requireName(object: KubeObject): ObjectRef & { name: string } {
+  const { name, namespace } = object.metadata ?? {};
+  if (!name) throw new Error(`the ${object.kind ?? 'object'} has no metadata.name: name it before writing it`);
+  return namespace ? { namespace, name } : { name };
+}
+
+/** LIST responses carry apiVersion/kind on the list only; items get them back here. */
+function withKind<T>(item: T, resource: ResourceDescriptor): T {
+  const object = item as KubeObject;
+  if (!object.kind) {
+    object.apiVersion = apiVersionOf(resource);
+    object.kind = resource.kind;
+  }
+  return item;
+}

@@ -1,0 +1,208 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { KubeConfig } from '@kubernetes/client-node';
+import { KubeApiError } from './errors.js';
+import { Transport } from './transport.js';
+
+type Handler = (req: IncomingMessage, res: ServerResponse, body: string) => void;
+
+/** A local HTTP server standing in for the API server; the test sets its handler. */
+async function fakeServer() {
+  let handler: Handler = (_req, res) => res.end('{}');
+  const connections = new Set<unknown>();
+  const server: Server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    req.on('end', () => handler(req, res, body));
+  });
+  server.on('connection', (socket) => connections.add(socket));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    url,
+    connections,
+    handle: (next: Handler) => (handler = next),
+    close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
+  };
+}
+
+function kubeConfig(server: string, user: object = { name: 'u', token: 'secret' }): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'c', server, skipTLSVerify: true }],
+    users: [user],
+    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+    currentContext: 'x',
+  });
+  return kc;
+}
+
+describe('Transport', () => {
+  let server: Awaited<ReturnType<typeof fakeServer>>;
+  let transport: Transport;
+  before(async () => {
+    server = await fakeServer();
+    transport = await Transport.fromKubeConfig(kubeConfig(server.url));
+  });
+  after(async () => {
+    transport?.close();
+    await server?.close();
+  });
+
+  it('sends JSON with the auth header and query, over one kept-alive connection', async () => {
+    const seen: string[] = [];
+    server.handle((req, res, body) => {
+      seen.push(`${req.method} ${req.url} ${req.headers.authorization} ${req.headers['content-type'] ?? '-'} ${body}`);
+      res.end(JSON.stringify({ ok: true }));
+    });
+    const before = server.connections.size;
+    for (let i = 0; i < 5; i++) {
+      assert.deepEqual(
+        await transport.json('POST', '/api/v1/x', { body: { i }, query: { a: 'b c', skip: undefined } }),
+        {
+          ok: true,
+        },
+      );
+    }
+    assert.equal(seen[0], 'POST /api/v1/x?a=b%20c Bearer secret application/json {"i":0}');
+    assert.equal(server.connections.size - before, 1, 'one connection for five requests');
+  });
+
+  it('throws a KubeApiError with the Status reason and message on a status >= 400', async () => {
+    server.handle((_req, res) => {
+      res.statusCode = 409;
+      res.end(
+        JSON.stringify({ kind: 'Status', code: 409, reason: 'Conflict', message: 'the object has been modified' }),
+      );
+    });
+    const error = await transport
+      .json('PUT', '/api/v1/namespaces/n/configmaps/c', { body: {} })
+      .catch((e: unknown) => e);
+    assert.ok(error instanceof KubeApiError);
+    assert.equal(error.status, 409);
+    assert.equal(error.reason, 'Conflict');
+    assert.match(
+      error.message,
+      /PUT \/api\/v1\/namespaces\/n\/configmaps\/c: HTTP 409 Conflict: the object has been modified/,
+    );
+  });
+
+  it('streams JSON lines as they arrive, split anywhere, and counts the watch', async () => {
+    server.handle((_req, res) => {
+      const wire = '{"type":"ADDED","n":1}\n{"type":"MODIFIED","n":2}\n{"type":"DELETED","n":3}\n';
+      res.write(wire.slice(0, 10));
+      setTimeout(() => res.write(wire.slice(10, 30)), 5);
+      setTimeout(() => res.end(wire.slice(30)), 10);
+    });
+    const watches = transport.stats.watches;
+    const values: unknown[] = [];
+    for await (const value of transport.stream('/api/v1/pods', { watch: true })) values.push(value);
+    assert.deepEqual(values, [
+      { type: 'ADDED', n: 1 },
+      { type: 'MODIFIED', n: 2 },
+      { type: 'DELETED', n: 3 },
+    ]);
+    assert.equal(transport.stats.watches - watches, 1);
+  });
+
+  it('throws from the stream on an HTTP error and on abort, and the connection pool survives both', async () => {
+    server.handle((_req, res) => {
+      res.statusCode = 410;
+      res.end(JSON.stringify({ kind: 'Status', code: 410, reason: 'Expired', message: 'too old' }));
+    });
+    await assert.rejects(
+      async () => {
+        for await (const _ of transport.stream('/api/v1/pods', { watch: true })) void _;
+      },
+      (error: unknown) => error instanceof KubeApiError && error.isGone,
+    );
+
+    server.handle((_req, res) => res.write('{"type":"ADDED"}\n'));
+    const abort = new AbortController();
+    const reason = new Error('stop watching');
+    await assert.rejects(async () => {
+      for await (const _ of transport.stream('/api/v1/pods', { watch: true }, abort.signal)) abort.abort(reason);
+    }, reason);
+    // Aborting as the response completes: its socket is on its way back to the pool.
+    server.handle((_req, res) => res.end('{"type":"ADDED"}\n'));
+    for (let i = 0; i < 20; i++) {
+      const late = new AbortController();
+      await assert.rejects(async () => {
+        for await (const _ of transport.stream('/api/v1/pods', { watch: true }, late.signal)) late.abort(reason);
+      }, reason);
+    }
+    // An aborted signal must not reach a socket the pool hands to the next request.
+    server.handle((_req, res) => res.end('{"fine":true}'));
+    for (let i = 0; i < 3; i++) assert.deepEqual(await transport.json('GET', '/api/v1/x'), { fine: true });
+  });
+
+  it('ends a request at its deadline with a Timeout error', async () => {
+    server.handle(() => {});
+    const error = await transport.json('GET', '/api/v1/slow', { timeoutMs: 50 }).catch((e: unknown) => e);
+    assert.ok(error instanceof KubeApiError);
+    assert.equal(error.reason, 'Timeout');
+    assert.match(error.message, /no complete answer within 50 ms/);
+  });
+
+  it('says the API server is unreachable when nothing listens', async () => {
+    const closed = await fakeServer();
+    await closed.close();
+    const lonely = await Transport.fromKubeConfig(kubeConfig(closed.url));
+    const error = await lonely.json('GET', '/api/v1/pods').catch((e: unknown) => e);
+    lonely.close();
+    assert.ok(error instanceof KubeApiError);
+    assert.equal(error.reason, 'Unreachable');
+    assert.match(error.message, /The API server at http:\/\/127.0.0.1:\d+ is unreachable/);
+  });
+});
+
+describe('Transport with credentials that expire', () => {
+  let server: Awaited<ReturnType<typeof fakeServer>>;
+  let dir: string;
+  before(async () => {
+    server = await fakeServer();
+    dir = await mkdtemp(join(tmpdir(), 'nestor-transport-'));
+  });
+  after(async () => {
+    await server?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('reads an exec plugin token again on a 401, once, and retries', async () => {
+    const tokenFile = join(dir, 'token');
+    await writeFile(tokenFile, 'first');
+    // An exec credential that is already expired, so client-node runs the plugin each time it is asked.
+    const script = `const t=require('fs').readFileSync(${JSON.stringify(tokenFile)},'utf8');console.log(JSON.stringify({apiVersion:'client.authentication.k8s.io/v1',kind:'ExecCredential',status:{token:t,expirationTimestamp:'2000-01-01T00:00:00Z'}}))`;
+    const exec = { apiVersion: 'client.authentication.k8s.io/v1', command: process.execPath, args: ['-e', script] };
+    const transport = await Transport.fromKubeConfig(kubeConfig(server.url, { name: 'u', exec }), {
+      authRefreshMs: 3_600_000,
+    });
+    const tokens: string[] = [];
+    server.handle((req, res) => {
+      tokens.push(String(req.headers.authorization));
+      res.statusCode = req.headers.authorization === 'Bearer second' ? 200 : 401;
+      res.end('{}');
+    });
+    await writeFile(tokenFile, 'second');
+    await transport.json('GET', '/api/v1/pods');
+    assert.deepEqual(tokens, ['Bearer first', 'Bearer second']);
+
+    tokens.length = 0;
+    await writeFile(tokenFile, 'third');
+    server.handle((req, res) => {
+      tokens.push(String(req.headers.authorization));
+      res.statusCode = 401;
+      res.end('{}');
+    });
+    const error = await transport.json('GET', '/api/v1/pods').catch((e: unknown) => e);
+    assert.deepEqual(tokens, ['Bearer second', 'Bearer third'], 'one refresh and one retry, no more');
+    assert.ok(error instanceof KubeApiError && error.status === 401);
+    assert.match(error.message, /did not accept the credentials/);
+    transport.close();
+  });
+});

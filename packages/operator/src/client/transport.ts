@@ -1,0 +1,357 @@
+import http, { type ClientRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import https from 'node:https';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { silentLogger, type RuntimeLogger } from '../runtime/logger.js';
+import { readCredentials, tlsChanged, type Credentials } from './credentials.js';
+import { KubeApiError, type FailedRequest } from './errors.js';
+import { JsonLineDecoder } from './json-lines.js';
+
+export type Query = Record<string, string | number | boolean | undefined>;
+
+export interface RequestOptions {
+  query?: Query;
+  /** A Buffer or string goes as is; anything else as JSON. */
+  body?: unknown;
+  /** Content type of the body (default application/json). */
+  contentType?: string;
+  signal?: AbortSignal;
+  /** Deadline for the whole exchange, body included (default: the transport's requestTimeoutMs). */
+  timeoutMs?: number;
+}
+
+export interface TransportResponse {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+}
+
+export interface TransportOptions {
+  /** Connections for ordinary requests (default 32); watches have their own, uncapped. */
+  maxSockets?: number;
+  /** Default deadline of a request (default 60 s). */
+  requestTimeoutMs?: number;
+  /** How often credentials that can expire (exec plugin, OIDC, token file) are read again (default 60 s). */
+  authRefreshMs?: number;
+  userAgent?: string;
+  logger?: RuntimeLogger;
+}
+
+const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS']);
+/** Below the API server's 90 s idle timeout, so a request rarely meets a socket the server is closing. */
+const FREE_SOCKET_TIMEOUT_MS = 60_000;
+
+/**
+ * The HTTP path to one API server as one user: a keep-alive connection pool for requests
+ * and another for watches (a watch holds its connection for minutes and must never wait
+ * behind, or starve, ordinary requests). TLS material and auth come from client-node's
+ * KubeConfig; auth that can expire is read again periodically and once on a 401.
+ */
+export class Transport {
+  /** Requests and watch streams opened, for tests and metrics. */
+  readonly stats = { requests: 0, watches: 0 };
+  private readonly secure: boolean;
+  private readonly hostname: string;
+  private readonly port: number;
+  private readonly prefix: string;
+  private readonly log: RuntimeLogger;
+  private requestAgent!: http.Agent;
+  private watchAgent!: http.Agent;
+  private headers!: Record<string, string>;
+  private authDueAt: number;
+  private refreshing?: Promise<void>;
+  private closed = false;
+
+  private constructor(
+    private readonly kubeConfig: KubeConfig,
+    /** The API server's URL. */
+    readonly server: string,
+    private credentials: Credentials,
+    private readonly options: TransportOptions,
+  ) {
+    const url = new URL(server);
+    this.secure = url.protocol === 'https:';
+    this.hostname = url.hostname.replace(/^\[(.*)\]$/, '$1');
+    this.port = Number(url.port) || (this.secure ? 443 : 80);
+    this.prefix = url.pathname.replace(/\/+$/, '');
+    this.log = options.logger ?? silentLogger;
+    this.authDueAt = credentials.expiring ? Date.now() + this.refreshMs : Infinity;
+    this.useCredentials(credentials);
+    this.createAgents();
+  }
+
+  static async fromKubeConfig(kubeConfig: KubeConfig, options: TransportOptions = {}): Promise<Transport> {
+    const cluster = kubeConfig.getCurrentCluster();
+    if (!cluster) {
+      throw new Error('the kubeconfig has no current cluster: set its current-context (kubectl config use-context)');
+    }
+    return new Transport(kubeConfig, cluster.server, await readCredentials(kubeConfig), options);
+  }
+
+  /** One request; the body is read whole. Never throws on an HTTP status, only on no response. */
+  async request(method: string, path: string, options: RequestOptions = {}): Promise<TransportResponse> {
+    this.stats.requests++;
+    const timeoutMs = options.timeoutMs ?? this.options.requestTimeoutMs ?? 60_000;
+    const failed = { method, path };
+    const { res, req } = await this.open(method, path, options, this.requestAgent, failed, timeoutMs);
+    try {
+      return { status: res.statusCode ?? 0, headers: res.headers, body: await readBody(res) };
+    } catch (error) {
+      throw this.failure(failed, error, options.signal, req);
+    } finally {
+      clearDeadline(req);
+    }
+  }
+
+  /** A request whose JSON answer is returned; a status >= 400 throws a KubeApiError. */
+  async json<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
+    const { status, headers, body } = await this.request(method, path, options);
+    if (status >= 400) throw KubeApiError.fromResponse({ method, path }, status, body, headers['retry-after']);
+    return (body.length ? JSON.parse(body.toString('utf8')) : undefined) as T;
+  }
+
+  /**
+   * A streaming GET (a watch) as its newline-delimited JSON values, parsed as they come off
+   * the socket. Throws a KubeApiError for a status >= 400 or a broken connection; ends when
+   * the server ends the stream. Breaking out of the loop, or `signal`, closes it.
+   */
+  stream<T = unknown>(path: string, query: Query = {}, signal?: AbortSignal): AsyncIterable<T> {
+    return { [Symbol.asyncIterator]: () => this.lines<T>(path, query, signal) };
+  }
+
+  /** Closes every connection; later calls fail. */
+  close(): void {
+    this.closed = true;
+    this.requestAgent.destroy();
+    this.watchAgent.destroy();
+  }
+
+  private get refreshMs(): number {
+    return this.options.authRefreshMs ?? 60_000;
+  }
+
+  private async *lines<T>(path: string, query: Query, signal: AbortSignal | undefined): AsyncGenerator<T, void> {
+    this.stats.watches++;
+    const failed = { method: 'GET', path, watch: query.watch === true || query.watch === 'true' };
+    const { res, req } = await this.open(
+      'GET',
+      path,
+      { query, ...(signal ? { signal } : {}) },
+      this.watchAgent,
+      failed,
+    );
+    const decoder = new JsonLineDecoder<T>();
+    try {
+      if ((res.statusCode ?? 0) >= 400) {
+        throw KubeApiError.fromResponse(failed, res.statusCode ?? 0, await readBody(res), res.headers['retry-after']);
+      }
+      for await (const chunk of res as AsyncIterable<Buffer>) {
+        for (const value of decoder.write(chunk)) {
+          if (signal?.aborted) throw signal.reason;
+          yield value;
+        }
+      }
+    } catch (error) {
+      throw error instanceof KubeApiError || error instanceof SyntaxError
+        ? error
+        : this.failure(failed, error, signal, req);
+    } finally {
+      if (!res.complete) res.destroy();
+    }
+    // Aborted as the response completed: nothing was cut, but the caller asked to stop.
+    if (signal?.aborted) throw signal.reason;
+    const last = decoder.end();
+    if (last !== undefined) yield last;
+  }
+
+  /** Sends the request and resolves with the response head; retries once on a stale socket or a 401. */
+  private async open(
+    method: string,
+    path: string,
+    options: RequestOptions,
+    agent: http.Agent,
+    failed: FailedRequest,
+    timeoutMs?: number,
+  ): Promise<{ res: IncomingMessage; req: ClientRequest }> {
+    if (this.closed) throw new Error(`${method} ${path}: the transport is closed`);
+    if (Date.now() >= this.authDueAt) await this.refreshAuth();
+    const payload = encodeBody(options.body);
+    const target = this.prefix + path + queryString(options.query);
+    for (let attempt = 1; ; attempt++) {
+      const req = this.send(method, target, payload, options, agent, timeoutMs);
+      let res: IncomingMessage;
+      try {
+        res = await responseOf(req);
+      } catch (error) {
+        clearDeadline(req);
+        // A kept-alive socket the server closed just as we reused it: safe to resend a read.
+        const stale = req.reusedSocket && (error as NodeJS.ErrnoException).code === 'ECONNRESET';
+        if (attempt === 1 && stale && IDEMPOTENT.has(method) && !options.signal?.aborted) continue;
+        throw this.failure(failed, error, options.signal, req);
+      }
+      if (res.statusCode === 401 && attempt === 1 && this.credentials.expiring) {
+        res.resume();
+        clearDeadline(req);
+        await this.refreshAuth();
+        continue;
+      }
+      return { res, req };
+    }
+  }
+
+  private send(
+    method: string,
+    target: string,
+    payload: Buffer | undefined,
+    options: RequestOptions,
+    agent: http.Agent,
+    timeoutMs: number | undefined,
+  ): ClientRequest {
+    const headers: Record<string, string | number> = payload
+      ? { ...this.headers, 'content-type': options.contentType ?? 'application/json', 'content-length': payload.length }
+      : this.headers;
+    const req = (this.secure ? https : http).request({
+      hostname: this.hostname,
+      port: this.port,
+      path: target,
+      method,
+      agent,
+      headers,
+    });
+    // Not http.request's `signal` option: Node passes it on to the socket it creates, so a
+    // kept-alive socket would die with the first request's signal while serving another.
+    const signal = options.signal;
+    if (signal) {
+      const abort = () => cut(req);
+      if (signal.aborted) abort();
+      else {
+        signal.addEventListener('abort', abort, { once: true });
+        req.once('close', () => signal.removeEventListener('abort', abort));
+      }
+    }
+    if (timeoutMs) {
+      const deadline: Deadline = {
+        timer: setTimeout(() => {
+          deadline.fired = Object.assign(new Error(`no complete answer within ${timeoutMs} ms`), { code: 'ETIMEDOUT' });
+          cut(req);
+        }, timeoutMs),
+      };
+      deadline.timer.unref();
+      deadlines.set(req, deadline);
+    }
+    req.end(payload);
+    return req;
+  }
+
+  private failure(failed: FailedRequest, error: unknown, signal: AbortSignal | undefined, req: ClientRequest): unknown {
+    if (signal?.aborted) return signal.reason ?? error;
+    const cause = deadlines.get(req)?.fired ?? (error instanceof Error ? error : new Error(String(error)));
+    return KubeApiError.fromNetwork(failed, this.server, cause);
+  }
+
+  /** Reads the auth again, once for all callers waiting on it. */
+  private refreshAuth(): Promise<void> {
+    this.refreshing ??= this.reloadCredentials().finally(() => (this.refreshing = undefined));
+    return this.refreshing;
+  }
+
+  private async reloadCredentials(): Promise<void> {
+    try {
+      const next = await readCredentials(this.kubeConfig);
+      const rotated = tlsChanged(this.credentials.tls, next.tls);
+      this.useCredentials(next);
+      if (rotated) {
+        // As client-go on certificate rotation: drop every connection made with the old one.
+        this.requestAgent.destroy();
+        this.watchAgent.destroy();
+        this.createAgents();
+      }
+      this.authDueAt = Date.now() + this.refreshMs;
+    } catch (error) {
+      this.authDueAt = Date.now() + Math.min(this.refreshMs, 10_000);
+      this.log.warn(
+        `could not refresh the kubeconfig user's credentials; using the current ones: ${(error as Error).message}`,
+      );
+    }
+  }
+
+  private useCredentials(credentials: Credentials): void {
+    this.credentials = credentials;
+    this.headers = {
+      accept: 'application/json',
+      'user-agent': this.options.userAgent ?? 'nestor',
+      ...credentials.headers,
+    };
+  }
+
+  private createAgents(): void {
+    const credentials = this.credentials;
+    if (credentials.proxyAgent) {
+      this.requestAgent = this.watchAgent = credentials.proxyAgent;
+      return;
+    }
+    const common = { keepAlive: true, scheduling: 'lifo' as const, ...credentials.tls };
+    const maxSockets = this.options.maxSockets ?? 32;
+    const Agent = this.secure ? https.Agent : http.Agent;
+    this.requestAgent = new Agent({
+      ...common,
+      maxSockets,
+      maxFreeSockets: maxSockets,
+      timeout: FREE_SOCKET_TIMEOUT_MS,
+    });
+    this.watchAgent = new Agent(common);
+  }
+}
+
+interface Deadline {
+  timer: NodeJS.Timeout;
+  fired?: Error;
+}
+
+const deadlines = new WeakMap<ClientRequest, Deadline>();
+
+/**
+ * Ends an exchange in flight. With no error object, and not once the response is complete:
+ * then its socket has left the request for the pool and an 'error' on it would go unheard.
+ */
+function cut(req: ClientRequest): void {
+  const res = (req as { res?: IncomingMessage }).res;
+  if (!res?.complete) req.destroy();
+}
+
+function clearDeadline(req: ClientRequest): void {
+  clearTimeout(deadlines.get(req)?.timer);
+}
+
+function responseOf(req: ClientRequest): Promise<IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    req.once('response', resolve);
+    req.once('error', reject);
+  });
+}
+
+function readBody(res: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    res.on('data', (chunk: Buffer) => chunks.push(chunk));
+    res.once('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
+    res.once('error', reject);
+    res.once('close', () => {
+      if (!res.complete) reject(new Error('the connection closed before the response was complete'));
+    });
+  });
+}
+
+function encodeBody(body: unknown): Buffer | undefined {
+  if (body === undefined) return undefined;
+  if (Buffer.isBuffer(body)) return body;
+  return Buffer.from(typeof body === 'string' ? body : JSON.stringify(body));
+}
+
+function queryString(query: Query | undefined): string {
+  let out = '';
+  for (const key in query) {
+    const value = query[key];
+    if (value !== undefined) out += `${out ? '&' : '?'}${key}=${encodeURIComponent(String(value))}`;
+  }
+  return out;
+}

@@ -1,0 +1,105 @@
+import { resourceOf, type ResourceType } from './custom-resource.decorator.js';
+
+/** What one controller touches: its kind, the kinds it owns and watches, whether it has a finalizer. */
+export interface ControllerAccess {
+  /** The primary kind (absent for a controller fed only by @Source streams). */
+  resource?: ResourceType;
+  owns?: readonly ResourceType[];
+  watches?: readonly ResourceType[];
+  /** The controller has a @Finalizer method. */
+  finalizer?: boolean;
+}
+
+/** An rbac.authorization.k8s.io/v1 PolicyRule. */
+export interface PolicyRule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+}
+
+/** The verbs the framework uses on each kind a controller touches, and nothing more. */
+const VERBS = {
+  /** Watched through an informer, read from its cache; finalizers are merge-patched in. */
+  primary: ['get', 'list', 'watch', 'update', 'patch'],
+  /** patchStatus, applyStatus, or a PUT of the status. */
+  status: ['get', 'update', 'patch'],
+  /**
+   * The OwnerReferencesPermissionEnforcement admission plugin (on in OpenShift and many
+   * hardened clusters) lets a client set blockOwnerDeletion, as KubeClient.apply({ owner })
+   * does, only if it may update the owner's finalizers subresource; so does a @Finalizer.
+   */
+  finalizers: ['update'],
+  /** Created, applied, replaced, patched and deleted by the reconciler; watched to reconcile the owner. */
+  owned: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
+  /** Only watched, to map changes to requests. */
+  watched: ['get', 'list', 'watch'],
+  /** KubeClient.recordEvent creates core/v1 Events (and may patch a repeated one). */
+  events: ['create', 'patch'],
+  /** Leader election on a coordination.k8s.io Lease. */
+  leases: ['get', 'create', 'update'],
+} as const;
+
+/**
+ * The least-privilege ClusterRole rules for a set of controllers: exactly the verbs the
+ * framework uses on each kind (see VERBS), merged per kind, then grouped into one rule per
+ * API group and verb set, sorted, so the output is stable.
+ */
+export function rbacRulesFor(
+  controllers: readonly ControllerAccess[],
+  options: { events?: boolean } = {},
+): PolicyRule[] {
+  const grants = new Grants();
+  for (const controller of controllers) {
+    if (controller.resource) {
+      const { group, plural } = resourceOf(controller.resource);
+      grants.add(group, plural, VERBS.primary);
+      grants.add(group, `${plural}/status`, VERBS.status);
+      if (controller.finalizer || controller.owns?.length) grants.add(group, `${plural}/finalizers`, VERBS.finalizers);
+    }
+    for (const owned of controller.owns ?? []) {
+      const { group, plural } = resourceOf(owned);
+      grants.add(group, plural, VERBS.owned);
+    }
+    for (const watched of controller.watches ?? []) {
+      const { group, plural } = resourceOf(watched);
+      grants.add(group, plural, VERBS.watched);
+    }
+  }
+  if (options.events ?? true) grants.add('', 'events', VERBS.events);
+  return grants.rules();
+}
+
+/** The rules leader election needs, for a Role in the namespace its Lease lives in. */
+export function leaderElectionRules(): PolicyRule[] {
+  return [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: [...VERBS.leases].sort() }];
+}
+
+class Grants {
+  private readonly byGroup = new Map<string, Map<string, Set<string>>>();
+
+  add(group: string, resource: string, verbs: readonly string[]): void {
+    let resources = this.byGroup.get(group);
+    if (!resources) this.byGroup.set(group, (resources = new Map()));
+    let set = resources.get(resource);
+    if (!set) resources.set(resource, (set = new Set()));
+    for (const verb of verbs) set.add(verb);
+  }
+
+  rules(): PolicyRule[] {
+    const rules: PolicyRule[] = [];
+    for (const group of [...this.byGroup.keys()].sort()) {
+      const byVerbs = new Map<string, string[]>();
+      for (const [resource, verbs] of this.byGroup.get(group)!) {
+        const key = [...verbs].sort().join(',');
+        byVerbs.set(key, [...(byVerbs.get(key) ?? []), resource]);
+      }
+      const groupRules = [...byVerbs].map(([verbs, resources]) => ({
+        apiGroups: [group],
+        resources: resources.sort(),
+        verbs: verbs.split(','),
+      }));
+      rules.push(...groupRules.sort((a, b) => a.resources[0]!.localeCompare(b.resources[0]!)));
+    }
+    return rules;
+  }
+}

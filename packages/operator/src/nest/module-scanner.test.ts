@@ -1,0 +1,105 @@
+import 'reflect-metadata';
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { Injectable, Module, forwardRef, type DynamicModule } from '@nestjs/common';
+import { ConfigMap, Deployment, Secret } from '../client/kinds.js';
+import { CustomResource } from '../crd/custom-resource.decorator.js';
+import { Controller } from './decorators/controller.decorator.js';
+import { Finalizer } from './decorators/finalizer.decorator.js';
+import { Reconcile } from './decorators/reconcile.decorator.js';
+import { Watches } from './decorators/watches.decorator.js';
+import { OperatorModule } from './operator.module.js';
+import { controllersOfModule, describeController } from './module-scanner.js';
+
+@CustomResource({ group: 'scan.example.com', version: 'v1', kind: 'Thing' })
+class Thing {}
+
+@Controller(Thing, { owns: [Deployment] })
+class ThingController {
+  @Reconcile() reconcile() {}
+  @Finalizer() cleanup() {}
+  @Watches(ConfigMap) fromConfigMap() {}
+}
+
+class BaseController {
+  @Watches(Secret) fromSecret() {}
+}
+
+@Controller(ConfigMap)
+class InheritingController extends BaseController {
+  @Reconcile() reconcile() {}
+}
+
+@Controller(Deployment)
+class InControllersArray {
+  @Reconcile() reconcile() {}
+}
+
+@Controller(Secret)
+class ViaUseClass {
+  @Reconcile() reconcile() {}
+}
+
+@Controller(Thing, { name: 'async' })
+class FromAsyncModule {
+  @Reconcile() reconcile() {}
+}
+
+@Injectable()
+class PlainService {}
+
+@Module({ providers: [PlainService, { provide: 'TOKEN', useClass: ViaUseClass }] })
+class DynamicHost {
+  static register(): DynamicModule {
+    return { module: DynamicHost, controllers: [InControllersArray], imports: [forwardRef(() => CycleModule)] };
+  }
+}
+
+@Module({ imports: [forwardRef(() => AppModule)], providers: [InheritingController] })
+class CycleModule {}
+
+@Module({
+  imports: [
+    OperatorModule.forRoot({ kubeConfig: '/nonexistent/kubeconfig' }),
+    forwardRef(() => CycleModule),
+    DynamicHost.register(),
+    Promise.resolve<DynamicModule>({ module: class AsyncModule {}, providers: [FromAsyncModule] }),
+  ],
+  providers: [ThingController, ThingController],
+})
+class AppModule {}
+
+describe('describeController', () => {
+  it('reads the kind, owned and watched kinds and the finalizer from the decorators', () => {
+    const described = describeController(ThingController);
+    assert.deepEqual(described, {
+      className: 'ThingController',
+      target: ThingController,
+      resource: Thing,
+      owns: [Deployment],
+      watches: [ConfigMap],
+      finalizer: true,
+    });
+    assert.deepEqual(describeController(InheritingController)?.watches, [Secret], 'inherited @Watches methods count');
+    assert.equal(describeController(PlainService), undefined);
+  });
+});
+
+describe('controllersOfModule', () => {
+  it('walks imports, dynamic and async modules, forwardRef cycles, providers, controllers and useClass, without a cluster', async () => {
+    const found = await controllersOfModule(AppModule);
+    assert.deepEqual(found.map((c) => c.className).sort(), [
+      'FromAsyncModule',
+      'InControllersArray',
+      'InheritingController',
+      'ThingController',
+      'ViaUseClass',
+    ]);
+  });
+
+  it('names the module whose import is undefined (a circular import between files)', async () => {
+    @Module({ imports: [undefined as never] })
+    class Broken {}
+    await assert.rejects(controllersOfModule(Broken), /Broken imports undefined: .*forwardRef/);
+  });
+});

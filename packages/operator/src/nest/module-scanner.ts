@@ -1,0 +1,101 @@
+import type { DynamicModule, ForwardReference, Type } from '@nestjs/common';
+import { MODULE_METADATA } from '@nestjs/common/constants.js';
+import { MetadataScanner, Reflector } from '@nestjs/core';
+import type { ResourceType } from '../crd/custom-resource.decorator.js';
+import type { ControllerAccess } from '../crd/rbac.js';
+import { OperatorMetadataAccessor } from './operator-metadata.accessor.js';
+
+/** A @Controller class as its decorators describe it, read without creating it. */
+export interface ScannedController extends ControllerAccess {
+  className: string;
+  target: Type;
+}
+
+type ModuleEntry = Type | DynamicModule | ForwardReference | Promise<DynamicModule> | undefined;
+
+const METADATA_KEYS = {
+  imports: MODULE_METADATA.IMPORTS,
+  providers: MODULE_METADATA.PROVIDERS,
+  controllers: MODULE_METADATA.CONTROLLERS,
+} as const;
+const accessor = new OperatorMetadataAccessor(new Reflector());
+const scanner = new MetadataScanner();
+
+/**
+ * Reads a class's @Controller, @Finalizer and @Watches decorators without instantiating
+ * it; undefined for a class that is not a controller.
+ */
+export function describeController(target: Type): ScannedController | undefined {
+  const metadata = accessor.getController(target);
+  if (!metadata) return undefined;
+  const prototype = target.prototype as Record<string, unknown>;
+  const watches: ResourceType[] = [];
+  let finalizer = false;
+  for (const method of scanner.getAllMethodNames(prototype)) {
+    const fn = prototype[method];
+    if (typeof fn !== 'function') continue;
+    if (accessor.getFinalizer(fn)) finalizer = true;
+    const watch = accessor.getWatches(fn);
+    if (watch) watches.push(watch.resource);
+  }
+  return {
+    className: target.name,
+    target,
+    ...(metadata.resource ? { resource: metadata.resource } : {}),
+    owns: metadata.options.owns ?? [],
+    watches,
+    finalizer,
+  };
+}
+
+/**
+ * The @Controller classes of a Nest module and of every module it imports, found through
+ * Nest's module metadata (imports, providers, controllers; dynamic modules, forwardRef,
+ * async dynamic modules, `useClass` providers) without creating the application: no
+ * provider factory runs and no cluster is needed. A controller added by a factory or at
+ * run time through the OperatorRegistry is not seen.
+ */
+export async function controllersOfModule(root: Type | DynamicModule): Promise<ScannedController[]> {
+  const seenModules = new Set<unknown>();
+  const found = new Map<Type, ScannedController>();
+
+  const visitClass = (candidate: unknown) => {
+    if (typeof candidate !== 'function' || found.has(candidate as Type)) return;
+    const controller = describeController(candidate as Type);
+    if (controller) found.set(candidate as Type, controller);
+  };
+
+  const visit = async (entry: ModuleEntry, parent: string): Promise<void> => {
+    let resolved: unknown = entry instanceof Promise ? await entry : entry;
+    if (resolved && typeof resolved === 'object' && 'forwardRef' in resolved) {
+      resolved = (resolved as ForwardReference<() => unknown>).forwardRef();
+    }
+    if (resolved === undefined || resolved === null) {
+      throw new Error(
+        `${parent} imports undefined: a circular import between files leaves one module undefined when the other loads. Wrap it in forwardRef(() => TheModule).`,
+      );
+    }
+    if (seenModules.has(resolved)) return;
+    seenModules.add(resolved);
+    const dynamic = typeof resolved === 'object' ? (resolved as DynamicModule) : undefined;
+    const moduleClass = (dynamic ? dynamic.module : resolved) as Type | undefined;
+    const name = moduleClass?.name ?? parent;
+    const lists = (key: 'imports' | 'providers' | 'controllers') => [
+      ...((moduleClass && (Reflect.getMetadata(METADATA_KEYS[key], moduleClass) as unknown[] | undefined)) || []),
+      ...((dynamic?.[key] as unknown[] | undefined) ?? []),
+    ];
+    for (const provider of lists('providers')) {
+      if (typeof provider === 'function') visitClass(provider);
+      else if (provider && typeof provider === 'object') {
+        const p = provider as { useClass?: unknown; useValue?: unknown };
+        if (p.useClass) visitClass(p.useClass);
+        else if (p.useValue && typeof p.useValue === 'object') visitClass((p.useValue as object).constructor);
+      }
+    }
+    for (const controller of lists('controllers')) visitClass(controller);
+    for (const imported of lists('imports')) await visit(imported as ModuleEntry, name);
+  };
+
+  await visit(root, root && typeof root === 'object' ? root.module.name : (root as Type).name);
+  return [...found.values()];
+}

@@ -1,0 +1,8 @@
+export const OPERATOR_CONTROLLER_METADATA = 'nestor:controller';
+export const OPERATOR_RECONCILE_METADATA = 'nestor:reconcile';
+export const OPERATOR_WATCHES_METADATA = 'nestor:watches';
+export const OPERATOR_FINALIZER_METADATA = 'nestor:finalizer';
+export const OPERATOR_SOURCE_METADATA = 'nestor:source';
+
+/** Injection token of the @kubernetes/client-node KubeConfig the operator uses. */
+export const KUBE_CONFIG = Symbol('nestor:kube-config');

@@ -1,0 +1,30 @@
+// Every start-up error a user can meet, in one place: what is wrong, where, and what to do.
+
+export const NO_RECONCILE = (className: string) =>
+  `${className} is decorated with @Controller() but has no @Reconcile() method: mark the method that reconciles one object with @Reconcile().`;
+
+export const TWO_RECONCILES = (className: string, methods: string[]) =>
+  `${className} has ${methods.length} @Reconcile() methods (${methods.join(', ')}): a controller has exactly one.`;
+
+export const TWO_FINALIZERS = (className: string, methods: string[]) =>
+  `${className} has ${methods.length} @Finalizer() methods (${methods.join(', ')}): a controller has at most one.`;
+
+export const REQUEST_SCOPED = (className: string) =>
+  `${className} is request-scoped (or depends on a request-scoped provider): controllers live as long as the application. Make it and its dependencies singletons (Scope.DEFAULT).`;
+
+export const NO_KIND_NO_SOURCE = (className: string) =>
+  `${className} has no kind and no @Source() method: pass a kind to @Controller(Kind) or add a @Source() method returning an Observable of object refs.`;
+
+export const FINALIZER_WITHOUT_KIND = (className: string) =>
+  `${className} has a @Finalizer() but no kind: finalizers need a Kubernetes object. Pass a kind to @Controller(Kind).`;
+
+export const DUPLICATE_CONTROLLER_NAME = (name: string, classes: string[]) =>
+  `two controllers are named "${name}" (${classes.join(', ')}): give one a name with @Controller(Kind, { name }).`;
+
+export const INVALID_KIND = (className: string, detail: string) => `${className}: ${detail}`;
+
+export const SOURCE_NOT_OBSERVABLE = (className: string, method: string) =>
+  `${className}.${method}() is a @Source() but did not return an Observable: return an rxjs Observable of object refs.`;
+
+export const RESOURCE_NOT_SERVED = (className: string, resource: string, detail: string) =>
+  `${className} watches ${resource}, which the API server does not serve (${detail}). If it is a custom resource, install its CRD first (nestor manifests, or installCustomResources in development).`;

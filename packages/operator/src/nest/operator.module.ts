@@ -1,0 +1,143 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { Module, type Provider } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import { KubeConfig } from '@kubernetes/client-node';
+import { KubeClient } from '../client/kube-client.js';
+import { Transport } from '../client/transport.js';
+import { InformerCache } from '../runtime/informer.js';
+import { LeaseLock } from '../runtime/leader-election.js';
+import { Manager } from '../runtime/manager.js';
+import { OperatorMetrics } from '../metrics/operator-metrics.js';
+import { resourceName } from '../runtime/resource.js';
+import { OperatorHttpServer } from './operator-http.server.js';
+import { runtimeLogger } from './nest-logger.js';
+import { KUBE_CONFIG } from './operator.constants.js';
+import { OperatorExplorer } from './operator.explorer.js';
+import { OperatorMetadataAccessor } from './operator-metadata.accessor.js';
+import { ConfigurableOperatorModule, OPERATOR_MODULE_OPTIONS } from './operator.module-definition.js';
+import type { OperatorModuleOptions } from './operator-options.interface.js';
+import { OperatorRegistry } from './operator.registry.js';
+
+const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
+const SERVICE_ACCOUNT_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
+
+/** Where the Lease lives when the options name no namespace. */
+function leaseNamespace(options: OperatorModuleOptions): string {
+  if (options.leaderElection?.namespace) return options.leaderElection.namespace;
+  if (process.env.POD_NAMESPACE) return process.env.POD_NAMESPACE;
+  if (existsSync(SERVICE_ACCOUNT_NAMESPACE)) return readFileSync(SERVICE_ACCOUNT_NAMESPACE, 'utf8').trim();
+  return options.namespace ?? 'default';
+}
+
+function createManager(
+  transport: Transport,
+  informers: InformerCache,
+  metrics: OperatorMetrics,
+  options: OperatorModuleOptions,
+): Manager {
+  const election = options.leaderElection;
+  const log = runtimeLogger('Operator');
+  const lock = election
+    ? new LeaseLock(transport, {
+        name: election.id,
+        namespace: leaseNamespace(options),
+        logger: runtimeLogger('LeaderElection'),
+        onLeadershipChange: (leading) => metrics.setLeader(election.id, leading),
+        ...(election.identity ? { identity: election.identity } : {}),
+        ...(election.leaseDurationMs ? { leaseDurationMs: election.leaseDurationMs } : {}),
+        ...(election.renewDeadlineMs ? { renewDeadlineMs: election.renewDeadlineMs } : {}),
+        ...(election.retryPeriodMs ? { retryPeriodMs: election.retryPeriodMs } : {}),
+      })
+    : undefined;
+  if (election) metrics.setLeader(election.id, false);
+  metrics.trackWatches(() => informers.all().map((i) => ({ resource: resourceName(i.resource), stats: i.stats })));
+  return new Manager({
+    transport,
+    informers,
+    metrics,
+    logger: log,
+    ...(lock ? { leaderElection: lock } : {}),
+    onLeadershipLost: () => {
+      if (election?.onLost === 'stop') return;
+      log.error(
+        'exiting: this replica lost the lease and must not reconcile any more (set leaderElection.onLost to "stop" to keep the process)',
+      );
+      process.exit(1);
+    },
+    ...(options.concurrency ? { concurrency: options.concurrency } : {}),
+    ...(options.cacheSyncTimeoutMs ? { syncTimeoutMs: options.cacheSyncTimeoutMs } : {}),
+    ...(options.shutdownGraceMs ? { shutdownGraceMs: options.shutdownGraceMs } : {}),
+  });
+}
+
+/** In-cluster first, then KUBECONFIG, then ~/.kube/config. */
+export function loadKubeConfig(source?: KubeConfig | string): KubeConfig {
+  if (source instanceof KubeConfig) return source;
+  const kubeConfig = new KubeConfig();
+  if (typeof source === 'string') kubeConfig.loadFromFile(source);
+  else if (process.env.KUBERNETES_SERVICE_HOST && existsSync(SERVICE_ACCOUNT_TOKEN)) kubeConfig.loadFromCluster();
+  else kubeConfig.loadFromDefault();
+  if (!kubeConfig.getCurrentCluster()) {
+    throw new Error(
+      'no Kubernetes cluster is configured: run in a cluster, set KUBECONFIG, write ~/.kube/config, or pass kubeConfig to OperatorModule.forRoot()',
+    );
+  }
+  return kubeConfig;
+}
+
+const providers: Provider[] = [
+  {
+    provide: KUBE_CONFIG,
+    inject: [OPERATOR_MODULE_OPTIONS],
+    useFactory: (options: OperatorModuleOptions) => loadKubeConfig(options.kubeConfig),
+  },
+  {
+    provide: Transport,
+    inject: [KUBE_CONFIG],
+    useFactory: (kubeConfig: KubeConfig) => Transport.fromKubeConfig(kubeConfig),
+  },
+  {
+    provide: InformerCache,
+    inject: [Transport],
+    useFactory: (transport: Transport) => new InformerCache(transport, { logger: runtimeLogger('Informer') }),
+  },
+  { provide: OperatorMetrics, useFactory: () => new OperatorMetrics() },
+  {
+    provide: Manager,
+    inject: [Transport, InformerCache, OperatorMetrics, OPERATOR_MODULE_OPTIONS],
+    useFactory: createManager,
+  },
+  {
+    provide: KubeClient,
+    inject: [Transport, InformerCache, OPERATOR_MODULE_OPTIONS],
+    useFactory: (transport: Transport, informers: InformerCache, options: OperatorModuleOptions) =>
+      new KubeClient(transport, { informers, ...(options.fieldManager ? { fieldManager: options.fieldManager } : {}) }),
+  },
+  OperatorMetadataAccessor,
+  OperatorRegistry,
+  OperatorExplorer,
+  OperatorHttpServer,
+];
+
+/**
+ * Runs the application's @Controller classes as Kubernetes controllers.
+ *
+ * ```ts
+ * @Module({ imports: [OperatorModule.forRoot({ namespace: 'prod' })], providers: [MemcachedController] })
+ * ```
+ */
+@Module({
+  imports: [DiscoveryModule],
+  providers,
+  exports: [
+    KUBE_CONFIG,
+    Transport,
+    InformerCache,
+    Manager,
+    KubeClient,
+    OperatorRegistry,
+    OperatorMetrics,
+    OperatorHttpServer,
+  ],
+})
+export class OperatorModule extends ConfigurableOperatorModule {}

@@ -1,0 +1,35 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { KubeClient } from '../client/kube-client.js';
+import type { Controller } from '../runtime/controller.js';
+import type { KubeObject } from '../runtime/kube-object.js';
+import { Manager } from '../runtime/manager.js';
+import { bindController, type DiscoveredController } from './controller-binding.js';
+import { OPERATOR_MODULE_OPTIONS } from './operator.module-definition.js';
+import type { OperatorModuleOptions } from './operator-options.interface.js';
+
+/** The controllers the application runs: inspect them, or add one at run time. */
+@Injectable()
+export class OperatorRegistry {
+  private readonly controllers = new Map<string, { found: DiscoveredController; controller: Controller<KubeObject> }>();
+
+  constructor(
+    private readonly manager: Manager,
+    private readonly kube: KubeClient,
+    @Inject(OPERATOR_MODULE_OPTIONS) private readonly options: OperatorModuleOptions,
+  ) {}
+
+  /** Registers a discovered controller with the manager (started with it, or at once if it runs). */
+  add(found: DiscoveredController): Controller<KubeObject> {
+    const controller = this.manager.addController(bindController(found, this.kube, this.options.namespace));
+    this.controllers.set(controller.name, { found, controller });
+    return controller;
+  }
+
+  getControllerNames(): string[] {
+    return [...this.controllers.keys()];
+  }
+
+  getController(name: string): Controller<KubeObject> | undefined {
+    return this.controllers.get(name)?.controller;
+  }
+}

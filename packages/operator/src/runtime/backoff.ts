@@ -1,0 +1,56 @@
+import { systemClock, type Clock } from './clock.js';
+
+export interface BackoffOptions {
+  /** First delay (default 800 ms). */
+  initialMs?: number;
+  /** Cap on the doubling delay, before jitter (default 30 s). */
+  maxMs?: number;
+  factor?: number;
+  /** Up to this fraction of the delay is added at random (default 1: a delay in [d, 2d)). */
+  jitter?: number;
+  /** A failure this long after the previous one starts again from initialMs (default 2 min). */
+  resetAfterMs?: number;
+  random?: () => number;
+  clock?: Clock;
+}
+
+/**
+ * Jittered exponential backoff that forgets past failures after a quiet period: client-go's
+ * ExponentialBackoffManager with the reflector's settings (0.8 s doubling to 30 s, jitter
+ * 1.0, reset after 2 min), so a watch that was healthy for a while retries quickly again.
+ */
+export class Backoff {
+  private readonly initialMs: number;
+  private readonly maxMs: number;
+  private readonly factor: number;
+  private readonly jitter: number;
+  private readonly resetAfterMs: number;
+  private readonly random: () => number;
+  private readonly clock: Clock;
+  private currentMs = 0;
+  private lastAt = -Infinity;
+
+  constructor(options: BackoffOptions = {}) {
+    this.initialMs = options.initialMs ?? 800;
+    this.maxMs = options.maxMs ?? 30_000;
+    this.factor = options.factor ?? 2;
+    this.jitter = options.jitter ?? 1;
+    this.resetAfterMs = options.resetAfterMs ?? 120_000;
+    this.random = options.random ?? Math.random;
+    this.clock = options.clock ?? systemClock;
+  }
+
+  /** The delay before the next attempt; each call counts one more failure. */
+  next(): number {
+    const now = this.clock.now();
+    this.currentMs =
+      now - this.lastAt > this.resetAfterMs ? this.initialMs : Math.min(this.currentMs * this.factor, this.maxMs);
+    this.lastAt = now;
+    return Math.round(this.currentMs * (1 + this.random() * this.jitter));
+  }
+
+  /** Forgets past failures at once. */
+  reset(): void {
+    this.lastAt = -Infinity;
+  }
+}

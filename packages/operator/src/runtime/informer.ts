@@ -1,0 +1,302 @@
+import { Subject, type Observable, type Subscription } from 'rxjs';
+import { systemClock, type Clock, type TimerHandle } from './clock.js';
+import type { KubeObject } from './kube-object.js';
+import { keyOf, type ObjectRef } from './object-ref.js';
+import type { ResourceEvent } from './predicates.js';
+import { resourceName, type ResourceDescriptor } from './resource.js';
+import { StoreIndex, type IndexFunc } from './store-index.js';
+import {
+  createWatchStats,
+  watch,
+  type WatchEvent,
+  type WatchOptions,
+  type WatchStats,
+  type WatchTransport,
+} from './watch.js';
+
+/** A change to the informer's store, emitted after the store holds it. `old` is set for updates. */
+export type InformerEvent<T> = ResourceEvent<T>;
+
+export type { IndexFunc } from './store-index.js';
+
+/** Built-in index: objects by namespace. */
+export const NAMESPACE_INDEX = 'namespace';
+/** Built-in index: objects by the UID of their controller owner reference. */
+export const OWNER_INDEX = 'owner';
+
+export interface InformerOptions extends Omit<WatchOptions, 'stats'> {
+  /** Re-emit every cached object as 'updated' (old === object) this often (default: never). */
+  resyncMs?: number;
+}
+
+const none: readonly string[] = [];
+const byNamespace: IndexFunc<KubeObject> = (o) => (o.metadata?.namespace ? [o.metadata.namespace] : none);
+const byOwner: IndexFunc<KubeObject> = (o) => {
+  const owner = o.metadata?.ownerReferences?.find((ref) => ref.controller);
+  return owner ? [owner.uid] : none;
+};
+
+/**
+ * A cache of one resource and selector fed by one watch: a store keyed by `ns/name`,
+ * indexes kept up to date on every event, a `synced` signal after the first full list,
+ * and the changes as a hot Observable. The cached objects are the decoded objects
+ * themselves: treat them as read-only.
+ */
+export class Informer<T extends KubeObject = KubeObject> {
+  /** Health of the underlying watch. */
+  readonly stats: WatchStats = createWatchStats();
+  /** Changes after they are in the store; hot and shared (no replay: read list() first). */
+  readonly events$: Observable<InformerEvent<T>>;
+  private readonly store = new Map<string, T>();
+  // The index and the subject are typed over KubeObject so that Informer<T> is covariant
+  // in T: an Informer<Pod> can be used as an Informer<KubeObject>.
+  private readonly indexes = new Map<string, StoreIndex<KubeObject>>();
+  private readonly changes = new Subject<InformerEvent<KubeObject>>();
+  private readonly clock: Clock;
+  private readonly waiters = new Set<{ resolve: () => void; reject: (error: unknown) => void }>();
+  private subscription?: Subscription;
+  private resyncTimer?: TimerHandle;
+  private state: 'new' | 'running' | 'stopped' = 'new';
+  private hasSynced = false;
+
+  constructor(
+    private readonly transport: WatchTransport,
+    readonly resource: ResourceDescriptor<T>,
+    private readonly options: InformerOptions = {},
+  ) {
+    this.events$ = this.changes.asObservable() as Observable<InformerEvent<T>>;
+    this.clock = options.clock ?? systemClock;
+    this.addIndex(NAMESPACE_INDEX, byNamespace);
+    this.addIndex(OWNER_INDEX, byOwner);
+  }
+
+  /** True once the first complete list is in the store (and forever after). */
+  get synced(): boolean {
+    return this.hasSynced;
+  }
+
+  get size(): number {
+    return this.store.size;
+  }
+
+  get(ref: string | ObjectRef): T | undefined {
+    return this.store.get(typeof ref === 'string' ? ref : keyOf(ref));
+  }
+
+  /** The cached objects, in one namespace or all. */
+  list(namespace?: string): T[] {
+    return namespace === undefined ? [...this.store.values()] : this.byIndex(NAMESPACE_INDEX, namespace);
+  }
+
+  keys(): IterableIterator<string> {
+    return this.store.keys();
+  }
+
+  /** Adds an index; on a filled store it is built once over what is there. */
+  addIndex(name: string, fn: IndexFunc<T>): void {
+    if (this.indexes.has(name))
+      throw new Error(`the informer for ${resourceName(this.resource)} already has an index named "${name}"`);
+    const index = new StoreIndex(fn as IndexFunc<KubeObject>);
+    for (const [key, object] of this.store) index.update(key, undefined, object);
+    this.indexes.set(name, index);
+  }
+
+  /** The objects indexed under `value`; costs the size of the result. */
+  byIndex(name: string, value: string): T[] {
+    const objects: T[] = [];
+    for (const key of this.index(name).keys(value)) objects.push(this.store.get(key)!);
+    return objects;
+  }
+
+  /** The keys indexed under `value`. */
+  indexKeys(name: string, value: string): string[] {
+    return [...this.index(name).keys(value)];
+  }
+
+  /** Resolves once synced; rejects when `signal` aborts or the informer stops first. */
+  whenSynced(signal?: AbortSignal): Promise<void> {
+    if (this.hasSynced) return Promise.resolve();
+    if (this.state === 'stopped') return Promise.reject(this.stoppedError());
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    return new Promise((resolve, reject) => {
+      const onAbort = () => settle(() => reject(signal!.reason));
+      const waiter = { resolve: () => settle(resolve), reject: (error: unknown) => settle(() => reject(error)) };
+      const settle = (how: () => void) => {
+        this.waiters.delete(waiter);
+        signal?.removeEventListener('abort', onAbort);
+        how();
+      };
+      this.waiters.add(waiter);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  /** Starts the watch; once only. */
+  start(): void {
+    if (this.state === 'running') return;
+    if (this.state === 'stopped') throw this.stoppedError();
+    this.state = 'running';
+    this.subscription = watch(this.transport, this.resource, { ...this.options, stats: this.stats }).subscribe(
+      (event) => this.apply(event as WatchEvent<T>),
+    );
+    if (this.options.resyncMs) this.scheduleResync(this.options.resyncMs);
+  }
+
+  /** Stops the watch for good; waiters on the sync are rejected. The store keeps its last state. */
+  stop(): void {
+    if (this.state === 'stopped') return;
+    this.state = 'stopped';
+    this.subscription?.unsubscribe();
+    if (this.resyncTimer !== undefined) this.clock.clearTimeout(this.resyncTimer);
+    for (const waiter of [...this.waiters]) waiter.reject(this.stoppedError());
+    this.changes.complete();
+  }
+
+  private apply(event: WatchEvent<T>): void {
+    if (event.type === 'SYNCED') {
+      if (!this.hasSynced) {
+        this.hasSynced = true;
+        for (const waiter of [...this.waiters]) waiter.resolve();
+      }
+      return;
+    }
+    const object = event.object;
+    const key = keyOf(object.metadata as ObjectRef);
+    const old = this.store.get(key);
+    if (event.type === 'DELETED') {
+      if (old === undefined) return;
+      this.store.delete(key);
+      for (const index of this.indexes.values()) index.update(key, old, undefined);
+      this.changes.next({ type: 'deleted', object });
+      return;
+    }
+    this.store.set(key, object);
+    for (const index of this.indexes.values()) index.update(key, old, object);
+    this.changes.next(old === undefined ? { type: 'added', object } : { type: 'updated', object, old });
+  }
+
+  /** As client-go's resync: every cached object again as an update, so controllers re-check it. */
+  private scheduleResync(ms: number): void {
+    this.resyncTimer = this.clock.setTimeout(() => {
+      if (this.state !== 'running') return;
+      if (this.hasSynced)
+        for (const object of this.store.values()) this.changes.next({ type: 'updated', object, old: object });
+      this.scheduleResync(ms);
+    }, ms);
+  }
+
+  private index(name: string): StoreIndex<KubeObject> {
+    const index = this.indexes.get(name);
+    if (!index) {
+      const known = [...this.indexes.keys()].join(', ');
+      throw new Error(
+        `the informer for ${resourceName(this.resource)} has no index "${name}" (it has: ${known}); add it with addIndex()`,
+      );
+    }
+    return index;
+  }
+
+  private stoppedError(): Error {
+    return new Error(`the informer for ${resourceName(this.resource)} was stopped`);
+  }
+}
+
+/** Which objects of a resource an informer holds. */
+export interface InformerSelector {
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+}
+
+/** A hold on a shared informer; release it when done (once). */
+export interface InformerHandle<T extends KubeObject = KubeObject> {
+  readonly informer: Informer<T>;
+  release(): void;
+}
+
+interface Entry {
+  informer: Informer<KubeObject>;
+  holders: number;
+}
+
+/**
+ * The shared informers of one transport: one informer, hence one watch on the wire, per
+ * resource and selector, however many controllers and clients hold it; reference
+ * counted, stopped when the last holder releases it.
+ */
+export class InformerCache {
+  private readonly entries = new Map<string, Entry>();
+
+  constructor(
+    private readonly transport: WatchTransport,
+    /** Options for every informer made here (transform, stripManagedFields, logger, resyncMs, ...). */
+    private readonly defaults: InformerOptions = {},
+  ) {}
+
+  /** The informer for the resource and selector, started on first use. */
+  acquire<T>(resource: ResourceDescriptor<T>, selector: InformerSelector = {}): InformerHandle<T & KubeObject> {
+    const key = cacheKey(resource, selector);
+    let entry = this.entries.get(key);
+    if (!entry) {
+      const informer = new Informer<KubeObject>(this.transport, resource as ResourceDescriptor<KubeObject>, {
+        ...this.defaults,
+        ...scoped(resource, selector),
+      });
+      entry = { informer, holders: 0 };
+      this.entries.set(key, entry);
+      informer.start();
+    }
+    entry.holders++;
+    const held = entry;
+    let released = false;
+    return {
+      informer: held.informer as unknown as Informer<T & KubeObject>,
+      release: () => {
+        if (released) return;
+        released = true;
+        if (--held.holders > 0 || this.entries.get(key) !== held) return;
+        this.entries.delete(key);
+        held.informer.stop();
+      },
+    };
+  }
+
+  /**
+   * A synced informer without label or field selector whose objects include the
+   * namespace's (all namespaces, or exactly that one), for cache reads; undefined if none.
+   */
+  find<T>(resource: ResourceDescriptor<T>, namespace?: string): Informer<T & KubeObject> | undefined {
+    const candidates = [cacheKey(resource, {}), ...(namespace ? [cacheKey(resource, { namespace })] : [])];
+    for (const key of candidates) {
+      const informer = this.entries.get(key)?.informer;
+      if (informer?.synced) return informer as unknown as Informer<T & KubeObject>;
+    }
+    return undefined;
+  }
+
+  /** The running informers. */
+  all(): Informer<KubeObject>[] {
+    return [...this.entries.values()].map((entry) => entry.informer);
+  }
+
+  /** Stops every informer; handles still out become no-ops. */
+  stopAll(): void {
+    for (const entry of this.entries.values()) entry.informer.stop();
+    this.entries.clear();
+  }
+}
+
+/** The selector as it applies: a cluster-scoped resource has no namespace. */
+function scoped(resource: ResourceDescriptor, selector: InformerSelector): InformerSelector {
+  const { namespace, labelSelector, fieldSelector } = selector;
+  return {
+    ...(namespace && resource.namespaced ? { namespace } : {}),
+    ...(labelSelector ? { labelSelector } : {}),
+    ...(fieldSelector ? { fieldSelector } : {}),
+  };
+}
+
+function cacheKey(resource: ResourceDescriptor, selector: InformerSelector): string {
+  const { namespace = '', labelSelector = '', fieldSelector = '' } = scoped(resource, selector);
+  return `${resource.group}/${resource.version}/${resource.plural}\n${namespace}\n${labelSelector}\n${fieldSelector}`;
+}

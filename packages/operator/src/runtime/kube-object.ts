@@ -1,0 +1,34 @@
+/** The part of ObjectMeta the runtime reads. Objects are plain decoded JSON, never class instances. */
+export interface ObjectMeta {
+  name?: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  finalizers?: string[];
+  deletionTimestamp?: string | Date;
+  creationTimestamp?: string | Date;
+  ownerReferences?: OwnerReference[];
+  managedFields?: unknown[];
+}
+
+export interface OwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  controller?: boolean;
+  blockOwnerDeletion?: boolean;
+}
+
+/**
+ * Any Kubernetes object as it comes off the wire. No index signature, so client-node's
+ * model types (V1Deployment, ...) and plain classes are KubeObjects as they are.
+ */
+export interface KubeObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: ObjectMeta;
+}

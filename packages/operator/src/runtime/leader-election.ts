@@ -1,0 +1,239 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { V1Lease } from '@kubernetes/client-node';
+import { KubeApiError } from '../client/errors.js';
+import type { Transport } from '../client/transport.js';
+import { silentLogger, type RuntimeLogger } from './logger.js';
+import type { LeaderElection } from './manager.js';
+import { resourcePath, type ResourceDescriptor } from './resource.js';
+
+const LeaseResource: ResourceDescriptor<V1Lease> = {
+  group: 'coordination.k8s.io',
+  version: 'v1',
+  kind: 'Lease',
+  plural: 'leases',
+  namespaced: true,
+};
+
+export interface LeaseLockOptions {
+  /** The Lease's name: one per operator, shared by its replicas. */
+  name: string;
+  namespace: string;
+  /** This replica's identity (default: hostname + random suffix). */
+  identity?: string;
+  /** How long a lease is valid without renewal (default 15 s). */
+  leaseDurationMs?: number;
+  /** How long the leader keeps trying to renew before it gives up (default 10 s). */
+  renewDeadlineMs?: number;
+  /** Pause between attempts to acquire or renew (default 2 s). */
+  retryPeriodMs?: number;
+  logger?: RuntimeLogger;
+  /** Told whenever this replica gains or loses the lead (for the master-status metric). */
+  onLeadershipChange?: (leading: boolean) => void;
+}
+
+/**
+ * Leader election on a coordination.k8s.io/v1 Lease, with client-go's semantics: a lease
+ * is taken when its holder has not renewed it for leaseDuration (measured on this
+ * replica's clock from when it last saw the record change, so clock skew does not
+ * matter); the leader renews every retryPeriod and steps down if it could not renew
+ * within renewDeadline; on clean shutdown it releases the lease so a standby takes over
+ * at once.
+ */
+export class LeaseLock implements LeaderElection {
+  readonly identity: string;
+  private readonly leaseDurationMs: number;
+  private readonly renewDeadlineMs: number;
+  private readonly retryPeriodMs: number;
+  private readonly log: RuntimeLogger;
+  private readonly path: string;
+  private observed?: { holder: string; renewTime: string; resourceVersion: string };
+  private observedAt = 0;
+  private lease?: V1Lease;
+  private leading = false;
+  private renewTimer?: NodeJS.Timeout;
+  private lastRenew = 0;
+  private readonly lostListeners: Array<() => void> = [];
+
+  constructor(
+    private readonly transport: Transport,
+    private readonly options: LeaseLockOptions,
+  ) {
+    this.identity = options.identity ?? `${hostname()}_${randomBytes(4).toString('hex')}`;
+    this.leaseDurationMs = options.leaseDurationMs ?? 15_000;
+    this.renewDeadlineMs = options.renewDeadlineMs ?? 10_000;
+    this.retryPeriodMs = options.retryPeriodMs ?? 2_000;
+    if (this.leaseDurationMs <= this.renewDeadlineMs || this.renewDeadlineMs <= this.retryPeriodMs) {
+      throw new Error('leader election needs leaseDuration > renewDeadline > retryPeriod (defaults 15 s, 10 s, 2 s)');
+    }
+    this.log = options.logger ?? silentLogger;
+    this.path = resourcePath(LeaseResource, options.namespace, options.name);
+  }
+
+  get isLeader(): boolean {
+    return this.leading;
+  }
+
+  onLost(listener: () => void): void {
+    this.lostListeners.push(listener);
+  }
+
+  /** Tries every retryPeriod (jittered) until this replica holds the lease. */
+  async acquire(signal: AbortSignal): Promise<void> {
+    let announced = false;
+    while (!signal.aborted) {
+      try {
+        if (await this.tryAcquireOrRenew()) {
+          this.becomeLeader();
+          return;
+        }
+        if (!announced) {
+          this.log.info(
+            `lease ${this.options.namespace}/${this.options.name} is held by ${this.observed?.holder}; waiting`,
+            {
+              identity: this.identity,
+            },
+          );
+          announced = true;
+        }
+      } catch (error) {
+        this.log.warn(
+          `could not acquire lease ${this.options.namespace}/${this.options.name}: ${(error as Error).message}`,
+        );
+      }
+      await sleep(this.retryPeriodMs * (1 + Math.random() * 1.2), signal);
+    }
+  }
+
+  /** Releases the lease if held: the holder is cleared so a standby acquires it on its next try. */
+  async release(): Promise<void> {
+    clearTimeout(this.renewTimer);
+    if (!this.leading || !this.lease) return;
+    this.setLeading(false);
+    const now = new Date().toISOString();
+    try {
+      await this.transport.json('PUT', this.path, {
+        body: {
+          ...this.lease,
+          spec: { ...this.lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: now, acquireTime: now },
+        },
+      });
+      this.log.info(`released lease ${this.options.namespace}/${this.options.name}`, { identity: this.identity });
+    } catch (error) {
+      this.log.warn(
+        `could not release lease ${this.options.namespace}/${this.options.name}: ${(error as Error).message}`,
+      );
+    }
+  }
+
+  private becomeLeader(): void {
+    this.setLeading(true);
+    this.lastRenew = performance.now();
+    this.log.info(`became leader on lease ${this.options.namespace}/${this.options.name}`, { identity: this.identity });
+    const renew = async () => {
+      try {
+        if (await this.tryAcquireOrRenew()) this.lastRenew = performance.now();
+      } catch (error) {
+        this.log.warn(`lease renewal failed: ${(error as Error).message}`);
+      }
+      if (!this.leading) return; // released meanwhile
+      if (performance.now() - this.lastRenew > this.renewDeadlineMs || this.observed?.holder !== this.identity) {
+        this.setLeading(false);
+        this.log.error(
+          `lost lease ${this.options.namespace}/${this.options.name}: not renewed within ${this.renewDeadlineMs} ms`,
+        );
+        for (const listener of this.lostListeners) listener();
+        return;
+      }
+      this.renewTimer = setTimeout(renew, this.retryPeriodMs);
+    };
+    this.renewTimer = setTimeout(renew, this.retryPeriodMs);
+  }
+
+  private setLeading(leading: boolean): void {
+    if (this.leading === leading) return;
+    this.leading = leading;
+    this.options.onLeadershipChange?.(leading);
+  }
+
+  /** One round of client-go's tryAcquireOrRenew; true when this replica holds the lease afterwards. */
+  private async tryAcquireOrRenew(): Promise<boolean> {
+    const now = new Date();
+    const durationSeconds = Math.ceil(this.leaseDurationMs / 1000);
+    let current: V1Lease;
+    try {
+      current = await this.transport.json<V1Lease>('GET', this.path);
+    } catch (error) {
+      if (!(error instanceof KubeApiError && error.status === 404)) throw error;
+      const created = await this.transport.json<V1Lease>('POST', resourcePath(LeaseResource, this.options.namespace), {
+        body: {
+          apiVersion: 'coordination.k8s.io/v1',
+          kind: 'Lease',
+          metadata: { name: this.options.name, namespace: this.options.namespace },
+          spec: {
+            holderIdentity: this.identity,
+            leaseDurationSeconds: durationSeconds,
+            acquireTime: now.toISOString(),
+            renewTime: now.toISOString(),
+            leaseTransitions: 0,
+          },
+        },
+      });
+      this.remember(created);
+      return true;
+    }
+    this.remember(current);
+    const spec = current.spec ?? {};
+    const holder = spec.holderIdentity ?? '';
+    const heldByUs = holder === this.identity;
+    const validFor = (spec.leaseDurationSeconds ?? durationSeconds) * 1000;
+    if (holder && !heldByUs && performance.now() < this.observedAt + validFor) return false;
+
+    const renewed: V1Lease = {
+      ...current,
+      spec: {
+        ...spec,
+        holderIdentity: this.identity,
+        leaseDurationSeconds: durationSeconds,
+        renewTime: now.toISOString() as unknown as Date,
+        ...(heldByUs
+          ? {}
+          : { acquireTime: now.toISOString() as unknown as Date, leaseTransitions: (spec.leaseTransitions ?? 0) + 1 }),
+      },
+    };
+    try {
+      // PUT carries the resourceVersion just read: if another replica wrote meanwhile, 409.
+      this.remember(await this.transport.json<V1Lease>('PUT', this.path, { body: renewed }));
+      return true;
+    } catch (error) {
+      if (error instanceof KubeApiError && error.status === 409) return false;
+      throw error;
+    }
+  }
+
+  private remember(lease: V1Lease): void {
+    this.lease = lease;
+    const record = {
+      holder: lease.spec?.holderIdentity ?? '',
+      renewTime: String(lease.spec?.renewTime ?? ''),
+      resourceVersion: lease.metadata?.resourceVersion ?? '',
+    };
+    if (!this.observed || this.observed.holder !== record.holder || this.observed.renewTime !== record.renewTime) {
+      this.observedAt = performance.now();
+    }
+    this.observed = record;
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}

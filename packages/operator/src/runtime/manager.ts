@@ -1,0 +1,232 @@
+import type { Transport } from '../client/transport.js';
+import { Controller, type ControllerMetricsSink, type ControllerOptions } from './controller.js';
+import { InformerCache, type Informer } from './informer.js';
+import type { KubeObject } from './kube-object.js';
+import { silentLogger, type RuntimeLogger } from './logger.js';
+import { resourceName } from './resource.js';
+import type { WorkQueue } from './queue.js';
+import { WorkerPool } from './worker-pool.js';
+
+/** Runs while this process should reconcile; returns when it must stop (lease lost). */
+export interface LeaderElection {
+  /** Resolves once this process leads. */
+  acquire(signal: AbortSignal): Promise<void>;
+  /** Gives the lead up at once so a standby takes over (clean shutdown). */
+  release(): Promise<void>;
+  /** Registers what to do when the lead is lost while running. */
+  onLost(listener: () => void): void;
+}
+
+/** Where controllers report metrics (OperatorMetrics binds this to Prometheus). */
+export interface ManagerMetrics {
+  controllerSink(controller: string, maxConcurrentReconciles: number): ControllerMetricsSink;
+  trackQueue(controller: string, queue: WorkQueue<string>): void;
+}
+
+export interface ManagerOptions {
+  transport: Transport;
+  /** Reconciles running at once across all controllers (default 16). */
+  concurrency?: number;
+  /** Bound on the wait for the caches' first sync (default 2 min, as controller-runtime). */
+  syncTimeoutMs?: number;
+  /** How long running reconciles may take to finish on stop (default 30 s). */
+  shutdownGraceMs?: number;
+  /** Informer cache to share (default: one of the manager's own on the transport). */
+  informers?: InformerCache;
+  leaderElection?: LeaderElection;
+  metrics?: ManagerMetrics;
+  /** Called after the controllers stopped because the lease was lost. */
+  onLeadershipLost?: () => void;
+  logger?: RuntimeLogger;
+}
+
+type State = 'idle' | 'starting' | 'running' | 'stopping' | 'stopped' | 'failed';
+
+/** One health check's verdict, as /readyz and the terminus indicator report it. */
+export interface HealthCheck {
+  name: string;
+  ok: boolean;
+  detail?: string;
+}
+
+export interface ManagerHealth {
+  /** The process works (liveness): false only once the manager failed or stopped. */
+  live: boolean;
+  /** It can do its job (readiness): caches synced and watches healthy; a standby is ready. */
+  ready: boolean;
+  checks: HealthCheck[];
+}
+
+/**
+ * Owns the worker pool, the shared informer cache and the controllers. Start order:
+ * informers synced (bounded wait) -> leader election -> controllers. Stop order reverse,
+ * with a drain grace period.
+ */
+export class Manager {
+  readonly pool: WorkerPool;
+  readonly informers: InformerCache;
+  private readonly controllers = new Map<string, Controller<KubeObject>>();
+  private readonly log: RuntimeLogger;
+  private readonly syncTimeoutMs: number;
+  private readonly shutdownGraceMs: number;
+  private state: State = 'idle';
+  private readonly abort = new AbortController();
+  private leading = false;
+  /** Caches synced: a standby waiting for the lease is ready. */
+  private caches = false;
+
+  constructor(private readonly options: ManagerOptions) {
+    this.log = options.logger ?? silentLogger;
+    this.pool = new WorkerPool({ concurrency: options.concurrency ?? 16 });
+    this.informers = options.informers ?? new InformerCache(options.transport, { logger: this.log });
+    this.syncTimeoutMs = options.syncTimeoutMs ?? 120_000;
+    this.shutdownGraceMs = options.shutdownGraceMs ?? 30_000;
+  }
+
+  get transport(): Transport {
+    return this.options.transport;
+  }
+
+  get isRunning(): boolean {
+    return this.state === 'running';
+  }
+
+  /** True once this process leads (always, without leader election). */
+  get isLeader(): boolean {
+    return this.leading;
+  }
+
+  /** The controllers by name. */
+  get controllerNames(): string[] {
+    return [...this.controllers.keys()];
+  }
+
+  getController(name: string): Controller<KubeObject> | undefined {
+    return this.controllers.get(name);
+  }
+
+  /**
+   * Adds a controller. Before start() it starts with the others; on a running manager it
+   * starts as soon as its caches are synced.
+   */
+  addController<T extends KubeObject>(options: ControllerOptions<T>): Controller<T> {
+    if (this.controllers.has(options.name)) {
+      throw new Error(`a controller named "${options.name}" is already registered: give each controller a unique name`);
+    }
+    if (this.state === 'stopping' || this.state === 'stopped')
+      throw new Error(`cannot add controller ${options.name}: the manager is stopping`);
+    const metrics = this.options.metrics;
+    const controller = new Controller<T>({
+      logger: this.log,
+      ...(metrics ? { metrics: metrics.controllerSink(options.name, options.maxConcurrentReconciles ?? 1) } : {}),
+      ...options,
+    });
+    metrics?.trackQueue(options.name, controller.queue as WorkQueue<string>);
+    this.controllers.set(options.name, controller as unknown as Controller<KubeObject>);
+    if (this.state === 'running') {
+      controller.prepare(this.informers);
+      void this.waitForSync(controller.informers).then(
+        () => (this.state === 'running' && this.leading ? controller.start(this.pool) : undefined),
+        (error: Error) => this.log.error(error.message),
+      );
+    }
+    return controller;
+  }
+
+  /**
+   * Liveness and readiness. Ready means every informer has synced and its watch is not
+   * failing; a standby waiting for the lease is ready (its caches are warm).
+   */
+  health(): ManagerHealth {
+    const checks: HealthCheck[] = [
+      {
+        name: 'manager',
+        ok: this.state === 'running' || (this.state === 'starting' && this.caches),
+        detail: this.state,
+      },
+    ];
+    for (const informer of this.informers.all()) {
+      const { stats } = informer;
+      const ok = informer.synced && stats.failures === 0;
+      checks.push({
+        name: `informer:${resourceName(informer.resource)}`,
+        ok,
+        ...(ok
+          ? {}
+          : { detail: informer.synced ? `watch failing: ${stats.lastError ?? 'unknown error'}` : 'not synced yet' }),
+      });
+    }
+    return {
+      live: this.state !== 'stopped' && this.state !== 'failed',
+      ready: checks.every((c) => c.ok),
+      checks,
+    };
+  }
+
+  /** Starts informers, waits for their sync, takes the lead, then starts the controllers. */
+  async start(): Promise<void> {
+    if (this.state !== 'idle') throw new Error(`the manager was already started (state ${this.state})`);
+    this.state = 'starting';
+    const controllers = [...this.controllers.values()];
+    for (const controller of controllers) controller.prepare(this.informers);
+    try {
+      await this.waitForSync(controllers.flatMap((c) => c.informers));
+    } catch (error) {
+      this.state = 'failed';
+      throw error;
+    }
+    this.caches = true;
+    if (this.options.leaderElection) {
+      this.log.info('waiting to become the leader');
+      await this.options.leaderElection.acquire(this.abort.signal);
+      this.options.leaderElection.onLost(() => {
+        this.log.error('leader election lost: stopping the controllers');
+        this.leading = false;
+        void this.stopControllers().then(() => this.options.onLeadershipLost?.());
+      });
+    }
+    this.leading = true;
+    if (this.abort.signal.aborted) return;
+    for (const controller of controllers) controller.start(this.pool);
+    this.state = 'running';
+    this.log.info(`manager started ${controllers.length} controller(s) with ${this.pool.concurrency} workers`);
+  }
+
+  /** Stops intake, drains running reconciles within the grace period, releases the lease. */
+  async stop(): Promise<void> {
+    if (this.state === 'stopped' || this.state === 'stopping') return;
+    this.state = 'stopping';
+    this.abort.abort();
+    const drained = await this.stopControllers();
+    if (this.leading && this.options.leaderElection) await this.options.leaderElection.release();
+    this.leading = false;
+    this.informers.stopAll?.();
+    this.state = 'stopped';
+    this.log.info(`manager stopped${drained ? '' : ' (some reconciles were aborted after the grace period)'}`);
+  }
+
+  private async stopControllers(): Promise<boolean> {
+    const results = await Promise.all([...this.controllers.values()].map((c) => c.stop(this.shutdownGraceMs)));
+    return results.every(Boolean);
+  }
+
+  private async waitForSync(informers: Informer<KubeObject>[]): Promise<void> {
+    const pending = [...new Set(informers)];
+    const timeout = AbortSignal.timeout(this.syncTimeoutMs);
+    const signal = AbortSignal.any([timeout, this.abort.signal]);
+    try {
+      await Promise.all(pending.map((informer) => informer.whenSynced(signal)));
+    } catch (error) {
+      if (this.abort.signal.aborted) return;
+      const stuck = pending.filter((i) => !i.synced);
+      const detail = stuck
+        .map((i) => `${resourceName(i.resource)}${i.stats.lastError ? `: ${i.stats.lastError}` : ''}`)
+        .join('; ');
+      throw new Error(
+        `caches did not sync within ${this.syncTimeoutMs} ms: ${detail || (error as Error).message}. ` +
+          `Check that the API server is reachable, the CRDs are installed and the operator's RBAC allows list and watch.`,
+        { cause: error },
+      );
+    }
+  }
+}

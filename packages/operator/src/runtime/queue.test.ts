@@ -1,0 +1,259 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { WorkQueue, type QueueMetricsSink } from './queue.js';
+import { ManualClock, seededRandom } from './testing-clock.js';
+
+function setup() {
+  const clock = new ManualClock();
+  const queue = new WorkQueue<string>({ name: 'test', clock });
+  return { clock, queue };
+}
+
+/** Every key get() hands out now, each marked done. */
+function drainReady(queue: WorkQueue<string>): string[] {
+  const keys: string[] = [];
+  for (let key = queue.get(); key !== undefined; key = queue.get()) {
+    keys.push(key);
+    queue.done(key);
+  }
+  return keys;
+}
+
+describe('WorkQueue', () => {
+  it('hands keys out in FIFO order and ignores adds of a queued key', () => {
+    const { queue } = setup();
+    for (const key of ['a', 'b', 'a', 'c', 'b']) queue.add(key);
+    assert.equal(queue.length, 3);
+    assert.equal(queue.get(), 'a');
+    assert.equal(queue.get(), 'b');
+    assert.equal(queue.get(), 'c');
+    assert.equal(queue.get(), undefined);
+    assert.equal(queue.processingCount, 3);
+  });
+
+  it('keeps one run per key: an add during the run parks it, done() queues it again', () => {
+    const { queue } = setup();
+    queue.add('a');
+    assert.equal(queue.get(), 'a');
+    queue.add('a');
+    queue.add('a');
+    assert.equal(queue.length, 0, 'parked, not ready');
+    assert.equal(queue.get(), undefined, 'never handed out while it runs');
+    queue.done('a');
+    assert.equal(queue.length, 1);
+    assert.equal(queue.get(), 'a', 'reconciled again after the run');
+    queue.done('a');
+    assert.equal(queue.get(), undefined, 'once: the two adds during the run were one');
+  });
+
+  it('ignores done() of a key that is not processing', () => {
+    const { queue } = setup();
+    queue.add('a');
+    queue.done('a');
+    assert.equal(queue.length, 1);
+    assert.deepEqual(drainReady(queue), ['a']);
+  });
+
+  it('holds a delayed add until its time, with one timer for all of them, earliest first', () => {
+    const { clock, queue } = setup();
+    queue.addAfter('c', 30);
+    queue.addAfter('a', 10);
+    queue.addAfter('b', 20);
+    assert.equal(queue.delayedCount, 3);
+    assert.equal(clock.pendingTimers, 1);
+    clock.advance(9);
+    assert.equal(queue.length, 0);
+    clock.advance(1);
+    assert.deepEqual(drainReady(queue), ['a']);
+    clock.advance(20);
+    assert.deepEqual(drainReady(queue), ['b', 'c']);
+    assert.equal(queue.delayedCount, 0);
+    assert.equal(clock.pendingTimers, 0);
+  });
+
+  it('keeps the earliest ready time of a key: a later delay is ignored, an earlier one replaces it', () => {
+    const { clock, queue } = setup();
+    queue.addAfter('a', 100);
+    queue.addAfter('a', 50);
+    queue.addAfter('a', 80);
+    assert.equal(queue.delayedCount, 1);
+    clock.advance(49);
+    assert.equal(queue.length, 0);
+    clock.advance(1);
+    assert.deepEqual(drainReady(queue), ['a']);
+    clock.advance(100);
+    assert.deepEqual(drainReady(queue), [], 'the later delays were merged into the first');
+  });
+
+  it('treats a delay <= 0 as add()', () => {
+    const { clock, queue } = setup();
+    queue.addAfter('a', 0);
+    queue.addAfter('b', -5);
+    assert.equal(queue.delayedCount, 0);
+    assert.equal(clock.pendingTimers, 0);
+    assert.deepEqual(drainReady(queue), ['a', 'b']);
+  });
+
+  it('runs a queued key now and again after the delay asked for it', () => {
+    const { clock, queue } = setup();
+    queue.add('a');
+    queue.addAfter('a', 10);
+    assert.equal(queue.length, 1);
+    assert.equal(queue.delayedCount, 1);
+    assert.deepEqual(drainReady(queue), ['a']);
+    clock.advance(10);
+    assert.deepEqual(drainReady(queue), ['a'], 'the delayed add still happens');
+
+    queue.add('b');
+    queue.addAfter('b', 10);
+    clock.advance(10);
+    assert.deepEqual(drainReady(queue), ['b'], 'a delayed add of a key still queued is a no-op');
+  });
+
+  it('gives every key its earliest requested time, over many random delays (heap order)', () => {
+    const { clock, queue } = setup();
+    const rand = seededRandom(7);
+    const due = new Map<string, number>();
+    for (let i = 0; i < 3000; i++) {
+      const key = `k${Math.floor(rand() * 400)}`;
+      const ms = 1 + Math.floor(rand() * 1000);
+      queue.addAfter(key, ms);
+      due.set(key, Math.min(due.get(key) ?? Infinity, ms));
+    }
+    assert.equal(queue.delayedCount, due.size);
+    const seen = new Map<string, number>();
+    queue.onReady(() => {
+      const key = queue.get()!;
+      seen.set(key, clock.now());
+      queue.done(key);
+    });
+    clock.advance(1000);
+    assert.deepEqual(seen, due);
+  });
+
+  it('backs off 5, 10, 20, ... ms per key, resets on forget, and caps at 1000 s', () => {
+    const { clock, queue } = setup(); // the default limiter: its bucket allows a burst of 100
+    const readyAfter = (key: string): number => {
+      const start = clock.now();
+      let readyAt = NaN;
+      const unsubscribe = queue.onReady(() => (readyAt = clock.now()));
+      queue.addRateLimited(key);
+      clock.advance(2_000_000);
+      unsubscribe();
+      assert.deepEqual(drainReady(queue), [key]);
+      return readyAt - start;
+    };
+    assert.deepEqual(
+      [1, 2, 3, 4].map(() => readyAfter('a')),
+      [5, 10, 20, 40],
+    );
+    assert.equal(queue.numRequeues('a'), 4);
+    assert.equal(readyAfter('b'), 5, 'per key');
+    queue.forget('a');
+    assert.equal(queue.numRequeues('a'), 0);
+    assert.equal(readyAfter('a'), 5);
+
+    const delays = Array.from({ length: 22 }, () => readyAfter('c'));
+    assert.equal(delays[17], 5 * 2 ** 17);
+    assert.deepEqual(delays.slice(18), [1_000_000, 1_000_000, 1_000_000, 1_000_000]);
+  });
+
+  it('stops intake on shutDown, drops the delayed adds and hands nothing out', () => {
+    const { clock, queue } = setup();
+    queue.add('queued');
+    queue.addAfter('later', 10);
+    queue.shutDown();
+    assert.ok(queue.isShuttingDown);
+    assert.equal(queue.delayedCount, 0);
+    assert.equal(clock.pendingTimers, 0);
+    queue.add('a');
+    queue.addAfter('b', 0);
+    queue.addAfter('c', 10);
+    queue.addRateLimited('d');
+    assert.equal(queue.length, 1, 'only the key queued before');
+    assert.equal(queue.numRequeues('d'), 0, 'no backoff recorded after shutdown');
+    assert.equal(queue.get(), undefined);
+    clock.advance(100);
+    assert.equal(queue.get(), undefined);
+  });
+
+  it('shutDownWithDrain waits for the runs in progress', async () => {
+    const { queue } = setup();
+    queue.add('a');
+    queue.add('b');
+    queue.get();
+    queue.get();
+    let result: boolean | undefined;
+    const drained = queue.shutDownWithDrain(1000).then((r) => (result = r));
+    queue.done('a');
+    await Promise.resolve();
+    assert.equal(result, undefined, 'b still runs');
+    queue.done('b');
+    assert.equal(await drained, true);
+    assert.equal(await queue.shutDownWithDrain(1000), true, 'nothing running: at once');
+  });
+
+  it('shutDownWithDrain gives up after the grace period', async () => {
+    const { clock, queue } = setup();
+    queue.add('a');
+    queue.get();
+    const drained = queue.shutDownWithDrain(100);
+    clock.advance(99);
+    clock.advance(1);
+    assert.equal(await drained, false);
+    queue.done('a'); // late: harmless
+    assert.equal(queue.processingCount, 0);
+  });
+
+  it('signals onReady when a key becomes ready, until unsubscribed', () => {
+    const { clock, queue } = setup();
+    let calls = 0;
+    const unsubscribe = queue.onReady(() => calls++);
+    queue.add('a');
+    queue.add('a');
+    assert.equal(calls, 1, 'not for a dedup’d add');
+    queue.get();
+    queue.add('a');
+    assert.equal(calls, 1, 'not for a parked key');
+    queue.done('a');
+    assert.equal(calls, 2, 'when the parked key is queued again');
+    queue.addAfter('b', 5);
+    clock.advance(5);
+    assert.equal(calls, 3, 'when a delayed add falls due');
+    unsubscribe();
+    queue.add('c');
+    assert.equal(calls, 3);
+  });
+
+  it('reports adds, depth, latencies and retries to its metrics sink', () => {
+    const clock = new ManualClock();
+    const seen = { adds: 0, retries: 0, depth: [] as number[], latency: [] as number[], work: [] as number[] };
+    const metrics: QueueMetricsSink = {
+      add: () => seen.adds++,
+      depth: (n) => seen.depth.push(n),
+      queueLatency: (s) => seen.latency.push(s),
+      workDuration: (s) => seen.work.push(s),
+      retry: () => seen.retries++,
+    };
+    const queue = new WorkQueue<string>({ clock, metrics });
+    queue.add('a');
+    queue.add('a');
+    queue.add('b');
+    assert.equal(seen.adds, 2);
+    assert.deepEqual(seen.depth, [1, 2]);
+    clock.advance(3000);
+    queue.get();
+    assert.deepEqual(seen.latency, [3]);
+    assert.deepEqual(seen.depth, [1, 2, 1]);
+    clock.advance(1000);
+    queue.get();
+    clock.advance(1000);
+    assert.equal(queue.unfinishedWorkSeconds(), 3);
+    assert.equal(queue.longestRunningProcessorSeconds(), 2);
+    queue.done('a');
+    assert.deepEqual(seen.work, [2]);
+    queue.addAfter('c', 10);
+    queue.addRateLimited('d');
+    assert.equal(seen.retries, 2);
+  });
+});

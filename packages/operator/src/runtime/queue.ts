@@ -1,0 +1,371 @@
+import { systemClock, type Clock, type TimerHandle } from './clock.js';
+import { defaultControllerRateLimiter, type RateLimiter } from './rate-limiter.js';
+
+/**
+ * Where a queue reports what client-go's workqueue exports. Bound by the caller to one
+ * queue (the queue does not pass its name), called synchronously on the hot path: keep
+ * each call cheap.
+ */
+export interface QueueMetricsSink {
+  /** A key entered the queue; dedup'd adds do not count (workqueue_adds_total). */
+  add(): void;
+  /** Keys waiting to run, parked ones included (workqueue_depth). */
+  depth(n: number): void;
+  /** From a key's add to its get (workqueue_queue_duration_seconds). */
+  queueLatency(seconds: number): void;
+  /** From a key's get to its done (workqueue_work_duration_seconds). */
+  workDuration(seconds: number): void;
+  /** An addAfter or addRateLimited (workqueue_retries_total, counted as client-go does). */
+  retry(): void;
+}
+
+export const noopQueueMetrics: QueueMetricsSink = {
+  add: () => {},
+  depth: () => {},
+  queueLatency: () => {},
+  workDuration: () => {},
+  retry: () => {},
+};
+
+export interface WorkQueueOptions<K> {
+  /** For logs and metrics labels. */
+  name?: string;
+  /** Backoff of addRateLimited (default: defaultControllerRateLimiter on the queue's clock). */
+  rateLimiter?: RateLimiter<K>;
+  clock?: Clock;
+  metrics?: QueueMetricsSink;
+}
+
+/** Node clamps longer timers to 1 ms; a far delay is reached in several hops instead. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * client-go's rate-limited delaying workqueue, made non-blocking for one event loop.
+ *
+ * A key is either queued (in the FIFO, dirty), processing (handed out by get(), until
+ * done()), or both: an add while it runs parks it (dirty, not in the FIFO) and done()
+ * queues it again. So one key never runs twice at once and no add is lost. Delayed adds
+ * wait in a min-heap by ready time, one per key (the earliest wins), behind one timer.
+ */
+export class WorkQueue<K = string> {
+  readonly name: string;
+  private readonly clock: Clock;
+  private readonly rateLimiter: RateLimiter<K>;
+  private readonly metrics: QueueMetricsSink;
+  private readonly fifo = new Fifo<K>();
+  /** Keys waiting to run, with their add time (queue latency). */
+  private readonly dirty = new Map<K, number>();
+  /** Keys handed out by get(), with their start time (work duration). */
+  private readonly processing = new Map<K, number>();
+  private readonly delayed = new DelayHeap<K>();
+  private timer: TimerHandle | undefined;
+  private timerAt = Infinity;
+  /** Copied on (un)subscribe so a listener may unsubscribe while being called. */
+  private listeners: readonly (() => void)[] = [];
+  private readonly drainWaiters = new Set<() => void>();
+  private shuttingDown = false;
+
+  constructor(options: WorkQueueOptions<K> = {}) {
+    this.name = options.name ?? '';
+    this.clock = options.clock ?? systemClock;
+    this.rateLimiter = options.rateLimiter ?? defaultControllerRateLimiter<K>(this.clock);
+    this.metrics = options.metrics ?? noopQueueMetrics;
+  }
+
+  /** Ready keys in the FIFO (parked and delayed keys excluded), as client-go's Len(). */
+  get length(): number {
+    return this.fifo.length;
+  }
+
+  get processingCount(): number {
+    return this.processing.size;
+  }
+
+  get delayedCount(): number {
+    return this.delayed.size;
+  }
+
+  get isShuttingDown(): boolean {
+    return this.shuttingDown;
+  }
+
+  /** Queues `key` unless it already waits; parks it until done() while it runs. */
+  add(key: K): void {
+    if (this.shuttingDown || this.dirty.has(key)) return;
+    this.dirty.set(key, this.clock.now());
+    this.metrics.add();
+    this.metrics.depth(this.dirty.size);
+    if (!this.processing.has(key)) this.push(key);
+  }
+
+  /**
+   * Adds `key` after `ms` (at once when `ms <= 0`). A key with a pending delayed add keeps
+   * the earlier of the two ready times. Independent of whether the key is queued now: a
+   * run asked for later still happens later, as in client-go.
+   */
+  addAfter(key: K, ms: number): void {
+    if (this.shuttingDown) return;
+    this.metrics.retry();
+    if (!(ms > 0)) {
+      this.add(key);
+      return;
+    }
+    if (this.delayed.schedule(key, this.clock.now() + ms)) this.arm();
+  }
+
+  /** Adds `key` after its rate limiter's delay: call it when a run of `key` failed. */
+  addRateLimited(key: K): void {
+    if (this.shuttingDown) return;
+    this.addAfter(key, this.rateLimiter.when(key));
+  }
+
+  /** Resets `key`'s backoff: call it when a run succeeded. Does not cancel a delayed add. */
+  forget(key: K): void {
+    this.rateLimiter.forget(key);
+  }
+
+  /** Failures of `key` since it was last forgotten. */
+  numRequeues(key: K): number {
+    return this.rateLimiter.retries(key);
+  }
+
+  /**
+   * Hands out the next ready key and marks it processing, or undefined when none is ready
+   * or the queue is shutting down (in-flight runs finish; queued keys are not started).
+   * Every key returned must be given back with done().
+   */
+  get(): K | undefined {
+    if (this.shuttingDown || this.fifo.length === 0) return undefined;
+    const key = this.fifo.shift() as K;
+    const now = this.clock.now();
+    const addedAt = this.dirty.get(key) ?? now;
+    this.dirty.delete(key);
+    this.processing.set(key, now);
+    this.metrics.depth(this.dirty.size);
+    this.metrics.queueLatency((now - addedAt) / 1000);
+    return key;
+  }
+
+  /** Ends the run of `key`; if it was added meanwhile, queues it again. */
+  done(key: K): void {
+    const startedAt = this.processing.get(key);
+    if (startedAt === undefined) return;
+    this.processing.delete(key);
+    this.metrics.workDuration((this.clock.now() - startedAt) / 1000);
+    if (this.dirty.has(key)) this.push(key);
+    if (this.processing.size === 0 && this.drainWaiters.size > 0) {
+      for (const settle of this.drainWaiters) settle();
+      this.drainWaiters.clear();
+    }
+  }
+
+  /**
+   * Calls `listener` synchronously, inside add()/done()/the delay timer, each time a key
+   * becomes ready for get(). It must not throw and should defer real work (the worker
+   * pool coalesces these into one microtask). Returns the unsubscribe function.
+   */
+  onReady(listener: () => void): () => void {
+    const wrapped = () => listener(); // its own identity: subscribing one function twice unsubscribes once
+    this.listeners = [...this.listeners, wrapped];
+    return () => {
+      this.listeners = this.listeners.filter((l) => l !== wrapped);
+    };
+  }
+
+  /** Stops intake (adds are ignored from now on) and drops the delayed adds. */
+  shutDown(): void {
+    if (this.shuttingDown) return;
+    this.shuttingDown = true;
+    if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
+    this.timer = undefined;
+    this.timerAt = Infinity;
+    this.delayed.clear();
+  }
+
+  /** shutDown(), then resolves true once no key is processing, or false after `graceMs`. */
+  shutDownWithDrain(graceMs = 30_000): Promise<boolean> {
+    this.shutDown();
+    if (this.processing.size === 0) return Promise.resolve(true);
+    return new Promise<boolean>((resolve) => {
+      const settle = () => {
+        this.clock.clearTimeout(timer);
+        resolve(true);
+      };
+      const timer = this.clock.setTimeout(() => {
+        this.drainWaiters.delete(settle);
+        resolve(false);
+      }, graceMs);
+      this.drainWaiters.add(settle);
+    });
+  }
+
+  /** Seconds spent so far by the runs in progress (workqueue_unfinished_work_seconds). */
+  unfinishedWorkSeconds(): number {
+    const now = this.clock.now();
+    let total = 0;
+    for (const startedAt of this.processing.values()) total += now - startedAt;
+    return total / 1000;
+  }
+
+  /** Age of the oldest run in progress (workqueue_longest_running_processor_seconds). */
+  longestRunningProcessorSeconds(): number {
+    const now = this.clock.now();
+    let longest = 0;
+    for (const startedAt of this.processing.values()) longest = Math.max(longest, now - startedAt);
+    return longest / 1000;
+  }
+
+  private push(key: K): void {
+    this.fifo.push(key);
+    if (this.shuttingDown) return;
+    for (const listener of this.listeners) listener();
+  }
+
+  /** Keeps the one timer no later than the earliest delayed add. */
+  private arm(): void {
+    const next = this.delayed.peek();
+    if (!next || this.timerAt <= next.readyAt) return;
+    if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
+    const now = this.clock.now();
+    const wait = Math.min(Math.max(0, next.readyAt - now), MAX_TIMER_MS);
+    this.timerAt = now + wait;
+    this.timer = this.clock.setTimeout(this.fireDue, wait);
+  }
+
+  private readonly fireDue = (): void => {
+    this.timer = undefined;
+    this.timerAt = Infinity;
+    const now = this.clock.now();
+    for (let next = this.delayed.peek(); next && next.readyAt <= now; next = this.delayed.peek()) {
+      this.delayed.pop();
+      this.add(next.key);
+    }
+    this.arm();
+  };
+}
+
+/** A ring buffer: O(1) push and shift, where Array#shift may move every element. */
+class Fifo<T> {
+  private items: (T | undefined)[] = new Array<T | undefined>(16);
+  private head = 0;
+  private size = 0;
+
+  get length(): number {
+    return this.size;
+  }
+
+  push(item: T): void {
+    if (this.size === this.items.length) this.grow();
+    this.items[(this.head + this.size) & (this.items.length - 1)] = item;
+    this.size++;
+  }
+
+  shift(): T | undefined {
+    if (this.size === 0) return undefined;
+    const item = this.items[this.head];
+    this.items[this.head] = undefined; // no reference kept to a key that left
+    this.head = (this.head + 1) & (this.items.length - 1);
+    this.size--;
+    return item;
+  }
+
+  /** Doubles the capacity, which stays a power of two so `&` wraps indexes. */
+  private grow(): void {
+    const items = new Array<T | undefined>(this.items.length * 2);
+    for (let i = 0; i < this.size; i++) items[i] = this.items[(this.head + i) & (this.items.length - 1)];
+    this.items = items;
+    this.head = 0;
+  }
+}
+
+interface Delayed<K> {
+  key: K;
+  readyAt: number;
+  /** Insertion order: keys due at the same time are added in the order they were asked. */
+  seq: number;
+  /** Position in the heap array, kept current so a key's entry moves in O(log n). */
+  index: number;
+}
+
+/** A binary min-heap of delayed adds by ready time, with one entry per key. */
+class DelayHeap<K> {
+  private readonly heap: Delayed<K>[] = [];
+  private readonly byKey = new Map<K, Delayed<K>>();
+  private seq = 0;
+
+  get size(): number {
+    return this.heap.length;
+  }
+
+  peek(): Delayed<K> | undefined {
+    return this.heap[0];
+  }
+
+  /** Schedules `key` at `readyAt`, or moves its entry earlier. True when anything changed. */
+  schedule(key: K, readyAt: number): boolean {
+    const entry = this.byKey.get(key);
+    if (entry) {
+      if (readyAt >= entry.readyAt) return false;
+      entry.readyAt = readyAt;
+      this.up(entry.index);
+      return true;
+    }
+    const added: Delayed<K> = { key, readyAt, seq: this.seq++, index: this.heap.length };
+    this.heap.push(added);
+    this.byKey.set(key, added);
+    this.up(added.index);
+    return true;
+  }
+
+  pop(): void {
+    const top = this.heap[0];
+    const last = this.heap.pop();
+    if (!top || !last) return;
+    this.byKey.delete(top.key);
+    if (last === top) return;
+    this.place(last, 0);
+    this.down(0);
+  }
+
+  clear(): void {
+    this.heap.length = 0;
+    this.byKey.clear();
+  }
+
+  private up(index: number): void {
+    const entry = this.heap[index]!;
+    while (index > 0) {
+      const parentIndex = (index - 1) >> 1;
+      const parent = this.heap[parentIndex]!;
+      if (!before(entry, parent)) break;
+      this.place(parent, index);
+      index = parentIndex;
+    }
+    this.place(entry, index);
+  }
+
+  private down(index: number): void {
+    const entry = this.heap[index]!;
+    const size = this.heap.length;
+    for (;;) {
+      const left = 2 * index + 1;
+      if (left >= size) break;
+      const right = left + 1;
+      const childIndex = right < size && before(this.heap[right]!, this.heap[left]!) ? right : left;
+      const child = this.heap[childIndex]!;
+      if (!before(child, entry)) break;
+      this.place(child, index);
+      index = childIndex;
+    }
+    this.place(entry, index);
+  }
+
+  private place(entry: Delayed<K>, index: number): void {
+    this.heap[index] = entry;
+    entry.index = index;
+  }
+}
+
+function before<K>(a: Delayed<K>, b: Delayed<K>): boolean {
+  return a.readyAt < b.readyAt || (a.readyAt === b.readyAt && a.seq < b.seq);
+}

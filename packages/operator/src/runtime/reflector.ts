@@ -1,0 +1,278 @@
+import { KubeApiError, type KubeStatus } from '../client/errors.js';
+import type { Query } from '../client/transport.js';
+import { Backoff } from './backoff.js';
+import { systemClock, type Clock } from './clock.js';
+import { KnownObjects } from './known-objects.js';
+import type { KubeObject } from './kube-object.js';
+import { silentLogger, type RuntimeLogger } from './logger.js';
+import { keyOf, type ObjectRef } from './object-ref.js';
+import { apiVersionOf, resourceName, resourcePath, type ResourceDescriptor } from './resource.js';
+import { createWatchStats, type WatchEvent, type WatchOptions, type WatchStats, type WatchTransport } from './watch.js';
+
+interface KubeList {
+  metadata?: { resourceVersion?: string; continue?: string };
+  items: KubeObject[];
+}
+
+interface RawWatchEvent {
+  type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+  object: KubeObject;
+}
+
+/** The watch stream went quiet for too long (a half-open connection): reconnect. */
+export class WatchStalledError extends Error {
+  override readonly name = 'WatchStalledError';
+}
+
+/**
+ * The list+watch loop behind watch(): one per subscription. Runs until `signal` aborts;
+ * every failure is reported and retried, none ends it.
+ */
+export class Reflector<T extends KubeObject> {
+  private readonly path: string;
+  private readonly selectors: Query;
+  private readonly description: string;
+  private readonly apiVersion: string;
+  private readonly known = new KnownObjects<T>();
+  private readonly backoff: Backoff;
+  private readonly stats: WatchStats;
+  private readonly log: RuntimeLogger;
+  private readonly clock: Clock;
+  private readonly random: () => number;
+  private readonly strip: boolean;
+  /** Where the next WATCH starts; undefined means LIST first. */
+  private resourceVersion?: string;
+  private phase: 'list' | 'watch' = 'list';
+  private lists = 0;
+  private watches = 0;
+
+  constructor(
+    private readonly transport: WatchTransport,
+    private readonly resource: ResourceDescriptor<T>,
+    private readonly options: WatchOptions,
+    private readonly emit: (event: WatchEvent<T>) => void,
+    private readonly signal: AbortSignal,
+  ) {
+    const { namespace, labelSelector, fieldSelector } = options;
+    this.path = resourcePath(resource, namespace);
+    this.selectors = { labelSelector, fieldSelector };
+    this.description = [
+      resourceName(resource),
+      resource.namespaced && namespace ? `in ${namespace}` : '',
+      labelSelector ? `labels ${labelSelector}` : '',
+      fieldSelector ? `fields ${fieldSelector}` : '',
+    ]
+      .filter(Boolean)
+      .join(' ');
+    this.apiVersion = apiVersionOf(resource);
+    this.clock = options.clock ?? systemClock;
+    this.random = options.random ?? Math.random;
+    this.backoff = new Backoff({ clock: this.clock, random: this.random, ...options.backoff });
+    this.stats = options.stats ?? createWatchStats();
+    this.log = options.logger ?? silentLogger;
+    this.strip = options.stripManagedFields ?? true;
+  }
+
+  /** Never rejects. */
+  async run(): Promise<void> {
+    while (!this.signal.aborted) {
+      try {
+        if (this.resourceVersion === undefined) await this.list();
+        if (!this.signal.aborted) await this.watch();
+      } catch (error) {
+        if (this.signal.aborted) return;
+        await this.recover(error);
+      }
+    }
+  }
+
+  private async list(): Promise<void> {
+    this.phase = 'list';
+    if (this.lists++ > 0) this.stats.relists++;
+    let pass = this.known.relist();
+    let continueToken: string | undefined;
+    let listed: KubeList;
+    for (;;) {
+      const query: Query = { ...this.selectors, limit: this.options.pageSize ?? 500, continue: continueToken };
+      try {
+        listed = await this.transport.json<KubeList>('GET', this.path, { query, signal: this.signal });
+      } catch (error) {
+        if (!(continueToken && error instanceof KubeApiError && error.isGone)) throw error;
+        // The continue token outlived etcd's compaction: list again from the start.
+        this.log.info(`list of ${this.description} expired between pages; listing again`);
+        pass = this.known.relist();
+        continueToken = undefined;
+        continue;
+      }
+      for (const raw of listed.items) {
+        if (!raw.kind) {
+          // List items come without apiVersion and kind; watch events carry them.
+          raw.apiVersion = this.apiVersion;
+          raw.kind = this.resource.kind;
+        }
+        const key = keyOf(raw.metadata as ObjectRef);
+        const object = this.decode(raw);
+        const type = pass.observe(key, object);
+        if (type) this.emit({ type, object });
+      }
+      continueToken = listed.metadata?.continue || undefined;
+      if (!continueToken) break;
+    }
+    for (const object of pass.vanished()) this.emit({ type: 'DELETED', object });
+    this.resourceVersion = listed.metadata?.resourceVersion ?? '';
+    this.stats.resourceVersion = this.resourceVersion;
+    this.stats.lastSyncAt = this.clock.now();
+    this.stats.failures = 0;
+    this.emit({ type: 'SYNCED' });
+  }
+
+  private async watch(): Promise<void> {
+    this.phase = 'watch';
+    if (this.watches++ > 0) this.stats.restarts++;
+    const minTimeout = this.options.minWatchTimeoutSeconds ?? 300;
+    const timeoutSeconds = Math.floor(minTimeout * (1 + this.random()));
+    const stallMs = this.options.stallTimeoutMs ?? timeoutSeconds * 1000 + 60_000;
+    const abort = new AbortController();
+    const forward = () => abort.abort(this.signal.reason);
+    this.signal.addEventListener('abort', forward, { once: true });
+    const watchdog = new Watchdog(this.clock, stallMs, () =>
+      abort.abort(new WatchStalledError(`no event for ${stallMs} ms`)),
+    );
+    const startedAt = this.clock.now();
+    let received = 0;
+    try {
+      const query: Query = {
+        ...this.selectors,
+        watch: true,
+        allowWatchBookmarks: true,
+        resourceVersion: this.resourceVersion,
+        timeoutSeconds,
+      };
+      for await (const event of this.transport.stream<RawWatchEvent>(this.path, query, abort.signal)) {
+        watchdog.touch();
+        if (received++ === 0) this.stats.failures = 0;
+        this.handle(event);
+      }
+    } catch (error) {
+      throw abort.signal.reason instanceof WatchStalledError ? abort.signal.reason : error;
+    } finally {
+      watchdog.stop();
+      this.signal.removeEventListener('abort', forward);
+    }
+    // As client-go: a stream that ends at once with nothing in it is a failure, not a loop.
+    if (received === 0 && this.clock.now() - startedAt < 1000) {
+      throw new Error('very short watch: the API server ended it at once without an event');
+    }
+    this.log.debug(`watch of ${this.description} ended after ${received} event(s); resuming`);
+  }
+
+  private handle(event: RawWatchEvent): void {
+    const raw = event.object;
+    switch (event.type) {
+      case 'ADDED':
+      case 'MODIFIED':
+      case 'DELETED': {
+        const key = keyOf(raw.metadata as ObjectRef);
+        const resourceVersion = raw.metadata?.resourceVersion;
+        const object = this.decode(raw);
+        if (event.type === 'DELETED') this.known.delete(key);
+        else this.known.set(key, object);
+        this.advance(resourceVersion);
+        this.stats.events++;
+        this.emit({ type: event.type, object });
+        return;
+      }
+      case 'BOOKMARK':
+        this.advance(raw.metadata?.resourceVersion);
+        this.stats.bookmarks++;
+        return;
+      case 'ERROR': {
+        const status = raw as KubeStatus;
+        throw KubeApiError.fromResponse({ method: 'GET', path: this.path, watch: true }, status.code ?? 500, status);
+      }
+      default:
+        this.log.warn(`watch of ${this.description}: ignoring an event of unknown type ${String(event.type)}`);
+    }
+  }
+
+  private advance(resourceVersion: string | undefined): void {
+    if (resourceVersion) this.resourceVersion = this.stats.resourceVersion = resourceVersion;
+    this.stats.lastEventAt = this.clock.now();
+  }
+
+  private decode(raw: KubeObject): T {
+    // Nothing else references a freshly parsed object: changing it in place is free.
+    if (this.strip && raw.metadata?.managedFields) delete raw.metadata.managedFields;
+    return (this.options.transform ? this.options.transform(raw) : raw) as T;
+  }
+
+  private async recover(thrown: unknown): Promise<void> {
+    const error = thrown instanceof Error ? thrown : new Error(String(thrown));
+    const gone = error instanceof KubeApiError && error.isGone;
+    if (gone) this.resourceVersion = undefined;
+    const attempt = ++this.stats.failures;
+    const retryAfterMs =
+      error instanceof KubeApiError && error.status === 429 ? (error.retryAfterSeconds ?? 0) * 1000 : 0;
+    const retryInMs = Math.max(this.backoff.next(), retryAfterMs);
+    this.stats.lastError = error.message;
+    if (gone) {
+      // Routine (etcd compacts history): relist, and emit what changed meanwhile.
+      this.log.info(`watch of ${this.description}: resourceVersion expired; listing again in ${retryInMs} ms`);
+    } else {
+      this.log.warn(
+        `${this.phase} of ${this.description} failed (attempt ${attempt}); retrying in ${retryInMs} ms: ${error.message}`,
+      );
+      this.options.onError?.(error, { phase: this.phase, watch: this.description, attempt, retryInMs });
+    }
+    await this.sleep(retryInMs);
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        this.signal.removeEventListener('abort', cancel);
+        resolve();
+      };
+      const handle = this.clock.setTimeout(done, ms);
+      const cancel = () => {
+        this.clock.clearTimeout(handle);
+        done();
+      };
+      this.signal.addEventListener('abort', cancel, { once: true });
+    });
+  }
+}
+
+/**
+ * Fires when nothing has arrived for `limitMs`. One timer per stream, re-armed only when it
+ * fires early, so an event costs one clock read, not a timer reset.
+ */
+class Watchdog {
+  private lastAt: number;
+  private handle: unknown;
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly limitMs: number,
+    private readonly onStall: () => void,
+  ) {
+    this.lastAt = clock.now();
+    this.arm(limitMs);
+  }
+
+  touch(): void {
+    this.lastAt = this.clock.now();
+  }
+
+  stop(): void {
+    this.clock.clearTimeout(this.handle);
+  }
+
+  private arm(ms: number): void {
+    this.handle = this.clock.setTimeout(() => {
+      const quietMs = this.clock.now() - this.lastAt;
+      if (quietMs >= this.limitMs) this.onStall();
+      else this.arm(this.limitMs - quietMs);
+    }, ms);
+  }
+}

@@ -1,0 +1,275 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { KubeApiError } from '../client/errors.js';
+import { FakeWatchTransport, flush, object, type FakeList } from '../test-support/fake-watch-transport.js';
+import type { KubeObject } from './kube-object.js';
+import type { ResourceDescriptor } from './resource.js';
+import { ManualClock } from './testing-clock.js';
+import { createWatchStats, watch, type WatchErrorInfo, type WatchEvent, type WatchOptions } from './watch.js';
+
+const ConfigMaps: ResourceDescriptor<KubeObject> = {
+  group: '',
+  version: 'v1',
+  kind: 'ConfigMap',
+  plural: 'configmaps',
+  namespaced: true,
+};
+
+function list(resourceVersion: string, items: KubeObject[], continueToken?: string): FakeList {
+  return { items, metadata: { resourceVersion, ...(continueToken ? { continue: continueToken } : {}) } };
+}
+
+function start(options: WatchOptions = {}) {
+  const transport = new FakeWatchTransport();
+  const clock = new ManualClock();
+  const stats = createWatchStats();
+  const errors: Array<{ error: Error; info: WatchErrorInfo }> = [];
+  const events: WatchEvent<KubeObject>[] = [];
+  const subscribe = () =>
+    watch(transport, ConfigMaps, {
+      clock,
+      random: () => 0,
+      stats,
+      onError: (error, info) => errors.push({ error, info }),
+      ...options,
+    }).subscribe((event) => events.push(event));
+  /** Event types and names since the last call, e.g. 'ADDED a'. */
+  const taken = () =>
+    events.splice(0).map((e) => (e.type === 'SYNCED' ? 'SYNCED' : `${e.type} ${e.object.metadata?.name}`));
+  return { transport, clock, stats, errors, events, subscribe, taken };
+}
+
+const networkError = () =>
+  KubeApiError.fromNetwork(
+    { method: 'GET', path: '/api/v1/configmaps' },
+    'https://k',
+    Object.assign(new Error('reset'), { code: 'ECONNRESET' }),
+  );
+
+describe('watch()', () => {
+  it('lists page by page, then watches from the list resourceVersion with bookmarks and a randomized timeout', async () => {
+    const t = start({ random: () => 0.5 });
+    t.transport.onList = (q) =>
+      q.continue ? list('10', [object('c', '9')]) : list('10', [object('a', '3'), object('b', '4')], 'next');
+    const sub = t.subscribe();
+    const stream = await t.transport.watchNumber(0);
+    assert.deepEqual(t.taken(), ['ADDED a', 'ADDED b', 'ADDED c', 'SYNCED']);
+    assert.deepEqual(t.transport.lists, [
+      { labelSelector: undefined, fieldSelector: undefined, limit: 500, continue: undefined },
+      { labelSelector: undefined, fieldSelector: undefined, limit: 500, continue: 'next' },
+    ]);
+    assert.equal(stream.query.watch, true);
+    assert.equal(stream.query.allowWatchBookmarks, true);
+    assert.equal(stream.query.resourceVersion, '10');
+    assert.equal(stream.query.timeoutSeconds, 450);
+    sub.unsubscribe();
+  });
+
+  it('fills in apiVersion and kind of list items, strips managedFields and transforms each object once', async () => {
+    let transforms = 0;
+    const t = start({
+      transform: (o) => {
+        transforms++;
+        return Object.assign(o, { seen: true });
+      },
+    });
+    t.transport.onList = () =>
+      list('2', [{ metadata: { name: 'a', namespace: 'ns', resourceVersion: '1', managedFields: [{}] } }]);
+    const sub = t.subscribe();
+    const stream = await t.transport.watchNumber(0);
+    stream.push('MODIFIED', object('a', '3', { managedFields: [{}] }));
+    await flush();
+    const [added, , modified] = t.events as Array<{ object: KubeObject }>;
+    assert.deepEqual(added!.object, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'a', namespace: 'ns', resourceVersion: '1' },
+      seen: true,
+    });
+    assert.equal(modified!.object.metadata?.managedFields, undefined);
+    assert.equal(transforms, 2);
+    sub.unsubscribe();
+  });
+
+  it('restarts a paginated list whose continue token expired, without repeating unchanged objects', async () => {
+    const t = start();
+    let expired = false;
+    t.transport.onList = (q) => {
+      if (!q.continue) return list('20', [object('a', '1'), object('b', '2')], 'p2');
+      if (!expired)
+        return (
+          (expired = true),
+          new KubeApiError(410, 'Expired', 'continue token expired', 'GET', '/api/v1/configmaps')
+        );
+      return list('20', [object('c', '3')]);
+    };
+    const sub = t.subscribe();
+    await t.transport.watchNumber(0);
+    assert.deepEqual(t.taken(), ['ADDED a', 'ADDED b', 'ADDED c', 'SYNCED']);
+    assert.equal(t.transport.lists.length, 4);
+    assert.equal(t.errors.length, 0);
+    sub.unsubscribe();
+  });
+
+  it('emits watch events, follows bookmarks, and resumes at once from the last resourceVersion when the stream ends', async () => {
+    const t = start();
+    const sub = t.subscribe();
+    const first = await t.transport.watchNumber(0);
+    t.taken();
+    first.push('ADDED', object('a', '11'));
+    first.push('MODIFIED', object('a', '12'));
+    first.push('BOOKMARK', { kind: 'ConfigMap', metadata: { resourceVersion: '15' } });
+    first.end();
+    const second = await t.transport.watchNumber(1);
+    assert.deepEqual(t.taken(), ['ADDED a', 'MODIFIED a']);
+    assert.equal(second.query.resourceVersion, '15');
+    second.push('DELETED', object('a', '16'));
+    await flush();
+    assert.deepEqual(t.taken(), ['DELETED a']);
+    assert.deepEqual([t.stats.restarts, t.stats.relists, t.stats.events, t.stats.bookmarks], [1, 0, 3, 1]);
+    assert.equal(t.stats.resourceVersion, '16');
+    assert.equal(t.transport.lists.length, 1, 'no relist');
+    sub.unsubscribe();
+  });
+
+  it('reconnects after failures with backoff doubling from 800 ms, and waits as long as a 429 Retry-After asks', async () => {
+    const t = start();
+    const sub = t.subscribe();
+    (await t.transport.watchNumber(0)).push('BOOKMARK', { metadata: { resourceVersion: '7' } });
+    t.transport.streams[0]!.fail(networkError());
+    await flush();
+    t.clock.advance(799);
+    await flush();
+    assert.equal(t.transport.streams.length, 1, 'still backing off');
+    t.clock.advance(1);
+    const second = await t.transport.watchNumber(1);
+    assert.equal(second.query.resourceVersion, '7');
+    second.fail(networkError());
+    await flush();
+    t.clock.advance(1600);
+    const third = await t.transport.watchNumber(2);
+    third.fail(KubeApiError.fromResponse({ method: 'GET', path: '/api/v1/configmaps' }, 429, 'busy', '5'));
+    await flush();
+    t.clock.advance(4999);
+    await flush();
+    assert.equal(t.transport.streams.length, 3);
+    t.clock.advance(1);
+    await t.transport.watchNumber(3);
+    assert.deepEqual(
+      t.errors.map((e) => [e.info.phase, e.info.attempt, e.info.retryInMs]),
+      [
+        ['watch', 1, 800],
+        ['watch', 2, 1600],
+        ['watch', 3, 5000],
+      ],
+    );
+    assert.equal(t.stats.failures, 3);
+    assert.match(t.stats.lastError!, /429/);
+    assert.equal(t.transport.lists.length, 1);
+    sub.unsubscribe();
+  });
+
+  it('relists after a 410 ERROR event and emits only what changed: MODIFIED, ADDED, DELETED with the last known object', async () => {
+    const t = start();
+    t.transport.onList = () => list('5', [object('a', '1'), object('b', '2'), object('c', '3')]);
+    const sub = t.subscribe();
+    const stream = await t.transport.watchNumber(0);
+    const lastC = (t.events[2] as { object: KubeObject }).object;
+    t.taken();
+    t.transport.onList = () => list('30', [object('a', '1'), object('b', '20'), object('d', '25')]);
+    stream.push('ERROR', { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version: 5 (26)' });
+    await flush();
+    t.clock.advance(800);
+    const after = await t.transport.watchNumber(1);
+    const events = t.events.splice(0);
+    assert.deepEqual(
+      events.map((e) => (e.type === 'SYNCED' ? e.type : `${e.type} ${e.object.metadata?.name}`)),
+      ['MODIFIED b', 'ADDED d', 'DELETED c', 'SYNCED'],
+    );
+    assert.equal((events[2] as { object: KubeObject }).object, lastC, 'the same object, not a copy');
+    assert.equal(after.query.resourceVersion, '30');
+    assert.equal(t.stats.relists, 1);
+    assert.equal(t.errors.length, 0, '410 is routine, not an error');
+    sub.unsubscribe();
+  });
+
+  it('relists when opening the watch answers HTTP 410', async () => {
+    const t = start();
+    const sub = t.subscribe();
+    (await t.transport.watchNumber(0)).fail(new KubeApiError(410, 'Gone', 'gone', 'GET', '/api/v1/configmaps'));
+    await flush();
+    t.clock.advance(800);
+    await t.transport.watchNumber(1);
+    assert.equal(t.transport.lists.length, 2);
+    assert.deepEqual(t.taken(), ['SYNCED', 'SYNCED']);
+    sub.unsubscribe();
+  });
+
+  it('retries a failing list with backoff and never errors', async () => {
+    const t = start();
+    let calls = 0;
+    t.transport.onList = () =>
+      ++calls < 3
+        ? KubeApiError.fromResponse({ method: 'GET', path: '/api/v1/configmaps' }, 403, 'forbidden')
+        : list('1', []);
+    const sub = t.subscribe();
+    await flush();
+    t.clock.advance(800);
+    await flush();
+    t.clock.advance(1600);
+    await t.transport.watchNumber(0);
+    assert.deepEqual(
+      t.errors.map((e) => [e.info.phase, e.info.attempt]),
+      [
+        ['list', 1],
+        ['list', 2],
+      ],
+    );
+    assert.equal(t.stats.failures, 0, 'reset by the successful list');
+    sub.unsubscribe();
+  });
+
+  it('reconnects a watch that received nothing, bookmarks included, for stallTimeoutMs', async () => {
+    const t = start({ stallTimeoutMs: 1000 });
+    const sub = t.subscribe();
+    const stream = await t.transport.watchNumber(0);
+    t.clock.advance(500);
+    stream.push('BOOKMARK', { metadata: { resourceVersion: '9' } });
+    await flush();
+    t.clock.advance(900);
+    await flush();
+    assert.equal(stream.closed, false, 'the bookmark kept it alive');
+    t.clock.advance(100);
+    await flush();
+    assert.equal(stream.closed, true);
+    assert.equal(t.errors[0]?.error.name, 'WatchStalledError');
+    t.clock.advance(800);
+    const next = await t.transport.watchNumber(1);
+    assert.equal(next.query.resourceVersion, '9');
+    sub.unsubscribe();
+  });
+
+  it('unsubscribing aborts the stream in flight and leaves no timer behind', async () => {
+    const t = start({ stallTimeoutMs: 1000 });
+    const sub = t.subscribe();
+    const stream = await t.transport.watchNumber(0);
+    sub.unsubscribe();
+    await flush();
+    assert.equal(stream.closed, true);
+    assert.equal(t.clock.pendingTimers, 0);
+    t.clock.advance(60_000);
+    await flush();
+    assert.equal(t.transport.streams.length, 1);
+  });
+
+  it('unsubscribing during a backoff cancels the pending retry', async () => {
+    const t = start();
+    const sub = t.subscribe();
+    (await t.transport.watchNumber(0)).fail(networkError());
+    await flush();
+    assert.equal(t.clock.pendingTimers, 1);
+    sub.unsubscribe();
+    await flush();
+    assert.equal(t.clock.pendingTimers, 0);
+  });
+});

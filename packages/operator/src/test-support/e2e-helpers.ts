@@ -1,0 +1,68 @@
+// Helpers for end-to-end tests of the watch and the informer against a real API server.
+import type { ApiClient } from '@nestor/testing';
+import type { Query, RequestOptions } from '../client/transport.js';
+import type { WatchTransport } from '../runtime/watch.js';
+
+/** Runs `task` over `items` with at most `limit` in flight. */
+export async function parallel<T>(items: T[], limit: number, task: (item: T) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: limit }, async () => {
+      while (next < items.length) await task(items[next++]!);
+    }),
+  );
+}
+
+export function configMapsPath(namespace: string, name = ''): string {
+  return `/api/v1/namespaces/${namespace}/configmaps${name ? `/${name}` : ''}`;
+}
+
+export async function createConfigMap(
+  client: ApiClient,
+  namespace: string,
+  name: string,
+  extra: { labels?: Record<string, string>; ownerReferences?: object[]; data?: Record<string, string> } = {},
+): Promise<{ metadata: { uid: string; resourceVersion: string } }> {
+  const { data = { key: 'value' }, ...metadata } = extra;
+  return client.request('POST', configMapsPath(namespace), {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name, namespace, ...metadata },
+    data,
+  });
+}
+
+/**
+ * Wraps a transport so a test decides when the next WATCH may open: while the gate is
+ * closed, a reconnecting watch waits, and the test can change things it will miss.
+ */
+export class GatedTransport implements WatchTransport {
+  private gate?: { promise: Promise<void>; open: () => void };
+
+  constructor(private readonly inner: WatchTransport) {}
+
+  close(): void {
+    if (this.gate) return;
+    let open!: () => void;
+    const promise = new Promise<void>((resolve) => (open = resolve));
+    this.gate = { promise, open };
+  }
+
+  open(): void {
+    this.gate?.open();
+    this.gate = undefined;
+  }
+
+  json<T>(method: string, path: string, options?: RequestOptions): Promise<T> {
+    return this.inner.json<T>(method, path, options);
+  }
+
+  stream<T = unknown>(path: string, query?: Query, signal?: AbortSignal): AsyncIterable<T> {
+    const gate = this.gate?.promise;
+    const inner = this.inner;
+    return (async function* () {
+      if (gate) await gate;
+      yield* inner.stream<T>(path, query, signal);
+    })();
+  }
+}

@@ -1,0 +1,99 @@
+// A scripted stand-in for the Transport in unit tests of watch() and the informer: the test
+// answers each LIST and drives each WATCH stream by hand.
+import type { Query, RequestOptions } from '../client/transport.js';
+import type { KubeObject } from '../runtime/kube-object.js';
+import type { WatchTransport } from '../runtime/watch.js';
+
+export interface FakeList {
+  items: KubeObject[];
+  metadata: { resourceVersion?: string; continue?: string };
+}
+
+/** One WATCH request: the test pushes its events and ends or breaks it. */
+export class FakeStream implements AsyncIterable<unknown> {
+  private readonly queue: Array<{ value?: unknown; error?: unknown; done?: boolean }> = [];
+  private wake?: () => void;
+  closed = false;
+
+  constructor(
+    readonly query: Query,
+    private readonly signal: AbortSignal | undefined,
+  ) {
+    signal?.addEventListener('abort', () => this.settle({ error: signal.reason }), { once: true });
+  }
+
+  push(type: string, object: object): void {
+    this.settle({ value: { type, object } });
+  }
+
+  end(): void {
+    this.settle({ done: true });
+  }
+
+  fail(error: unknown): void {
+    this.settle({ error });
+  }
+
+  async *[Symbol.asyncIterator](): AsyncGenerator<unknown> {
+    try {
+      for (;;) {
+        while (this.queue.length === 0) await new Promise<void>((resolve) => (this.wake = resolve));
+        const next = this.queue.shift()!;
+        if (next.error !== undefined) throw next.error;
+        if (next.done) return;
+        yield next.value;
+      }
+    } finally {
+      this.closed = true;
+    }
+  }
+
+  private settle(item: { value?: unknown; error?: unknown; done?: boolean }): void {
+    this.queue.push(item);
+    this.wake?.();
+  }
+}
+
+export class FakeWatchTransport implements WatchTransport {
+  /** Queries of every LIST, in order. */
+  readonly lists: Query[] = [];
+  readonly streams: FakeStream[] = [];
+  /** Answers a LIST: a page, or an error to throw. A copy is returned, as the wire would. */
+  onList: (query: Query) => FakeList | Error = () => ({ items: [], metadata: { resourceVersion: '1' } });
+  private streamWaiters: Array<() => void> = [];
+
+  async json<T>(_method: string, _path: string, options: RequestOptions = {}): Promise<T> {
+    if (options.signal?.aborted) throw options.signal.reason;
+    this.lists.push(options.query ?? {});
+    const answer = this.onList(options.query ?? {});
+    if (answer instanceof Error) throw answer;
+    return structuredClone(answer) as T;
+  }
+
+  stream<T = unknown>(_path: string, query: Query = {}, signal?: AbortSignal): AsyncIterable<T> {
+    const stream = new FakeStream(query, signal);
+    this.streams.push(stream);
+    for (const wake of this.streamWaiters.splice(0)) wake();
+    return stream as AsyncIterable<T>;
+  }
+
+  /** The n-th WATCH (0-based), once it has been opened. */
+  async watchNumber(n: number): Promise<FakeStream> {
+    while (this.streams.length <= n) await new Promise<void>((resolve) => this.streamWaiters.push(resolve));
+    return this.streams[n]!;
+  }
+}
+
+/** A ConfigMap-like object. */
+export function object(name: string, resourceVersion: string, extra: Partial<KubeObject['metadata']> = {}): KubeObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name, namespace: 'ns', resourceVersion, ...extra },
+  };
+}
+
+/** Lets pending promise callbacks and I/O callbacks run. */
+export function flush(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
