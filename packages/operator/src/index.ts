@@ -75,3 +75,9 @@ export {
 } from './crd/manifests.js';
 export { allVersionsOf } from './crd/custom-resource.decorator.js';
 export { controllersOfModule, describeController, type ScannedController } from './nest/module-scanner.js';
+
+// Production runtime: metrics, probes, leader election
+export { OperatorMetrics, type WatchStatsSource } from './metrics/operator-metrics.js';
+export { OperatorHttpServer } from './nest/operator-http.server.js';
+export { LeaseLock, type LeaseLockOptions } from './runtime/leader-election.js';
+export type { LeaderElectionOptions } from './nest/operator-options.interface.js';

@@ -12,7 +12,14 @@ export {
 export * from './informer.js';
 export type { KubeObject, ObjectMeta, OwnerReference } from './kube-object.js';
 export { type RuntimeLogger, silentLogger, consoleLogger } from './logger.js';
-export { Manager, type ManagerOptions, type LeaderElection } from './manager.js';
+export {
+  Manager,
+  type ManagerOptions,
+  type ManagerHealth,
+  type HealthCheck,
+  type ManagerMetrics,
+  type LeaderElection,
+} from './manager.js';
 export { keyOf, refOf, type ObjectRef } from './object-ref.js';
 export * from './predicates.js';
 export * from './queue.js';

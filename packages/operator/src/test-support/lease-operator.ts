@@ -1,0 +1,90 @@
+// A small operator application for the production end-to-end tests, run as a separate
+// process so several replicas can compete for one Lease. Configured through the
+// environment:
+//   KUBECONFIG                  the control plane
+//   NESTOR_NAMESPACE            the namespace it watches and holds its Lease in
+//   NESTOR_IDENTITY             this replica's identity
+//   NESTOR_LEASE_ID             the Lease's name
+//   NESTOR_LEASE_MS, NESTOR_RENEW_MS, NESTOR_RETRY_MS   lease timings (default: the framework's)
+// It reconciles ConfigMaps: each reconcile prints a 'start' and an 'end' JSON line with its
+// identity, key and timestamps, and sleeps data.sleepMs in between. Other JSON lines:
+// 'ready' once the application context is up, 'exit' when the process exits.
+import 'reflect-metadata';
+import { Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { V1ConfigMap } from '@kubernetes/client-node';
+import { ConfigMap, Controller, OperatorModule, Reconcile, type ReconcileContext } from '../index.js';
+
+/** One line of this process's test protocol on stdout. */
+export interface OperatorEvent {
+  nestorTest: true;
+  event: 'ready' | 'start' | 'end' | 'exit';
+  identity: string;
+  at: number;
+  key?: string;
+  start?: number;
+  end?: number;
+  code?: number;
+}
+
+function required(name: string): string {
+  const value = process.env[name];
+  if (!value) throw new Error(`lease-operator: set ${name}`);
+  return value;
+}
+
+function optionalNumber(name: string): number | undefined {
+  const value = process.env[name];
+  return value ? Number(value) : undefined;
+}
+
+const identity = required('NESTOR_IDENTITY');
+const namespace = required('NESTOR_NAMESPACE');
+
+function emit(event: Omit<OperatorEvent, 'nestorTest' | 'identity' | 'at'> & { at?: number }): void {
+  process.stdout.write(`${JSON.stringify({ nestorTest: true, identity, at: Date.now(), ...event })}\n`);
+}
+
+@Controller(ConfigMap)
+class RecordingController {
+  @Reconcile()
+  async reconcile(configMap: V1ConfigMap, ctx: ReconcileContext): Promise<void> {
+    const start = Date.now();
+    emit({ event: 'start', key: ctx.key, at: start });
+    const sleepMs = Number(configMap.data?.['sleepMs'] ?? 0);
+    if (sleepMs > 0) await new Promise((resolve) => setTimeout(resolve, sleepMs));
+    emit({ event: 'end', key: ctx.key, start, end: Date.now() });
+  }
+}
+
+const leaseDurationMs = optionalNumber('NESTOR_LEASE_MS');
+const renewDeadlineMs = optionalNumber('NESTOR_RENEW_MS');
+const retryPeriodMs = optionalNumber('NESTOR_RETRY_MS');
+
+@Module({
+  imports: [
+    OperatorModule.forRoot({
+      kubeConfig: required('KUBECONFIG'),
+      namespace,
+      metrics: { port: 0 },
+      health: { port: 0 },
+      leaderElection: {
+        id: required('NESTOR_LEASE_ID'),
+        namespace,
+        identity,
+        ...(leaseDurationMs ? { leaseDurationMs } : {}),
+        ...(renewDeadlineMs ? { renewDeadlineMs } : {}),
+        ...(retryPeriodMs ? { retryPeriodMs } : {}),
+      },
+    }),
+  ],
+  providers: [RecordingController],
+})
+class AppModule {}
+
+process.on('exit', (code) => emit({ event: 'exit', code }));
+
+const app = await NestFactory.createApplicationContext(AppModule);
+// process.exit(0) after a clean shutdown, so the exit code says whether it was clean.
+app.enableShutdownHooks([], { useProcessExit: true });
+emit({ event: 'ready' });

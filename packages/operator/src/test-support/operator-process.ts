@@ -1,0 +1,132 @@
+// Runs lease-operator.js as a child process and collects its JSON lines, for the
+// production end-to-end tests.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { waitFor } from '@nestor/testing';
+import type { OperatorEvent } from './lease-operator.js';
+
+const SCRIPT = fileURLToPath(new URL('./lease-operator.js', import.meta.url));
+/** The Node the repository pins (node_modules/.bin/node), else the one running the tests. */
+const PINNED_NODE = fileURLToPath(new URL('../../../../node_modules/.bin/node', import.meta.url));
+const NODE = existsSync(PINNED_NODE) ? PINNED_NODE : process.execPath;
+
+export interface OperatorProcessOptions {
+  kubeconfigPath: string;
+  namespace: string;
+  identity: string;
+  leaseId: string;
+  leaseDurationMs?: number;
+  renewDeadlineMs?: number;
+  retryPeriodMs?: number;
+}
+
+export interface ProcessExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  /** Date.now() when the exit was seen. */
+  at: number;
+}
+
+export class OperatorProcess {
+  readonly identity: string;
+  readonly events: OperatorEvent[] = [];
+  /** Everything else it printed, for failure messages. */
+  readonly output: string[] = [];
+  readonly exited: Promise<ProcessExit>;
+  private exit?: ProcessExit;
+  private readonly child: ChildProcess;
+
+  constructor(options: OperatorProcessOptions) {
+    this.identity = options.identity;
+    const timings: Record<string, string> = {};
+    if (options.leaseDurationMs) timings['NESTOR_LEASE_MS'] = String(options.leaseDurationMs);
+    if (options.renewDeadlineMs) timings['NESTOR_RENEW_MS'] = String(options.renewDeadlineMs);
+    if (options.retryPeriodMs) timings['NESTOR_RETRY_MS'] = String(options.retryPeriodMs);
+    this.child = spawn(NODE, ['--enable-source-maps', SCRIPT], {
+      env: {
+        ...process.env,
+        KUBECONFIG: options.kubeconfigPath,
+        NESTOR_NAMESPACE: options.namespace,
+        NESTOR_IDENTITY: options.identity,
+        NESTOR_LEASE_ID: options.leaseId,
+        NO_COLOR: '1',
+        ...timings,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    this.exited = new Promise((resolve) => {
+      this.child.once('exit', (code, signal) => {
+        this.exit = { code, signal, at: Date.now() };
+        resolve(this.exit);
+      });
+    });
+    this.read(this.child.stdout!, true);
+    this.read(this.child.stderr!, false);
+  }
+
+  get running(): boolean {
+    return this.exit === undefined;
+  }
+
+  /** Events of one kind, optionally for one key. */
+  of(event: OperatorEvent['event'], key?: string): OperatorEvent[] {
+    return this.events.filter((e) => e.event === event && (key === undefined || e.key === key));
+  }
+
+  /** Waits for an event; fails early, with the output, if the process exits first. */
+  async waitForEvent(
+    what: string,
+    match: (event: OperatorEvent) => boolean,
+    timeoutMs = 30_000,
+  ): Promise<OperatorEvent> {
+    return waitFor(
+      () => {
+        const found = this.events.find(match);
+        if (found) return found;
+        if (!this.running) throw new Error(`${this.identity} exited first (${JSON.stringify(this.exit)}):\n${this.tail()}`);
+        return undefined;
+      },
+      { timeoutMs, what: `${this.identity}: ${what}` },
+    );
+  }
+
+  signal(signal: NodeJS.Signals): void {
+    if (this.running) this.child.kill(signal);
+  }
+
+  /** SIGKILLs it if still running and waits for the exit (for after/finally). */
+  async dispose(): Promise<void> {
+    this.signal('SIGKILL');
+    await this.exited;
+  }
+
+  tail(lines = 60): string {
+    return this.output.slice(-lines).join('\n');
+  }
+
+  private read(stream: NodeJS.ReadableStream, parse: boolean): void {
+    let buffered = '';
+    stream.setEncoding('utf8');
+    stream.on('data', (chunk: string) => {
+      buffered += chunk;
+      let newline: number;
+      while ((newline = buffered.indexOf('\n')) >= 0) {
+        const line = buffered.slice(0, newline);
+        buffered = buffered.slice(newline + 1);
+        const event = parse ? parseEvent(line) : undefined;
+        if (event) this.events.push(event);
+        else this.output.push(line);
+      }
+    });
+  }
+}
+
+function parseEvent(line: string): OperatorEvent | undefined {
+  if (!line.startsWith('{"nestorTest":true')) return undefined;
+  try {
+    return JSON.parse(line) as OperatorEvent;
+  } catch {
+    return undefined;
+  }
+}
