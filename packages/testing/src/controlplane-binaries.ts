@@ -188,7 +188,7 @@ function runGoBuild(
   return new Promise((resolvePromise, reject) => {
     const child = spawn(go, args, {
       cwd: controlPlaneModuleDir,
-      env: { ...env, GOWORK: 'off', CGO_ENABLED: '0', GOFLAGS: '-mod=readonly' },
+      env: { ...env, GOWORK: 'off', CGO_ENABLED: '0', GOFLAGS: '-mod=readonly -buildvcs=false' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let compiled = 0;

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { Injectable, Scope, type INestApplicationContext } from '@nestjs/common';
+import { Injectable, Module, Scope, type INestApplicationContext } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import type { V1ConfigMap, V1Deployment } from '@kubernetes/client-node';
 import { TestEnvironment, waitFor } from '@nestor/testing';
@@ -328,6 +328,57 @@ describe('OperatorModule', () => {
     assert.equal(controller.finished, controller.started, 'every started reconcile finished before close returned');
     await new Promise((r) => setTimeout(r, 300));
     assert.equal(controller.ranAfterClose, false);
+  });
+});
+
+describe('OperatorModule.forRootAsync', () => {
+  it('takes its options from a factory with injected configuration', async () => {
+    @Injectable()
+    class OperatorConfig {
+      namespace = '';
+    }
+    @Module({ providers: [OperatorConfig], exports: [OperatorConfig] })
+    class ConfigModule {}
+
+    @Controller(Widget)
+    class AsyncConfigured {
+      readonly seen = new Set<string>();
+      @Reconcile() reconcile(w: Widget) {
+        this.seen.add(`${w.metadata.namespace}/${w.metadata.name}`);
+      }
+    }
+
+    const ns = await env.createNamespace('nest-async');
+    const other = await env.createNamespace('nest-async-other');
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        ConfigModule,
+        OperatorModule.forRootAsync({
+          imports: [ConfigModule],
+          inject: [OperatorConfig],
+          useFactory: (config: OperatorConfig) => ({
+            kubeConfig: env.kubeConfig,
+            namespace: config.namespace,
+            metrics: { port: 0 },
+            health: { port: 0 },
+          }),
+        }),
+      ],
+      providers: [AsyncConfigured],
+    })
+      .overrideProvider(OperatorConfig)
+      .useValue({ namespace: ns })
+      .compile();
+    await moduleRef.init();
+    try {
+      await createWidget(other, 'elsewhere');
+      await createWidget(ns, 'here');
+      const controller = moduleRef.get(AsyncConfigured);
+      await waitFor(() => controller.seen.has(`${ns}/here`), { what: 'the widget in the configured namespace' });
+      assert.ok(!controller.seen.has(`${other}/elsewhere`), 'objects outside the configured namespace are not watched');
+    } finally {
+      await moduleRef.close();
+    }
   });
 });
 

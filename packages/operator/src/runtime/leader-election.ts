@@ -110,7 +110,7 @@ export class LeaseLock implements LeaderElection {
     clearTimeout(this.renewTimer);
     if (!this.leading || !this.lease) return;
     this.setLeading(false);
-    const now = new Date().toISOString();
+    const now = microTime(new Date());
     try {
       await this.transport.json('PUT', this.path, {
         body: {
@@ -173,8 +173,8 @@ export class LeaseLock implements LeaderElection {
           spec: {
             holderIdentity: this.identity,
             leaseDurationSeconds: durationSeconds,
-            acquireTime: now.toISOString(),
-            renewTime: now.toISOString(),
+            acquireTime: microTime(now),
+            renewTime: microTime(now),
             leaseTransitions: 0,
           },
         },
@@ -195,10 +195,10 @@ export class LeaseLock implements LeaderElection {
         ...spec,
         holderIdentity: this.identity,
         leaseDurationSeconds: durationSeconds,
-        renewTime: now.toISOString() as unknown as Date,
+        renewTime: microTime(now) as unknown as Date,
         ...(heldByUs
           ? {}
-          : { acquireTime: now.toISOString() as unknown as Date, leaseTransitions: (spec.leaseTransitions ?? 0) + 1 }),
+          : { acquireTime: microTime(now) as unknown as Date, leaseTransitions: (spec.leaseTransitions ?? 0) + 1 }),
       },
     };
     try {
@@ -223,6 +223,11 @@ export class LeaseLock implements LeaderElection {
     }
     this.observed = record;
   }
+}
+
+/** A Lease's times are MicroTime: RFC 3339 with exactly six fractional digits, which the API server insists on. */
+export function microTime(date: Date): string {
+  return date.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

@@ -1,0 +1,99 @@
+// A Memcached's status from its Deployment's: pure functions, so the controller stays short.
+//
+// The conditions follow the Available / Progressing / Degraded convention of OpenShift's
+// ClusterOperators, which the Operator SDK's docs recommend:
+//   Available    True while at least one memcached pod is available (the cache serves).
+//   Progressing  True while the Deployment has not rolled out the current spec to `size` pods.
+//   Degraded     True when the Deployment reports a failure, or the operator could not apply it.
+import type { DeploymentObject } from './memcached.deployment.js';
+import type { Condition, Memcached, MemcachedStatus } from './memcached.resource.js';
+
+export type ConditionType = 'Available' | 'Progressing' | 'Degraded';
+type Wanted = Pick<Condition, 'status' | 'reason' | 'message'>;
+
+/**
+ * The status the Memcached should have, given its Deployment as the API server returned it.
+ * `failure` is set when the Deployment could not be applied.
+ */
+export function memcachedStatus(
+  memcached: Memcached,
+  deployment: DeploymentObject | undefined,
+  failure?: string,
+): MemcachedStatus {
+  const size = memcached.spec.size;
+  const available = deployment?.status?.availableReplicas ?? 0;
+  const pending = deployment ? rolloutPending(deployment, size) : 'the Deployment does not exist yet';
+  const fault = failure ? { reason: 'ApplyFailed', message: failure } : deployment && deploymentFault(deployment);
+
+  let conditions = memcached.status?.conditions ?? [];
+  const set = (type: ConditionType, wanted: Wanted) => (conditions = setCondition(conditions, type, wanted, memcached));
+  set(
+    'Available',
+    available > 0
+      ? { status: 'True', reason: 'MinimumReplicasAvailable', message: `${available}/${size} pods available` }
+      : { status: 'False', reason: 'NoReplicasAvailable', message: `0/${size} pods available` },
+  );
+  set(
+    'Progressing',
+    pending
+      ? { status: 'True', reason: 'RollingOut', message: pending }
+      : { status: 'False', reason: 'RolloutComplete', message: `Deployment has ${size}/${size} pods available` },
+  );
+  set('Degraded', fault ? { status: 'True', ...fault } : { status: 'False', reason: 'AsExpected', message: 'no failure reported' });
+
+  return {
+    conditions,
+    observedGeneration: memcached.metadata.generation ?? 0,
+    readyReplicas: deployment?.status?.readyReplicas ?? 0,
+  };
+}
+
+/** The condition of a type, if set. */
+export function conditionOf(memcached: Memcached, type: ConditionType): Condition | undefined {
+  return memcached.status?.conditions?.find((c) => c.type === type);
+}
+
+/**
+ * What the rollout still waits for, or undefined when the Deployment runs the current spec on
+ * `size` available pods (the checks of `kubectl rollout status`).
+ */
+function rolloutPending(deployment: DeploymentObject, size: number): string | undefined {
+  const status = deployment.status ?? {};
+  const updated = status.updatedReplicas ?? 0;
+  const total = status.replicas ?? 0;
+  const available = status.availableReplicas ?? 0;
+  if ((status.observedGeneration ?? 0) < (deployment.metadata?.generation ?? 0))
+    return 'waiting for the Deployment controller to observe the new spec';
+  if (updated < size) return `${updated}/${size} pods updated`;
+  if (total > updated) return `${total - updated} old pods terminating`;
+  if (available < size) return `${available}/${size} pods available`;
+  return undefined;
+}
+
+/** A failure the Deployment reports: pods it cannot create, or a rollout past its deadline. */
+function deploymentFault(deployment: DeploymentObject): Wanted | undefined {
+  for (const c of deployment.status?.conditions ?? []) {
+    if (c.type === 'ReplicaFailure' && c.status === 'True')
+      return { status: 'True', reason: 'ReplicaFailure', message: c.message ?? '' };
+    if (c.type === 'Progressing' && c.reason === 'ProgressDeadlineExceeded')
+      return { status: 'True', reason: 'ProgressDeadlineExceeded', message: c.message ?? '' };
+  }
+  return undefined;
+}
+
+/** Sets a condition as meta.SetStatusCondition does: lastTransitionTime moves only when status does. */
+function setCondition(conditions: Condition[], type: ConditionType, wanted: Wanted, memcached: Memcached): Condition[] {
+  const previous = conditions.find((c) => c.type === type);
+  const next: Condition = {
+    type,
+    ...wanted,
+    lastTransitionTime:
+      previous && previous.status === wanted.status ? previous.lastTransitionTime : now(),
+    observedGeneration: memcached.metadata.generation ?? 0,
+  };
+  return [...conditions.filter((c) => c.type !== type), next].sort((a, b) => order(a.type) - order(b.type));
+}
+
+/** metav1.Time: RFC 3339 to the second. */
+const now = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+const order = (type: string) => ['Available', 'Progressing', 'Degraded'].indexOf(type);
