@@ -16,7 +16,8 @@ import {
   type ReconcileContext,
   type ReconcileResult,
 } from '@nestor/operator';
-import { deploymentFor, type DeploymentObject } from './memcached.deployment.js';
+import type { DeploymentObject } from '../kube-types.js';
+import { deploymentFor } from './memcached.deployment.js';
 import { Memcached, type MemcachedStatus } from './memcached.resource.js';
 import { memcachedStatus } from './memcached.status.js';
 
@@ -35,24 +36,29 @@ export class MemcachedController {
 
   @Reconcile()
   async reconcile(memcached: Memcached, ctx: ReconcileContext): Promise<ReconcileResult | void> {
+    // A Deployment of that name that something else controls is not ours to take.
     const current = await this.kube.get(Deployment, ctx.request);
-    this.refuseForeign(current, memcached);
-
-    let deployment: DeploymentObject;
-    try {
-      deployment = await this.kube.apply(deploymentFor(memcached, this.image), { owner: memcached });
-    } catch (error) {
-      await this.updateStatus(memcached, memcachedStatus(memcached, current, (error as Error).message));
-      throw error; // retried with backoff
+    const owner = current?.metadata?.ownerReferences?.find((o) => o.controller);
+    if (owner && owner.uid !== memcached.metadata.uid) {
+      const message = `Deployment ${ctx.request.name} is controlled by ${owner.kind} ${owner.name}: rename the Memcached or delete that Deployment`;
+      await this.degraded(memcached, undefined, 'DeploymentNotOwned', message);
+      throw new TerminalError(message); // retrying cannot help: not retried until the Memcached changes
     }
+
+    // Server-side apply the Deployment we want, with the Memcached as its controller owner.
+    const deployment = await this.kube
+      .apply(deploymentFor(memcached, this.image), { owner: memcached })
+      .catch(async (error: Error) => {
+        await this.degraded(memcached, current, 'ApplyFailed', error.message);
+        throw error; // retried with backoff
+      });
     await this.recordChange(memcached, current, deployment);
 
+    // Report the rollout, and look again soon while it is in progress.
     const status = memcachedStatus(memcached, deployment);
     await this.updateStatus(memcached, status);
-    const progressing = status.conditions?.find((c) => c.type === 'Progressing');
-    if (progressing?.status !== 'True') return;
-    ctx.log.debug(`the rollout is not done (${progressing.message}): looking again in ${ROLLOUT_REQUEUE_MS} ms`);
-    return { requeueAfter: ROLLOUT_REQUEUE_MS };
+    const progressing = status.conditions?.some((c) => c.type === 'Progressing' && c.status === 'True');
+    if (progressing) return { requeueAfter: ROLLOUT_REQUEUE_MS };
   }
 
   @Finalizer()
@@ -69,16 +75,6 @@ export class MemcachedController {
     ctx.log.log('finalized');
   }
 
-  /** A Deployment of that name controlled by something else is not ours to take: retrying cannot help. */
-  private refuseForeign(current: DeploymentObject | undefined, memcached: Memcached): void {
-    const controller = current?.metadata?.ownerReferences?.find((o) => o.controller);
-    if (controller && controller.uid !== memcached.metadata.uid) {
-      throw new TerminalError(
-        `Deployment ${current!.metadata!.name} is controlled by ${controller.kind} ${controller.name}: rename the Memcached or delete that Deployment`,
-      );
-    }
-  }
-
   /** An Event for each change to the Deployment, as `kubectl describe memcached` shows them. */
   private async recordChange(memcached: Memcached, before: DeploymentObject | undefined, after: DeploymentObject) {
     const name = after.metadata?.name;
@@ -92,6 +88,10 @@ export class MemcachedController {
     if (changes.length === 0) return;
     const reason = changes.length === 1 && changes[0]!.startsWith('replicas') ? 'Scaled' : 'Updated';
     await this.kube.recordEvent(memcached, 'Normal', reason, `${reason} Deployment ${name}: ${changes.join(', ')}`);
+  }
+
+  private degraded(memcached: Memcached, deployment: DeploymentObject | undefined, reason: string, message: string) {
+    return this.updateStatus(memcached, memcachedStatus(memcached, deployment, { reason, message }));
   }
 
   /** Writes the status only when it changed: every write is an event that reconciles again. */

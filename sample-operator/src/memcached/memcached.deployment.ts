@@ -1,11 +1,7 @@
 // The Deployment a Memcached wants: a pure function of the custom resource, server-side
 // applied by the controller (which adds the owner reference).
-import type { Deployment, ResourceDescriptor } from '@nestor/operator';
+import type { DeploymentObject } from '../kube-types.js';
 import type { Memcached } from './memcached.resource.js';
-
-/** The object type of a kind descriptor: `ObjectOf<typeof Deployment>` is client-node's V1Deployment. */
-export type ObjectOf<R> = R extends ResourceDescriptor<infer T> ? T : never;
-export type DeploymentObject = ObjectOf<typeof Deployment>;
 
 /** The image the Go tutorial uses; MEMCACHED_IMAGE overrides it, as there. */
 export const DEFAULT_MEMCACHED_IMAGE = 'memcached:1.6.26-alpine3.19';

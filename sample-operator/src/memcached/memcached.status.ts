@@ -3,9 +3,10 @@
 // The conditions follow the Available / Progressing / Degraded convention of OpenShift's
 // ClusterOperators, which the Operator SDK's docs recommend:
 //   Available    True while at least one memcached pod is available (the cache serves).
-//   Progressing  True while the Deployment has not rolled out the current spec to `size` pods.
+//   Progressing  True while the Deployment has not rolled out the current spec to `size` pods
+//                (False while the operator cannot apply it).
 //   Degraded     True when the Deployment reports a failure, or the operator could not apply it.
-import type { DeploymentObject } from './memcached.deployment.js';
+import type { DeploymentObject } from '../kube-types.js';
 import type { Condition, Memcached, MemcachedStatus } from './memcached.resource.js';
 
 export type ConditionType = 'Available' | 'Progressing' | 'Degraded';
@@ -13,17 +14,17 @@ type Wanted = Pick<Condition, 'status' | 'reason' | 'message'>;
 
 /**
  * The status the Memcached should have, given its Deployment as the API server returned it.
- * `failure` is set when the Deployment could not be applied.
+ * `failure` says why the operator could not apply the Deployment.
  */
 export function memcachedStatus(
   memcached: Memcached,
   deployment: DeploymentObject | undefined,
-  failure?: string,
+  failure?: { reason: string; message: string },
 ): MemcachedStatus {
   const size = memcached.spec.size;
   const available = deployment?.status?.availableReplicas ?? 0;
   const pending = deployment ? rolloutPending(deployment, size) : 'the Deployment does not exist yet';
-  const fault = failure ? { reason: 'ApplyFailed', message: failure } : deployment && deploymentFault(deployment);
+  const fault = failure ?? (deployment && deploymentFault(deployment));
 
   let conditions = memcached.status?.conditions ?? [];
   const set = (type: ConditionType, wanted: Wanted) => (conditions = setCondition(conditions, type, wanted, memcached));
@@ -35,11 +36,16 @@ export function memcachedStatus(
   );
   set(
     'Progressing',
-    pending
-      ? { status: 'True', reason: 'RollingOut', message: pending }
-      : { status: 'False', reason: 'RolloutComplete', message: `Deployment has ${size}/${size} pods available` },
+    failure
+      ? { status: 'False', reason: failure.reason, message: 'the Deployment cannot be applied (see Degraded)' }
+      : pending
+        ? { status: 'True', reason: 'RollingOut', message: pending }
+        : { status: 'False', reason: 'RolloutComplete', message: `Deployment has ${size}/${size} pods available` },
   );
-  set('Degraded', fault ? { status: 'True', ...fault } : { status: 'False', reason: 'AsExpected', message: 'no failure reported' });
+  set(
+    'Degraded',
+    fault ? { status: 'True', ...fault } : { status: 'False', reason: 'AsExpected', message: 'no failure reported' },
+  );
 
   return {
     conditions,
@@ -71,12 +77,12 @@ function rolloutPending(deployment: DeploymentObject, size: number): string | un
 }
 
 /** A failure the Deployment reports: pods it cannot create, or a rollout past its deadline. */
-function deploymentFault(deployment: DeploymentObject): Wanted | undefined {
+function deploymentFault(deployment: DeploymentObject): { reason: string; message: string } | undefined {
   for (const c of deployment.status?.conditions ?? []) {
     if (c.type === 'ReplicaFailure' && c.status === 'True')
-      return { status: 'True', reason: 'ReplicaFailure', message: c.message ?? '' };
+      return { reason: 'ReplicaFailure', message: c.message ?? '' };
     if (c.type === 'Progressing' && c.reason === 'ProgressDeadlineExceeded')
-      return { status: 'True', reason: 'ProgressDeadlineExceeded', message: c.message ?? '' };
+      return { reason: 'ProgressDeadlineExceeded', message: c.message ?? '' };
   }
   return undefined;
 }
@@ -87,8 +93,7 @@ function setCondition(conditions: Condition[], type: ConditionType, wanted: Want
   const next: Condition = {
     type,
     ...wanted,
-    lastTransitionTime:
-      previous && previous.status === wanted.status ? previous.lastTransitionTime : now(),
+    lastTransitionTime: previous && previous.status === wanted.status ? previous.lastTransitionTime : now(),
     observedGeneration: memcached.metadata.generation ?? 0,
   };
   return [...conditions.filter((c) => c.type !== type), next].sort((a, b) => order(a.type) - order(b.type));

@@ -184,18 +184,13 @@ export class KubeClient {
 
   /** Adds a finalizer unless present; returns the updated object (or the same when nothing changed). */
   async addFinalizer<T extends KubeObject>(object: T, finalizer: string): Promise<T> {
-    const finalizers = object.metadata?.finalizers ?? [];
-    if (finalizers.includes(finalizer)) return object;
-    return this.patchFinalizers(object, [...finalizers, finalizer]);
+    return this.updateFinalizers(object, (list) => (list.includes(finalizer) ? undefined : [...list, finalizer]));
   }
 
   /** Removes a finalizer if present. */
   async removeFinalizer<T extends KubeObject>(object: T, finalizer: string): Promise<T> {
-    const finalizers = object.metadata?.finalizers ?? [];
-    if (!finalizers.includes(finalizer)) return object;
-    return this.patchFinalizers(
-      object,
-      finalizers.filter((f) => f !== finalizer),
+    return this.updateFinalizers(object, (list) =>
+      list.includes(finalizer) ? list.filter((f) => f !== finalizer) : undefined,
     );
   }
 
@@ -245,12 +240,41 @@ export class KubeClient {
     });
   }
 
-  private async patchFinalizers<T extends KubeObject>(object: T, finalizers: string[]): Promise<T> {
-    const resource = this.kinds.forObject(object);
-    // The resourceVersion makes the patch fail with 409 if someone else changed the list.
-    return this.patch(resource as ResourceDescriptor<T>, requireName(object), {
-      metadata: { finalizers, resourceVersion: object.metadata?.resourceVersion },
-    });
+  /**
+   * Changes metadata.finalizers with a JSON patch whose `test` guards the list itself, not
+   * the resourceVersion: writes to other fields (a status update in a finalizer) do not
+   * conflict, a concurrent change of the list does, and is retried on a fresh read.
+   */
+  private async updateFinalizers<T extends KubeObject>(
+    object: T,
+    change: (current: string[]) => string[] | undefined,
+  ): Promise<T> {
+    const resource = this.kinds.forObject(object) as ResourceDescriptor<T>;
+    const ref = requireName(object);
+    let current: T = object;
+    for (let attempt = 1; ; attempt++) {
+      const list = current.metadata?.finalizers;
+      const next = change(list ?? []);
+      if (!next) return current;
+      try {
+        if (!list) {
+          // No list to test against: the resourceVersion guards against one added meanwhile.
+          const body = { metadata: { finalizers: next, resourceVersion: current.metadata?.resourceVersion } };
+          return await this.patch(resource, ref, body, 'merge');
+        }
+        const patch = [
+          { op: 'test', path: '/metadata/finalizers', value: list },
+          { op: 'replace', path: '/metadata/finalizers', value: next },
+        ];
+        return await this.patch(resource, ref, patch, 'json');
+      } catch (error) {
+        if (error instanceof KubeApiError && error.status === 404) return current; // gone: nothing left to change
+        const stale = error instanceof KubeApiError && (error.status === 409 || error.status === 422);
+        if (!stale || attempt >= 5) throw error;
+        const fresh = await this.transport.json<T>('GET', resourcePath(resource, ref.namespace, ref.name));
+        current = withKind(fresh, resource);
+      }
+    }
   }
 }
 

@@ -1,5 +1,6 @@
 import http, { type ClientRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import https from 'node:https';
+import tls from 'node:tls';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { silentLogger, type RuntimeLogger } from '../runtime/logger.js';
 import { readCredentials, tlsChanged, type Credentials } from './credentials.js';
@@ -289,7 +290,7 @@ export class Transport {
       this.requestAgent = this.watchAgent = credentials.proxyAgent;
       return;
     }
-    const common = { keepAlive: true, scheduling: 'lifo' as const, ...credentials.tls };
+    const common = { keepAlive: true, scheduling: 'lifo' as const, ...agentTls(this.secure, credentials) };
     const maxSockets = this.options.maxSockets ?? 32;
     const Agent = this.secure ? https.Agent : http.Agent;
     this.requestAgent = new Agent({
@@ -300,6 +301,21 @@ export class Transport {
     });
     this.watchAgent = new Agent(common);
   }
+}
+
+/**
+ * The agents' TLS options: the CA, client certificate and key parsed once into one
+ * SecureContext. Given as ca/cert/key, https.Agent would copy them into every request's
+ * options and stringify them into its pool key (getName) on every request and socket
+ * release, and tls.connect would parse them again for every new connection.
+ */
+function agentTls(secure: boolean, credentials: Credentials): https.AgentOptions {
+  const { ca, cert, key, pfx, passphrase, ...rest } = credentials.tls;
+  if (!secure) return credentials.tls;
+  const material = Object.fromEntries(
+    Object.entries({ ca, cert, key, pfx, passphrase }).filter(([, value]) => value !== undefined),
+  );
+  return { ...rest, secureContext: tls.createSecureContext(material) };
 }
 
 interface Deadline {

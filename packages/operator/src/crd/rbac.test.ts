@@ -14,6 +14,17 @@ class Backup {}
 const events = { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] };
 
 describe('rbacRulesFor', () => {
+  it('lets a controller without a kind write what it declares, and watch what it watches', () => {
+    const rules = rbacRulesFor([{ writes: [ConfigMap], watches: [ConfigMap] }], { events: false });
+    assert.deepEqual(rules, [
+      {
+        apiGroups: [''],
+        resources: ['configmaps'],
+        verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
+      },
+    ]);
+  });
+
   it('grants exactly the verbs the framework uses on each kind, grouped by API group and verbs', () => {
     const rules = rbacRulesFor([
       { resource: Memcached, owns: [Deployment, ConfigMap], watches: [Secret], finalizer: true },

@@ -5,6 +5,8 @@ export interface ControllerAccess {
   /** The primary kind (absent for a controller fed only by @Source streams). */
   resource?: ResourceType;
   owns?: readonly ResourceType[];
+  /** Kinds it writes without owning them (declared with @Controller's `writes`). */
+  writes?: readonly ResourceType[];
   watches?: readonly ResourceType[];
   /** The controller has a @Finalizer method. */
   finalizer?: boolean;
@@ -31,6 +33,8 @@ const VERBS = {
   finalizers: ['update'],
   /** Created, applied, replaced, patched and deleted by the reconciler; watched to reconcile the owner. */
   owned: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
+  /** Read and written by the reconciler through KubeClient, not owned. */
+  written: ['get', 'list', 'create', 'update', 'patch', 'delete'],
   /** Only watched, to map changes to requests. */
   watched: ['get', 'list', 'watch'],
   /** KubeClient.recordEvent creates core/v1 Events (and may patch a repeated one). */
@@ -59,6 +63,10 @@ export function rbacRulesFor(
     for (const owned of controller.owns ?? []) {
       const { group, plural } = resourceOf(owned);
       grants.add(group, plural, VERBS.owned);
+    }
+    for (const written of controller.writes ?? []) {
+      const { group, plural } = resourceOf(written);
+      grants.add(group, plural, VERBS.written);
     }
     for (const watched of controller.watches ?? []) {
       const { group, plural } = resourceOf(watched);

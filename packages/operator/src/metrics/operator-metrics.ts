@@ -23,7 +23,7 @@ function isProgrammingError(error: Error | undefined): boolean {
 /** Live numbers the metrics read when scraped. */
 export interface WatchStatsSource {
   resource: string;
-  stats: { restarts: number; relists: number; lastEventAt?: number };
+  stats: { restarts: number; relists: number; lastEventAt?: number; lastSyncAt?: number };
 }
 
 /**
@@ -185,8 +185,12 @@ export class OperatorMetrics {
     );
     watchGauge(
       'nestor_watch_last_event_age_seconds',
-      'Seconds since the watch of a resource last received anything, bookmarks included',
-      (s) => (s.stats.lastEventAt === undefined ? undefined : (Date.now() - s.stats.lastEventAt) / 1000),
+      'Seconds since the watch of a resource last received anything (its list, an event or a bookmark)',
+      (s) => {
+        // From the list on: a watch that never got an event since must show its age, not vanish.
+        const last = Math.max(s.stats.lastEventAt ?? -Infinity, s.stats.lastSyncAt ?? -Infinity);
+        return last === -Infinity ? undefined : (Date.now() - last) / 1000;
+      },
     );
   }
 
@@ -195,6 +199,18 @@ export class OperatorMetrics {
     this.maxConcurrent.set({ controller }, maxConcurrentReconciles);
     this.activeWorkers.set({ controller }, 0);
     const labels = { name: controller, controller };
+    // Every series exists from the start, at 0, as in controller-runtime and client-go: rate()
+    // and alerts on a counter that has not counted yet see 0, not an absent series.
+    for (const result of ['success', 'error', 'requeue', 'requeue_after'])
+      this.reconcileTotal.inc({ controller, result }, 0);
+    for (const counter of [this.reconcileErrors, this.terminalErrors, this.panics, this.timeouts])
+      counter.inc({ controller }, 0);
+    this.reconcileTime.zero({ controller });
+    this.depth.set(labels, 0);
+    this.adds.inc(labels, 0);
+    this.retries.inc(labels, 0);
+    this.queueDuration.zero(labels);
+    this.workDuration.zero(labels);
     const queue: QueueMetricsSink = {
       add: () => this.adds.inc(labels),
       depth: (n) => this.depth.set(labels, n),

@@ -101,6 +101,10 @@ export function bindController(
       },
     );
 
+  // UIDs whose finalizer this process just removed. The cache may still show the finalizer
+  // for a moment, and a reconcile queued meanwhile must not run the cleanup again.
+  const finalized = new RecentSet(60_000);
+
   const reconcileOnce = async (request: ReconcileRequest<KubeObject>): Promise<ReconcileResult | void> => {
     const ctx: ReconcileContext = {
       request: request.ref,
@@ -115,9 +119,11 @@ export function bindController(
     if (found.finalizer && finalizerName) {
       const finalizers = object.metadata?.finalizers ?? [];
       if (object.metadata?.deletionTimestamp) {
-        if (!finalizers.includes(finalizerName)) return; // cleaned up already, or never ours
+        const uid = object.metadata.uid ?? request.key;
+        if (!finalizers.includes(finalizerName) || finalized.has(uid)) return; // cleaned up already, or never ours
         await call(found.finalizer.method, object, ctx);
         await kube.removeFinalizer(object, finalizerName);
+        finalized.add(uid);
         return;
       }
       if (!finalizers.includes(finalizerName)) object = await kube.addFinalizer(object, finalizerName);
@@ -153,4 +159,26 @@ export function bindController(
     ...(options.maxConcurrentReconciles ? { maxConcurrentReconciles: options.maxConcurrentReconciles } : {}),
     ...(options.reconcileTimeoutMs ? { reconcileTimeoutMs: options.reconcileTimeoutMs } : {}),
   };
+}
+
+/** A set whose entries expire after `ttlMs`; pruned on insert, oldest first, so it stays small. */
+class RecentSet {
+  private readonly expiries = new Map<string, number>();
+
+  constructor(private readonly ttlMs: number) {}
+
+  add(value: string): void {
+    const now = Date.now();
+    for (const [old, expiry] of this.expiries) {
+      if (expiry > now) break; // insertion order is expiry order
+      this.expiries.delete(old);
+    }
+    this.expiries.delete(value);
+    this.expiries.set(value, now + this.ttlMs);
+  }
+
+  has(value: string): boolean {
+    const expiry = this.expiries.get(value);
+    return expiry !== undefined && expiry > Date.now();
+  }
 }

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Injectable, Module, forwardRef, type DynamicModule } from '@nestjs/common';
-import { ConfigMap, Deployment, Secret } from '../client/kinds.js';
+import { ConfigMap, Deployment, Secret, Service } from '../client/kinds.js';
 import { CustomResource } from '../crd/custom-resource.decorator.js';
 import { Controller } from './decorators/controller.decorator.js';
 import { Finalizer } from './decorators/finalizer.decorator.js';
@@ -14,7 +14,7 @@ import { controllersOfModule, describeController } from './module-scanner.js';
 @CustomResource({ group: 'scan.example.com', version: 'v1', kind: 'Thing' })
 class Thing {}
 
-@Controller(Thing, { owns: [Deployment] })
+@Controller(Thing, { owns: [Deployment], writes: [Service] })
 class ThingController {
   @Reconcile() reconcile() {}
   @Finalizer() cleanup() {}
@@ -77,6 +77,7 @@ describe('describeController', () => {
       target: ThingController,
       resource: Thing,
       owns: [Deployment],
+      writes: [Service],
       watches: [ConfigMap],
       finalizer: true,
     });

@@ -43,6 +43,7 @@ export function describeController(target: Type): ScannedController | undefined 
     target,
     ...(metadata.resource ? { resource: metadata.resource } : {}),
     owns: metadata.options.owns ?? [],
+    writes: metadata.options.writes ?? [],
     watches,
     finalizer,
   };

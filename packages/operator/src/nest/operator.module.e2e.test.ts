@@ -205,6 +205,7 @@ describe('OperatorModule', () => {
   it('runs the finalizer once on delete, then the object goes; a throwing finalizer keeps it and retries', async () => {
     @Controller(Widget)
     class FinalizingController {
+      constructor(private readonly kube: KubeClient) {}
       readonly attempts = new Counter();
       readonly successes = new Counter();
       /** The cleanup of these objects fails until the test lets it through. */
@@ -214,10 +215,12 @@ describe('OperatorModule', () => {
       reconcile(): void {}
 
       @Finalizer()
-      cleanup(w: Widget): void {
+      async cleanup(w: Widget): Promise<void> {
         const name = w.metadata.name!;
         this.attempts.hit(name);
         if (this.blocked.has(name)) throw new Error(`cleanup of ${name} failed`);
+        // A write during cleanup moves the resourceVersion; removing the finalizer must still work.
+        await this.kube.patchStatus(w, { phase: 'Deleting' });
         this.successes.hit(name);
       }
     }

@@ -41,7 +41,10 @@ function replica(options: Omit<OperatorProcessOptions, 'kubeconfigPath'>): Opera
 
 async function readLease(namespace: string, name: string): Promise<V1Lease | undefined> {
   try {
-    return await env.client.request<V1Lease>('GET', `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/${name}`);
+    return await env.client.request<V1Lease>(
+      'GET',
+      `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/${name}`,
+    );
   } catch (error) {
     if (error instanceof ApiError && error.status === 404) return undefined;
     throw error;
@@ -132,7 +135,8 @@ describe('operator replicas on one Lease', () => {
     await a.waitForEvent('ready', (e) => e.event === 'ready');
     // A standby's application finishes bootstrapping too (its HTTP server and probes run).
     await b.waitForEvent('ready', (e) => e.event === 'ready');
-    for (const key of keys) await a.waitForEvent(`the first reconcile of ${key}`, (e) => e.event === 'end' && e.key === key);
+    for (const key of keys)
+      await a.waitForEvent(`the first reconcile of ${key}`, (e) => e.event === 'end' && e.key === key);
     for (const name of names) await touch(namespace, name, { round: '1' });
     for (const key of keys) {
       await waitFor(() => a.of('end', key).length >= 2, { what: `replica-a to reconcile ${key} again` });
@@ -146,7 +150,7 @@ describe('operator replicas on one Lease', () => {
       // Clean stop: the leader drains, releases the Lease, exits 0; the standby takes over at once.
       const terminatedAt = Date.now();
       a.signal('SIGTERM');
-      const aExit = await a.exited;
+      const aExit = await a.waitForExit();
       assert.equal(aExit.code, 0, `replica-a should exit 0 on SIGTERM:\n${a.tail()}`);
       const afterExit = await readLease(namespace, leaseId);
       assert.ok(
@@ -173,10 +177,12 @@ describe('operator replicas on one Lease', () => {
       assert.deepEqual(c.of('start'), [], 'the standby must not reconcile');
       const killedAt = Date.now();
       b.signal('SIGKILL');
-      await b.exited;
+      await b.waitForExit();
       const cLease = await leaseHeldBy(namespace, leaseId, 'replica-c', LEASE_MS + 3 * RETRY_MS + 30_000);
       const crashHandover = acquiredAt(cLease) - killedAt;
-      t.diagnostic(`crash handover: SIGKILL -> standby acquired ${crashHandover} ms (lease ${LEASE_MS} ms, retry ${RETRY_MS} ms)`);
+      t.diagnostic(
+        `crash handover: SIGKILL -> standby acquired ${crashHandover} ms (lease ${LEASE_MS} ms, retry ${RETRY_MS} ms)`,
+      );
       assert.ok(
         crashHandover <= LEASE_MS + 2.2 * RETRY_MS + SLACK_MS,
         `the standby should take an expired lease within leaseDuration + retry, took ${crashHandover} ms`,
@@ -197,7 +203,7 @@ describe('operator replicas on one Lease', () => {
     t.diagnostic(`${runs.length} reconciles checked for overlap`);
 
     c.signal('SIGTERM');
-    assert.equal((await c.exited).code, 0, `replica-c should exit 0 on SIGTERM:\n${c.tail()}`);
+    assert.equal((await c.waitForExit()).code, 0, `replica-c should exit 0 on SIGTERM:\n${c.tail()}`);
     assert.equal((await readLease(namespace, leaseId))?.spec?.holderIdentity ?? '', '', 'the Lease should be released');
   });
 
@@ -213,7 +219,7 @@ describe('operator replicas on one Lease', () => {
 
     const terminatedAt = Date.now();
     d.signal('SIGTERM');
-    const exit = await d.exited;
+    const exit = await d.waitForExit();
     const lease = await readLease(namespace, leaseId);
 
     assert.equal(exit.code, 0, `it should exit 0:\n${d.tail()}`);
@@ -222,7 +228,33 @@ describe('operator replicas on one Lease', () => {
     assert.ok(terminatedAt < end.end!, 'SIGTERM should arrive while the reconcile runs');
     assert.ok(end.end! - started.at >= 3000, 'the reconcile should run to its end, not be cut short');
     assert.ok(d.of('exit')[0]!.at >= end.end!, 'the process should exit after the reconcile ended');
-    assert.equal(lease?.spec?.holderIdentity ?? '', '', 'the Lease should be released at exit');
-    t.diagnostic(`SIGTERM -> exit ${exit.at - terminatedAt} ms (the reconcile had ${3000 - (terminatedAt - started.at)} ms left)`);
+    assert.equal(lease?.spec?.holderIdentity ?? '', '', `the Lease should be released at exit:\n${d.tail()}`);
+    t.diagnostic(
+      `SIGTERM -> exit ${exit.at - terminatedAt} ms (the reconcile had ${3000 - (terminatedAt - started.at)} ms left)`,
+    );
+  });
+
+  it('a replica that loses its Lease exits 1 (the default onLost)', async () => {
+    const namespace = await env.createNamespace('lost');
+    const leaseId = 'lost-operator';
+    const e = replica({ namespace, identity: 'replica-e', leaseId });
+    await e.waitForEvent('ready', (event) => event.event === 'ready');
+    await leaseHeldBy(namespace, leaseId, 'replica-e');
+    // Another replica takes the Lease over (as after a partition): the next renewal sees it.
+    await waitFor(
+      async () => {
+        const lease = (await readLease(namespace, leaseId))!;
+        await env.client.request('PUT', `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/${leaseId}`, {
+          ...lease,
+          spec: { ...lease.spec, holderIdentity: 'usurper', renewTime: new Date().toISOString().replace('Z', '000Z') },
+        });
+        return true;
+      },
+      { what: 'the Lease to be taken over' },
+    );
+    const exit = await e.waitForExit();
+    assert.equal(exit.code, 1, e.tail());
+    assert.match(e.tail(), /lost the lease/);
+    assert.equal((await readLease(namespace, leaseId))?.spec?.holderIdentity, 'usurper');
   });
 });

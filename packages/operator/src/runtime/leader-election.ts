@@ -52,6 +52,7 @@ export class LeaseLock implements LeaderElection {
   private lease?: V1Lease;
   private leading = false;
   private renewTimer?: NodeJS.Timeout;
+  private renewing?: Promise<void>;
   private lastRenew = 0;
   private readonly lostListeners: Array<() => void> = [];
 
@@ -108,11 +109,15 @@ export class LeaseLock implements LeaderElection {
   /** Releases the lease if held: the holder is cleared so a standby acquires it on its next try. */
   async release(): Promise<void> {
     clearTimeout(this.renewTimer);
+    // A renewal in flight would race the release with the same resourceVersion (409): let it land first.
+    await this.renewing;
+    clearTimeout(this.renewTimer);
     if (!this.leading || !this.lease) return;
     this.setLeading(false);
     const now = microTime(new Date());
     try {
       await this.transport.json('PUT', this.path, {
+        timeoutMs: this.renewDeadlineMs,
         body: {
           ...this.lease,
           spec: { ...this.lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: now, acquireTime: now },
@@ -132,7 +137,9 @@ export class LeaseLock implements LeaderElection {
     this.log.info(`became leader on lease ${this.options.namespace}/${this.options.name}`, { identity: this.identity });
     const renew = async () => {
       try {
-        if (await this.tryAcquireOrRenew()) this.lastRenew = performance.now();
+        // Bounded by the renew deadline (as client-go's context): a request the API server never
+        // answers must not keep this replica leading past it while a standby takes the lease.
+        if (await this.tryAcquireOrRenew(this.lastRenew + this.renewDeadlineMs)) this.lastRenew = performance.now();
       } catch (error) {
         this.log.warn(`lease renewal failed: ${(error as Error).message}`);
       }
@@ -145,9 +152,14 @@ export class LeaseLock implements LeaderElection {
         for (const listener of this.lostListeners) listener();
         return;
       }
-      this.renewTimer = setTimeout(renew, this.retryPeriodMs);
+      schedule();
     };
-    this.renewTimer = setTimeout(renew, this.retryPeriodMs);
+    const schedule = () => {
+      this.renewTimer = setTimeout(() => {
+        this.renewing = renew().finally(() => (this.renewing = undefined));
+      }, this.retryPeriodMs);
+    };
+    schedule();
   }
 
   private setLeading(leading: boolean): void {
@@ -156,16 +168,22 @@ export class LeaseLock implements LeaderElection {
     this.options.onLeadershipChange?.(leading);
   }
 
-  /** One round of client-go's tryAcquireOrRenew; true when this replica holds the lease afterwards. */
-  private async tryAcquireOrRenew(): Promise<boolean> {
+  /**
+   * One round of client-go's tryAcquireOrRenew; true when this replica holds the lease
+   * afterwards. Its requests give up at `deadline` (performance.now() time; default: the
+   * renew deadline from now).
+   */
+  private async tryAcquireOrRenew(deadline = performance.now() + this.renewDeadlineMs): Promise<boolean> {
+    const timeoutMs = () => Math.max(1, Math.round(deadline - performance.now()));
     const now = new Date();
     const durationSeconds = Math.ceil(this.leaseDurationMs / 1000);
     let current: V1Lease;
     try {
-      current = await this.transport.json<V1Lease>('GET', this.path);
+      current = await this.transport.json<V1Lease>('GET', this.path, { timeoutMs: timeoutMs() });
     } catch (error) {
       if (!(error instanceof KubeApiError && error.status === 404)) throw error;
       const created = await this.transport.json<V1Lease>('POST', resourcePath(LeaseResource, this.options.namespace), {
+        timeoutMs: timeoutMs(),
         body: {
           apiVersion: 'coordination.k8s.io/v1',
           kind: 'Lease',
@@ -203,7 +221,7 @@ export class LeaseLock implements LeaderElection {
     };
     try {
       // PUT carries the resourceVersion just read: if another replica wrote meanwhile, 409.
-      this.remember(await this.transport.json<V1Lease>('PUT', this.path, { body: renewed }));
+      this.remember(await this.transport.json<V1Lease>('PUT', this.path, { body: renewed, timeoutMs: timeoutMs() }));
       return true;
     } catch (error) {
       if (error instanceof KubeApiError && error.status === 409) return false;

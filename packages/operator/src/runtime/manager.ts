@@ -66,6 +66,9 @@ export class Manager {
   readonly pool: WorkerPool;
   readonly informers: InformerCache;
   private readonly controllers = new Map<string, Controller<KubeObject>>();
+  private readonly started = new Set<Controller<KubeObject>>();
+  /** The background wait for the lease (leader election only). */
+  private campaigning?: Promise<void>;
   private readonly log: RuntimeLogger;
   private readonly syncTimeoutMs: number;
   private readonly shutdownGraceMs: number;
@@ -126,7 +129,10 @@ export class Manager {
     if (this.state === 'running') {
       controller.prepare(this.informers);
       void this.waitForSync(controller.informers).then(
-        () => (this.state === 'running' && this.leading ? controller.start(this.pool) : undefined),
+        () =>
+          this.state === 'running' && this.leading
+            ? this.startController(controller as unknown as Controller<KubeObject>)
+            : undefined,
         (error: Error) => this.log.error(error.message),
       );
     }
@@ -153,7 +159,11 @@ export class Manager {
         ok,
         ...(ok
           ? {}
-          : { detail: informer.synced ? `watch failing: ${stats.lastError ?? 'unknown error'}` : 'not synced yet' }),
+          : {
+              detail: informer.synced
+                ? `watch failing: ${stats.lastError ?? 'unknown error'}`
+                : `not synced yet${stats.lastError ? `: ${stats.lastError}` : ''}`,
+            }),
       });
     }
     return {
@@ -163,7 +173,11 @@ export class Manager {
     };
   }
 
-  /** Starts informers, waits for their sync, takes the lead, then starts the controllers. */
+  /**
+   * Starts informers and waits for their sync; then, without leader election, starts the
+   * controllers. With leader election it resolves once the caches are synced: this replica
+   * is a ready standby, and it starts the controllers when it takes the lead.
+   */
   async start(): Promise<void> {
     if (this.state !== 'idle') throw new Error(`the manager was already started (state ${this.state})`);
     this.state = 'starting';
@@ -176,20 +190,44 @@ export class Manager {
       throw error;
     }
     this.caches = true;
-    if (this.options.leaderElection) {
-      this.log.info('waiting to become the leader');
-      await this.options.leaderElection.acquire(this.abort.signal);
-      this.options.leaderElection.onLost(() => {
-        this.log.error('leader election lost: stopping the controllers');
-        this.leading = false;
-        void this.stopControllers().then(() => this.options.onLeadershipLost?.());
-      });
-    }
-    this.leading = true;
     if (this.abort.signal.aborted) return;
-    for (const controller of controllers) controller.start(this.pool);
     this.state = 'running';
-    this.log.info(`manager started ${controllers.length} controller(s) with ${this.pool.concurrency} workers`);
+    const election = this.options.leaderElection;
+    if (!election) return this.lead();
+    this.log.info('caches synced; waiting to become the leader');
+    this.campaigning = this.campaign(election);
+  }
+
+  /** Waits for the lease in the background, then starts the controllers. */
+  private async campaign(election: LeaderElection): Promise<void> {
+    try {
+      await election.acquire(this.abort.signal);
+    } catch (error) {
+      this.log.error(`leader election failed: ${(error as Error).message}`);
+      return;
+    }
+    if (this.abort.signal.aborted) return;
+    election.onLost(() => {
+      this.log.error('leader election lost: stopping the controllers');
+      this.leading = false;
+      void this.stopControllers().then(() => this.options.onLeadershipLost?.());
+    });
+    this.lead();
+  }
+
+  /** Starts every controller whose caches are synced (the others start when theirs are). */
+  private lead(): void {
+    this.leading = true;
+    for (const controller of this.controllers.values()) {
+      if (controller.informers.every((i) => i.synced)) this.startController(controller);
+    }
+    this.log.info(`manager started ${this.started.size} controller(s) with ${this.pool.concurrency} workers`);
+  }
+
+  private startController(controller: Controller<KubeObject>): void {
+    if (this.started.has(controller)) return;
+    this.started.add(controller);
+    controller.start(this.pool);
   }
 
   /** Stops intake, drains running reconciles within the grace period, releases the lease. */
@@ -198,7 +236,9 @@ export class Manager {
     this.state = 'stopping';
     this.abort.abort();
     const drained = await this.stopControllers();
-    if (this.leading && this.options.leaderElection) await this.options.leaderElection.release();
+    // The campaign ends on the abort; a lease it won meanwhile is released too.
+    await this.campaigning;
+    await this.options.leaderElection?.release();
     this.leading = false;
     this.informers.stopAll?.();
     this.state = 'stopped';

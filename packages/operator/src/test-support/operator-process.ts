@@ -84,11 +84,20 @@ export class OperatorProcess {
       () => {
         const found = this.events.find(match);
         if (found) return found;
-        if (!this.running) throw new Error(`${this.identity} exited first (${JSON.stringify(this.exit)}):\n${this.tail()}`);
+        if (!this.running)
+          throw new Error(`${this.identity} exited first (${JSON.stringify(this.exit)}):\n${this.tail()}`);
         return undefined;
       },
       { timeoutMs, what: `${this.identity}: ${what}` },
     );
+  }
+
+  /** Waits for the exit, bounded; fails with the output if it does not come. */
+  async waitForExit(timeoutMs = 30_000): Promise<ProcessExit> {
+    await waitFor(() => !this.running, { timeoutMs, what: `${this.identity} to exit` }).catch((error: Error) => {
+      throw new Error(`${error.message}:\n${this.tail()}`);
+    });
+    return this.exited;
   }
 
   signal(signal: NodeJS.Signals): void {

@@ -9,6 +9,11 @@ export interface ControllerOptions {
   name?: string;
   /** Kinds this controller creates and owns: their changes reconcile the owner. */
   owns?: ResourceType[];
+  /**
+   * Kinds the reconciler creates, updates or deletes without owning them (a controller fed
+   * by a @Source has no kind to own them). Only read by `nestor manifests` for RBAC.
+   */
+  writes?: ResourceType[];
   /** Filters for the primary kind's events, e.g. [generationChanged]. */
   predicates?: Predicate<never>[];
   /** Only objects matching this label selector. */
@@ -28,17 +33,27 @@ export interface ControllerMetadata {
 
 /**
  * Marks a provider as the controller of a kind. Its @Reconcile() method is called with the
- * current object whenever it (or what it owns or watches) changes. Without a kind, the
- * controller is fed only by @Source() streams and its reconciler receives the request.
+ * current object whenever it (or what it owns or watches) changes. Without a kind
+ * (`@Controller()` or `@Controller({ ...options })`), the controller is fed only by
+ * @Source() streams and its reconciler receives the request.
  */
+export function Controller(resource?: ResourceType | ResourceDescriptor, options?: ControllerOptions): ClassDecorator;
+export function Controller(options: ControllerOptions): ClassDecorator;
 export function Controller(
-  resource?: ResourceType | ResourceDescriptor,
+  resourceOrOptions?: ResourceType | ResourceDescriptor | ControllerOptions,
   options: ControllerOptions = {},
 ): ClassDecorator {
-  const metadata: ControllerMetadata = { ...(resource ? { resource } : {}), options };
+  const metadata: ControllerMetadata = isKind(resourceOrOptions)
+    ? { resource: resourceOrOptions, options }
+    : { options: resourceOrOptions ?? options };
   // Metadata only: not Injectable(), which would reset a scope the class sets itself.
   // Any class decorator makes TypeScript emit the constructor types Nest injects by.
   return SetMetadata(OPERATOR_CONTROLLER_METADATA, metadata);
+}
+
+/** A class or a descriptor names a kind; a plain object without `plural` is options. */
+function isKind(value: unknown): value is ResourceType {
+  return typeof value === 'function' || (typeof value === 'object' && value !== null && 'plural' in value);
 }
 
 /** The same decorator, for files that also use Nest's HTTP `@Controller`. */

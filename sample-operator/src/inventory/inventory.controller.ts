@@ -1,0 +1,82 @@
+// A controller fed from outside Kubernetes: it polls an inventory API and keeps one
+// ConfigMap per record. The poller only says *which* records may have changed; the
+// reconciler asks the store for the record's current state and applies or deletes, so the
+// queue's guarantees (dedup, one run per key at a time, retry with backoff) hold as for
+// any Kubernetes kind.
+import { Inject, Logger } from '@nestjs/common';
+import { EMPTY, catchError, from, map, switchMap, timer, type Observable } from 'rxjs';
+import {
+  ConfigMap,
+  Controller,
+  KubeClient,
+  Reconcile,
+  Source,
+  TerminalError,
+  Watches,
+  type ObjectRef,
+  type ReconcileContext,
+} from '@nestor/operator';
+import type { ConfigMapObject } from '../kube-types.js';
+import { RECORD_LABEL, configMapFor, configMapName } from './inventory.configmap.js';
+import { INVENTORY_OPTIONS, type InventoryOptions } from './inventory.options.js';
+import { RecordStore, type InventoryRecord } from './record-store.js';
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,50}[a-z0-9])?$/;
+
+@Controller({ writes: [ConfigMap] })
+export class InventoryController {
+  private readonly logger = new Logger(InventoryController.name);
+
+  constructor(
+    private readonly kube: KubeClient,
+    private readonly store: RecordStore,
+    @Inject(INVENTORY_OPTIONS) private readonly options: InventoryOptions,
+  ) {}
+
+  /** Polls the store every pollIntervalMs; emits the records that changed or went since the last poll. */
+  @Source()
+  changedRecords(): Observable<ObjectRef[]> {
+    let last = new Map<string, string>();
+    return timer(0, this.options.pollIntervalMs).pipe(
+      // A poll slower than the interval is dropped for the next one; a failed poll is skipped.
+      switchMap(() =>
+        from(this.store.list()).pipe(
+          catchError((error: unknown) => {
+            this.logger.warn(`polling the inventory failed, trying again next time: ${(error as Error).message}`);
+            return EMPTY;
+          }),
+        ),
+      ),
+      map((records) => {
+        const seen = new Map(records.map((r) => [r.id, JSON.stringify(r)]));
+        const changed = [...seen].filter(([id, version]) => last.get(id) !== version).map(([id]) => id);
+        const gone = [...last.keys()].filter((id) => !seen.has(id));
+        last = seen;
+        return [...changed, ...gone].map((name) => ({ namespace: this.options.namespace, name }));
+      }),
+    );
+  }
+
+  /** A ConfigMap edited or deleted by hand, or left from a record deleted while we were down. */
+  @Watches(ConfigMap, { labelSelector: RECORD_LABEL })
+  recordOf(configMap: ConfigMapObject): ObjectRef | undefined {
+    const id = configMap.metadata?.labels?.[RECORD_LABEL];
+    const namespace = configMap.metadata?.namespace;
+    return id && namespace === this.options.namespace ? { namespace, name: id } : undefined;
+  }
+
+  /** Gets the record ID (not a record): the store says what it is now. */
+  @Reconcile()
+  async reconcile(request: ObjectRef, ctx: ReconcileContext): Promise<void> {
+    const namespace = request.namespace ?? this.options.namespace;
+    const record: InventoryRecord | undefined = await this.store.get(request.name); // a throw retries with backoff
+    if (!record) {
+      if (await this.kube.delete(ConfigMap, { namespace, name: configMapName(request.name) }))
+        ctx.log.log(`record ${request.name} is gone: deleted its ConfigMap`);
+      return;
+    }
+    if (!DNS_LABEL.test(record.id))
+      throw new TerminalError(`record ID "${record.id}" cannot name a ConfigMap: IDs must be DNS labels`);
+    await this.kube.apply(configMapFor(record, namespace));
+  }
+}

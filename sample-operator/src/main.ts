@@ -1,0 +1,20 @@
+// The operator's entry point: `node dist/main.js` (in a cluster, or with KUBECONFIG set).
+import 'reflect-metadata';
+import { Logger } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+
+const logger = new Logger('SampleOperator');
+try {
+  // Imported here so that a bad setting in the environment is reported like any start-up error.
+  const { AppModule, appOptions } = await import('./app.module.js');
+  const app = await NestFactory.createApplicationContext(AppModule, { abortOnError: false });
+  app.enableShutdownHooks(); // SIGTERM/SIGINT: stop intake, let reconciles finish, release the Lease
+  const { namespace, leaderElection, metrics, health } = appOptions.operator;
+  logger.log(
+    `running: namespace ${namespace ?? '(all)'}, leader election ${leaderElection ? `on (Lease ${leaderElection.id})` : 'off'}, ` +
+      `metrics :${metrics?.port || 'off'}, health :${health?.port || 'off'}, inventory polled every ${appOptions.inventory.pollIntervalMs} ms`,
+  );
+} catch (error) {
+  logger.error(`could not start: ${(error as Error).message}`);
+  process.exitCode = 1;
+}
