@@ -16,3 +16,21 @@ export const systemClock: Clock = {
   },
   clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
 };
+
+/**
+ * Resolves true when a waiter added to `waiters` is called (the caller calls them all once
+ * it goes idle), or false after `graceMs` on `clock`: the shape of every drain.
+ */
+export function idleWithin(waiters: Set<() => void>, clock: Clock, graceMs: number): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    const settle = () => {
+      clock.clearTimeout(timer);
+      resolve(true);
+    };
+    const timer = clock.setTimeout(() => {
+      waiters.delete(settle);
+      resolve(false);
+    }, graceMs);
+    waiters.add(settle);
+  });
+}

@@ -1,4 +1,4 @@
-import { systemClock, type Clock, type TimerHandle } from './clock.js';
+import { idleWithin, systemClock, type Clock, type TimerHandle } from './clock.js';
 import { defaultControllerRateLimiter, type RateLimiter } from './rate-limiter.js';
 import { DelayHeap } from './delay-heap.js';
 import { Fifo } from './fifo.js';
@@ -188,17 +188,7 @@ export class WorkQueue<K = string> {
   shutDownWithDrain(graceMs = 30_000): Promise<boolean> {
     this.shutDown();
     if (this.processing.size === 0) return Promise.resolve(true);
-    return new Promise<boolean>((resolve) => {
-      const settle = () => {
-        this.clock.clearTimeout(timer);
-        resolve(true);
-      };
-      const timer = this.clock.setTimeout(() => {
-        this.drainWaiters.delete(settle);
-        resolve(false);
-      }, graceMs);
-      this.drainWaiters.add(settle);
-    });
+    return idleWithin(this.drainWaiters, this.clock, graceMs);
   }
 
   /** Seconds spent so far by the runs in progress (workqueue_unfinished_work_seconds). */

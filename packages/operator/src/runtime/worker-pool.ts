@@ -1,4 +1,4 @@
-import { systemClock, type Clock } from './clock.js';
+import { idleWithin, systemClock, type Clock } from './clock.js';
 import type { WorkQueue } from './queue.js';
 
 /** A controller's seat at the pool: its queue, its own concurrency bound, its run function. */
@@ -102,17 +102,7 @@ export class WorkerPool {
   drain(graceMs = 30_000): Promise<boolean> {
     this.draining = true;
     if (this.active === 0) return Promise.resolve(true);
-    return new Promise<boolean>((resolve) => {
-      const settle = () => {
-        this.clock.clearTimeout(timer);
-        resolve(true);
-      };
-      const timer = this.clock.setTimeout(() => {
-        this.idleWaiters.delete(settle);
-        resolve(false);
-      }, graceMs);
-      this.idleWaiters.add(settle);
-    });
+    return idleWithin(this.idleWaiters, this.clock, graceMs);
   }
 
   private readonly wake = (lane: Lane): void => {
