@@ -240,7 +240,7 @@ export class Manager {
     await this.campaigning;
     await this.options.leaderElection?.release();
     this.leading = false;
-    this.informers.stopAll?.();
+    this.informers.stopAll();
     this.state = 'stopped';
     this.log.info(`manager stopped${drained ? '' : ' (some reconciles were aborted after the grace period)'}`);
   }
