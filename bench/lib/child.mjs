@@ -1,0 +1,151 @@
+// The parent's side of an operator under test: a child process spoken to by JSON lines
+// (bench/operators/protocol.mjs), so its CPU and memory are its own.
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const NODE_OPERATORS = {
+  nestor: join(here, '..', 'operators', 'nestor.mjs'),
+  'client-node': join(here, '..', 'operators', 'client-node.mjs'),
+  apiserver: join(here, '..', 'operators', 'apiserver.mjs'),
+};
+
+/** Every child still running, so that a crash or Ctrl-C of the parent takes them along. */
+const live = new Set();
+export function killAllChildren() {
+  for (const child of live) child.kill('SIGKILL');
+}
+
+export class OperatorProcess {
+  /**
+   * @param impl 'nestor' | 'client-node' | 'apiserver' | 'controller-runtime'
+   * @param options { kubeconfig, namespace, mode, workers, goBinary, profile (a .cpuprofile path; Node only) }
+   */
+  static async start(impl, options) {
+    const args = [
+      '--kubeconfig',
+      options.kubeconfig,
+      '--namespace',
+      options.namespace,
+      '--mode',
+      options.mode,
+      '--workers',
+      String(options.workers ?? 8),
+    ];
+    let child;
+    if (impl === 'controller-runtime') {
+      // Go's flag package takes -flag; the Go runtime uses every core (GOMAXPROCS default).
+      child = spawn(
+        options.goBinary,
+        args.map((a) => (a.startsWith('--') ? a.slice(1) : a)),
+        { stdio: ['pipe', 'pipe', 'pipe'] },
+      );
+    } else {
+      // A profile covers the measured window only (bench/operators/protocol.mjs).
+      if (options.profile) args.push('--profile', options.profile);
+      child = spawn(process.execPath, ['--expose-gc', NODE_OPERATORS[impl], ...args], {
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
+    }
+    const operator = new OperatorProcess(impl, child);
+    await operator.next('hello', 60_000);
+    return operator;
+  }
+
+  constructor(impl, child) {
+    this.impl = impl;
+    this.child = child;
+    this.pid = child.pid;
+    this.buffered = [];
+    this.waiters = [];
+    this.stderr = '';
+    live.add(child);
+    this.exited = new Promise((resolve) =>
+      child.once('exit', (code, signal) => {
+        live.delete(child);
+        this.exitCode = code ?? signal;
+        this.rejectAll(new Error(`${impl} exited (${code ?? signal}); stderr: ${this.stderr.slice(-2000)}`));
+        resolve();
+      }),
+    );
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (text) => (this.stderr = (this.stderr + text).slice(-20_000)));
+    child.stdin.on('error', () => {}); // a child that died: the exit handler reports it
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      let message;
+      try {
+        message = JSON.parse(line);
+      } catch {
+        this.stderr += `[stdout] ${line}\n`;
+        return;
+      }
+      if (message.ev === 'error') {
+        this.rejectAll(new Error(`${impl}: ${message.message}`));
+        return;
+      }
+      const waiter = this.waiters.find((w) => w.ev === message.ev);
+      if (waiter) {
+        this.waiters.splice(this.waiters.indexOf(waiter), 1);
+        clearTimeout(waiter.timer);
+        waiter.resolve(message);
+      } else this.buffered.push(message);
+    });
+  }
+
+  /** The next message of this type (buffered or to come), or a timeout error. */
+  next(ev, timeoutMs = 60_000) {
+    const index = this.buffered.findIndex((m) => m.ev === ev);
+    if (index >= 0) return Promise.resolve(this.buffered.splice(index, 1)[0]);
+    if (this.exitCode !== undefined)
+      return Promise.reject(new Error(`${this.impl} has exited: ${this.stderr.slice(-2000)}`));
+    return new Promise((resolve, reject) => {
+      const waiter = { ev, resolve, reject };
+      waiter.timer = setTimeout(() => {
+        this.waiters.splice(this.waiters.indexOf(waiter), 1);
+        reject(new Error(`${this.impl}: no "${ev}" within ${timeoutMs} ms; stderr: ${this.stderr.slice(-2000)}`));
+      }, timeoutMs);
+      this.waiters.push(waiter);
+    });
+  }
+
+  send(command) {
+    if (this.exitCode === undefined) this.child.stdin.write(JSON.stringify(command) + '\n');
+  }
+
+  /** Sends a command and waits for its answer. */
+  async ask(command, ev, timeoutMs = 60_000) {
+    const answer = this.next(ev, timeoutMs);
+    this.send(command);
+    return answer;
+  }
+
+  /** Asks it to exit (writing its CPU profile, if any), then kills it after `graceMs`. */
+  async stop(graceMs = 15_000) {
+    if (this.exitCode !== undefined) return;
+    this.send({ cmd: 'exit' });
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), graceMs);
+    await this.exited;
+    clearTimeout(timer);
+  }
+
+  rejectAll(error) {
+    for (const waiter of this.waiters.splice(0)) {
+      clearTimeout(waiter.timer);
+      waiter.reject(error);
+    }
+  }
+}
+
+/** CPU seconds a process has used so far (utime + stime from /proc), for the control plane. */
+export function processCpuSeconds(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // clock ticks (USER_HZ = 100)
+  } catch {
+    return NaN;
+  }
+}

@@ -1,0 +1,122 @@
+// What the load generator, the operators under test and the report share.
+
+/** The benchmark's custom resource: a Widget with a status subresource. */
+export const GROUP = 'bench.nestor.dev';
+export const VERSION = 'v1';
+export const WIDGETS = Object.freeze({
+  group: GROUP,
+  version: VERSION,
+  kind: 'Widget',
+  plural: 'widgets',
+  namespaced: true,
+});
+
+export const WIDGET_CRD = {
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition',
+  metadata: { name: `widgets.${GROUP}` },
+  spec: {
+    group: GROUP,
+    scope: 'Namespaced',
+    names: { plural: 'widgets', singular: 'widget', kind: 'Widget', listKind: 'WidgetList' },
+    versions: [
+      {
+        name: VERSION,
+        served: true,
+        storage: true,
+        subresources: { status: {} },
+        schema: {
+          openAPIV3Schema: {
+            type: 'object',
+            properties: {
+              spec: {
+                type: 'object',
+                properties: { size: { type: 'integer' }, round: { type: 'integer' } },
+              },
+              status: {
+                type: 'object',
+                properties: { observedGeneration: { type: 'integer' }, phase: { type: 'string' } },
+              },
+            },
+          },
+        },
+      },
+    ],
+  },
+};
+
+/** Written by the load generator on each change: its clock, in microseconds since the epoch. */
+export const WRITTEN_AT = 'bench.nestor.dev/written-at';
+export const FIELD_MANAGER = 'bench';
+
+export const widgetsPath = (ns, name = '') =>
+  `/apis/${GROUP}/${VERSION}/namespaces/${ns}/widgets${name ? `/${name}` : ''}`;
+export const configMapsPath = (ns, name = '') => `/api/v1/namespaces/${ns}/configmaps${name ? `/${name}` : ''}`;
+
+/**
+ * The child ConfigMap every implementation applies for a Widget: the same intent. Nestor
+ * adds the owner reference itself (`apply(..., { owner })`), so it asks for none here.
+ */
+export function childConfigMap(widget, { ownerReference = true } = {}) {
+  const { name, namespace, uid } = widget.metadata;
+  const owner = {
+    apiVersion: `${GROUP}/${VERSION}`,
+    kind: 'Widget',
+    name,
+    uid,
+    controller: true,
+    blockOwnerDeletion: true,
+  };
+  return {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: {
+      name: `${name}-child`,
+      namespace,
+      ...(ownerReference ? { ownerReferences: [owner] } : {}),
+    },
+    data: { size: String(widget.spec?.size ?? 0), round: String(widget.spec?.round ?? 0) },
+  };
+}
+
+export const statusFor = (widget) => ({ observedGeneration: widget.metadata.generation, phase: 'Ready' });
+
+/** Wall clock in microseconds since the epoch, comparable across processes on this machine. */
+export const nowUs = () => Math.round((performance.timeOrigin + performance.now()) * 1000);
+
+export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Runs `task` over `items` with at most `limit` in flight. */
+export async function parallel(items, limit, task) {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        await task(items[i], i);
+      }
+    }),
+  );
+}
+
+/** ~1 KiB of JSON per ConfigMap, as the brief asks. */
+export const PAYLOAD = 'x'.repeat(860);
+
+// ---- statistics ----
+
+export function percentile(sorted, p) {
+  if (sorted.length === 0) return NaN;
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[rank];
+}
+
+export function mean(values) {
+  return values.length ? values.reduce((a, b) => a + b, 0) / values.length : NaN;
+}
+
+/** Sample standard deviation (n - 1); 0 for a single value. */
+export function stddev(values) {
+  if (values.length < 2) return 0;
+  const m = mean(values);
+  return Math.sqrt(values.reduce((a, v) => a + (v - m) ** 2, 0) / (values.length - 1));
+}

@@ -1,0 +1,215 @@
+// Summaries (mean ± stddev over repetitions), ratios and the Markdown tables run.mjs prints
+// and writes next to the JSON.
+import { mean, stddev } from './common.mjs';
+
+export const IMPL_LABELS = {
+  nestor: 'Nestor',
+  'client-node': 'client-node informer',
+  'controller-runtime': 'controller-runtime (Go)',
+  apiserver: 'API server alone',
+};
+
+/** { metric: { mean, sd, n, values } } over the runs' metric values (NaN/undefined skipped). */
+export function summarize(runs, metrics) {
+  const out = {};
+  for (const metric of metrics) {
+    const values = runs.map((r) => r[metric]).filter((v) => typeof v === 'number' && Number.isFinite(v));
+    out[metric] = { mean: mean(values), sd: stddev(values), n: values.length, values };
+  }
+  return out;
+}
+
+export function fmt(value, digits = 0) {
+  if (value === undefined || value === null || !Number.isFinite(value)) return '–';
+  const abs = Math.abs(value);
+  if (digits === 0 && abs < 10 && abs !== 0) digits = abs < 1 ? 2 : 1;
+  return value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+
+/** "12.3 ± 0.4" (or "12.3" for one run). */
+export function cell(stat, digits = 0) {
+  if (!stat || stat.n === 0) return '–';
+  if (stat.n === 1) return fmt(stat.mean, digits);
+  return `${fmt(stat.mean, digits)} ± ${fmt(stat.sd, digits)}`;
+}
+
+export function ratio(a, b, digits = 2) {
+  if (!a || !b || !Number.isFinite(a.mean) || !Number.isFinite(b.mean) || b.mean === 0) return '–';
+  return `${(a.mean / b.mean).toFixed(digits)}×`;
+}
+
+export function markdownTable(header, rows) {
+  const lines = [`| ${header.join(' | ')} |`, `|${header.map((_, i) => (i === 0 ? '---' : '---:')).join('|')}|`];
+  for (const row of rows) lines.push(`| ${row.join(' | ')} |`);
+  return lines.join('\n');
+}
+
+/**
+ * The tables of one result document: per scenario, one row per (size, implementation),
+ * then the ratios of Nestor to each baseline.
+ */
+export function renderTables(doc) {
+  const parts = [];
+  const groups = doc.summary;
+  const implOrder = ['nestor', 'client-node', 'controller-runtime', 'apiserver'];
+  const byImpl = (entries) => implOrder.map((impl) => entries.find((e) => e.impl === impl)).filter(Boolean);
+
+  if (groups.sync?.length) {
+    const rows = [];
+    const ratios = [];
+    for (const size of unique(groups.sync.map((g) => g.size))) {
+      const entries = byImpl(groups.sync.filter((g) => g.size === size));
+      for (const e of entries) {
+        const s = e.stats;
+        rows.push([
+          `${fmt(size)}`,
+          IMPL_LABELS[e.impl],
+          `${s.runs}`,
+          cell(s.syncMs),
+          cell(s.cpuMs),
+          e.impl === 'apiserver' ? 'n/a' : cell(s.heapPerObject),
+          e.impl === 'apiserver' ? 'n/a' : cell(s.rssPerObject),
+          cell(s.rssAfterMB, 1),
+        ]);
+      }
+      const nestor = entries.find((e) => e.impl === 'nestor')?.stats;
+      if (nestor) {
+        for (const e of entries.filter((x) => x.impl !== 'nestor')) {
+          ratios.push([
+            fmt(size),
+            `Nestor / ${IMPL_LABELS[e.impl]}`,
+            ratio(nestor.syncMs, e.stats.syncMs),
+            ratio(nestor.cpuMs, e.stats.cpuMs),
+            e.impl === 'apiserver' ? '–' : ratio(nestor.heapPerObject, e.stats.heapPerObject),
+            ratio(nestor.rssAfterMB, e.stats.rssAfterMB),
+          ]);
+        }
+      }
+    }
+    parts.push(
+      '### Initial sync: N existing ConfigMaps (~1 KiB each) listed and cached\n\n' +
+        markdownTable(
+          ['objects', 'implementation', 'runs', 'sync ms', 'CPU ms', 'heap B/object', 'RSS B/object', 'RSS after MB'],
+          rows,
+        ) +
+        '\n\n' +
+        markdownTable(['objects', 'ratio', 'sync time', 'CPU', 'heap/object', 'RSS after'], ratios),
+    );
+  }
+
+  if (groups.burst?.length) {
+    const rows = [];
+    const ratios = [];
+    for (const size of unique(groups.burst.map((g) => g.size))) {
+      const entries = byImpl(groups.burst.filter((g) => g.size === size));
+      for (const e of entries) {
+        const s = e.stats;
+        rows.push([
+          fmt(size),
+          IMPL_LABELS[e.impl],
+          `${s.runs}`,
+          cell(s.wallMs),
+          cell(s.reconcilesPerSecond),
+          cell(s.cpuSeconds, 2),
+          cell(s.cpuSecondsPer1k, 2),
+          cell(s.controlPlaneCpuPer1k, 2),
+          cell(s.maxRssMB),
+        ]);
+      }
+      const nestor = entries.find((e) => e.impl === 'nestor')?.stats;
+      if (nestor) {
+        for (const e of entries.filter((x) => x.impl !== 'nestor')) {
+          ratios.push([
+            fmt(size),
+            `Nestor / ${IMPL_LABELS[e.impl]}`,
+            ratio(nestor.wallMs, e.stats.wallMs),
+            ratio(nestor.cpuSecondsPer1k, e.stats.cpuSecondsPer1k),
+            ratio(nestor.maxRssMB, e.stats.maxRssMB),
+          ]);
+        }
+      }
+    }
+    parts.push(
+      '### Burst: N Widgets created at once; each reconcile = 1 server-side apply of a child ConfigMap + 1 status merge patch\n\n' +
+        markdownTable(
+          [
+            'objects',
+            'implementation',
+            'runs',
+            'time to all reconciled ms',
+            'reconciles/s',
+            'CPU s',
+            'CPU s / 1k reconciles',
+            'apiserver+etcd CPU s / 1k',
+            'peak RSS MB',
+          ],
+          rows,
+        ) +
+        '\n\n' +
+        markdownTable(['objects', 'ratio', 'time to all reconciled', 'CPU / reconcile', 'peak RSS'], ratios),
+    );
+  }
+
+  if (groups.churn?.length) {
+    const rows = [];
+    const ratios = [];
+    for (const rate of unique(groups.churn.map((g) => g.rate))) {
+      const entries = byImpl(groups.churn.filter((g) => g.rate === rate));
+      for (const e of entries) {
+        const s = e.stats;
+        rows.push([
+          `${fmt(rate)}/s`,
+          IMPL_LABELS[e.impl],
+          `${s.runs}`,
+          s.held ? `${Math.round(s.held.mean * s.held.n)}/${s.held.n}` : '–',
+          cell(s.achievedRate),
+          cell(s.p50Ms, 1),
+          cell(s.p95Ms, 1),
+          cell(s.p99Ms, 1),
+          cell(s.cpuSecondsPer1k, 2),
+          cell(s.controlPlaneCpuPer1k, 2),
+          cell(s.maxRssMB),
+        ]);
+      }
+      const nestor = entries.find((e) => e.impl === 'nestor')?.stats;
+      if (nestor) {
+        for (const e of entries.filter((x) => x.impl !== 'nestor')) {
+          ratios.push([
+            `${fmt(rate)}/s`,
+            `Nestor / ${IMPL_LABELS[e.impl]}`,
+            ratio(nestor.p50Ms, e.stats.p50Ms),
+            ratio(nestor.p99Ms, e.stats.p99Ms),
+            ratio(nestor.cpuSecondsPer1k, e.stats.cpuSecondsPer1k),
+            ratio(nestor.maxRssMB, e.stats.maxRssMB),
+          ]);
+        }
+      }
+    }
+    parts.push(
+      `### Steady churn: spec updates at a fixed rate over ${doc.config.churnObjects} Widgets for ${doc.config.churnSeconds} s; latency = generator's write to reconcile start\n\n` +
+        markdownTable(
+          [
+            'offered rate',
+            'implementation',
+            'runs',
+            'held',
+            'achieved writes/s',
+            'p50 ms',
+            'p95 ms',
+            'p99 ms',
+            'CPU s / 1k events',
+            'apiserver+etcd CPU s / 1k',
+            'peak RSS MB',
+          ],
+          rows,
+        ) +
+        '\n\n' +
+        markdownTable(['rate', 'ratio', 'p50', 'p99', 'CPU / event', 'peak RSS'], ratios),
+    );
+  }
+  return parts.join('\n\n');
+}
+
+function unique(values) {
+  return [...new Set(values)];
+}

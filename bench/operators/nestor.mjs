@@ -1,0 +1,79 @@
+#!/usr/bin/env node
+// The operator under test: Nestor's runtime (Manager, Controller, InformerCache, KubeClient)
+// without the Nest layer, doing the benchmark reconcile. Driven by bench/run.mjs.
+//   node --expose-gc bench/operators/nestor.mjs --kubeconfig F --namespace NS --mode sync|reconcile [--workers 8]
+import { KubeConfig } from '@kubernetes/client-node';
+import { pathToFileURL } from 'node:url';
+import { FIELD_MANAGER, WIDGETS, WRITTEN_AT, childConfigMap, nowUs, statusFor } from '../lib/common.mjs';
+import { Recorder, args, cpuUs, fail, memory, onCommands, profiler, send } from './protocol.mjs';
+
+// NESTOR_OPERATOR_DIST=path/to/dist runs another build of @nestor/operator (before/after comparisons).
+const dist = process.env.NESTOR_OPERATOR_DIST;
+const { ConfigMap, InformerCache, KindRegistry, KubeClient, Manager, Transport, generationChanged } = await import(
+  dist ? pathToFileURL(`${dist}/index.js`).href : '@nestor/operator'
+);
+
+const { kubeconfig, namespace, mode, workers } = args();
+const kc = new KubeConfig();
+kc.loadFromFile(kubeconfig);
+const transport = await Transport.fromKubeConfig(kc);
+send({ ev: 'hello', pid: process.pid, runtime: process.version });
+
+if (mode === 'sync') {
+  onCommands(async (command) => {
+    if (command.cmd === 'start') {
+      const before = memory(true);
+      await profiler.start();
+      const cpuBefore = cpuUs();
+      const started = nowUs();
+      const cache = new InformerCache(transport);
+      const { informer } = cache.acquire(ConfigMap, { namespace });
+      await informer.whenSynced();
+      const synced = nowUs();
+      const cpuAfter = cpuUs();
+      const after = memory(true);
+      send({
+        ev: 'synced',
+        objects: informer.size,
+        syncUs: synced - started,
+        cpuUs: cpuAfter - cpuBefore,
+        before,
+        after,
+        requests: transport.stats.requests,
+      });
+    } else if (command.cmd === 'stats') {
+      send({ ev: 'stats', ...memory(command.gc), cpuUs: cpuUs(), at: nowUs() });
+    }
+  });
+} else {
+  const recorder = new Recorder();
+  const manager = new Manager({ transport, concurrency: workers });
+  const kinds = new KindRegistry();
+  kinds.register(WIDGETS);
+  const kube = new KubeClient(transport, { informers: manager.informers, fieldManager: FIELD_MANAGER, kinds });
+  manager.addController({
+    name: 'widgets',
+    resource: WIDGETS,
+    namespace,
+    maxConcurrentReconciles: workers,
+    predicates: [generationChanged],
+    reconcile: async ({ key, object }) => {
+      recorder.start(key, object.metadata.annotations?.[WRITTEN_AT]);
+      let ok = false;
+      try {
+        await kube.apply(childConfigMap(object, { ownerReference: false }), { owner: object });
+        await kube.patchStatus(object, statusFor(object));
+        ok = true;
+      } finally {
+        recorder.finish(key, ok);
+      }
+    },
+  });
+  try {
+    await manager.start();
+  } catch (error) {
+    fail(error);
+  }
+  send({ ev: 'ready', at: nowUs() });
+  onCommands((command) => recorder.command(command));
+}

@@ -1,0 +1,646 @@
+#!/usr/bin/env node
+// Nestor's benchmarks against a real control plane (a private etcd + kube-apiserver on
+// 127.0.0.1, from @nestor/testing). Each operator under test runs in its own child process
+// (bench/operators/*, bench/controller-runtime), so its CPU and memory are its own; this
+// process is the load generator.
+//
+//   npm run bench                     full run (build first), ~20-40 min on 2 cores
+//   npm run bench -- --quick          small run, ~5 min
+//   node bench/run.mjs --help         every option
+//
+// Writes bench/results/<date>.json and .md, prints the tables. Never part of `npm test`.
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { Transport } from '@nestor/operator';
+import { TestEnvironment } from '@nestor/testing';
+import { OperatorProcess, killAllChildren, processCpuSeconds } from './lib/child.mjs';
+import {
+  PAYLOAD,
+  WIDGET_CRD,
+  WRITTEN_AT,
+  configMapsPath,
+  nowUs,
+  parallel,
+  percentile,
+  sleep,
+  widgetsPath,
+} from './lib/common.mjs';
+import { controllerRuntimeVersion, ensureGoOperator, goCommand } from './lib/go-build.mjs';
+import { IMPL_LABELS, renderTables, summarize } from './lib/report.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const ALL_IMPLS = ['nestor', 'client-node', 'controller-runtime', 'apiserver'];
+
+const { values: opts } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    scenarios: { type: 'string', default: 'sync,burst,churn' },
+    impls: { type: 'string', default: ALL_IMPLS.join(',') },
+    sizes: { type: 'string' },
+    'burst-sizes': { type: 'string' },
+    rates: { type: 'string' },
+    'churn-seconds': { type: 'string' },
+    'churn-objects': { type: 'string', default: '1000' },
+    reps: { type: 'string' },
+    workers: { type: 'string', default: '8' },
+    'budget-min': { type: 'string' },
+    profile: { type: 'boolean', default: false },
+    out: { type: 'string' },
+    help: { type: 'boolean', default: false },
+  },
+});
+
+if (opts.help) {
+  console.log(`node bench/run.mjs [options]   (build first: npm run build; or npm run bench -- [options])
+  --quick                  sync 1k, burst 1k, churn 100 and 500/s for 10 s, one repetition
+  --scenarios LIST         sync,burst,churn (default all)
+  --impls LIST             ${ALL_IMPLS.join(',')} (default all)
+  --sizes LIST             initial-sync sizes (default 1000,10000,50000; 50000 only with >= 8 GiB RAM)
+  --burst-sizes LIST       burst sizes (default 1000,10000)
+  --rates LIST             churn rates per second (default 50,100,500,1000; rates above 500 only if the
+                           API server alone held the rate before)
+  --churn-seconds N        length of each churn run (default 20; quick 10)
+  --churn-objects N        Widgets the churn updates round-robin (default 1000)
+  --reps N                 repetitions of the cheap cases: every sync, burst at 1k, churn at <= 100/s (default 3; quick 1)
+  --workers N              concurrent reconciles of every implementation (default 8)
+  --budget-min N           stop starting runs after N minutes (default 60; quick 15); hard stop 10 min later
+  --profile                V8 CPU profiles of the Node operators' measured windows, first repetition
+                           (bench/results/profiles; summarize with node bench/profile.mjs FILE)
+  --out FILE               result JSON path (default bench/results/<date>[-quick].json)`);
+  process.exit(0);
+}
+
+const list = (s) =>
+  s
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean);
+const numbers = (s) => list(s).map(Number);
+const quick = opts.quick;
+const bigMachine = os.totalmem() >= 8 * 2 ** 30;
+const config = {
+  quick,
+  scenarios: list(opts.scenarios),
+  impls: list(opts.impls).filter((i) => ALL_IMPLS.includes(i)),
+  syncSizes: opts.sizes ? numbers(opts.sizes) : quick ? [1000] : bigMachine ? [1000, 10000, 50000] : [1000, 10000],
+  burstSizes: opts['burst-sizes'] ? numbers(opts['burst-sizes']) : quick ? [1000] : [1000, 10000],
+  rates: opts.rates ? numbers(opts.rates) : quick ? [100, 500] : [50, 100, 500, 1000],
+  churnSeconds: Number(opts['churn-seconds'] ?? (quick ? 10 : 20)),
+  churnObjects: Number(opts['churn-objects']),
+  smallReps: Number(opts.reps ?? (quick ? 1 : 3)),
+  workers: Number(opts.workers),
+  budgetMin: Number(opts['budget-min'] ?? (quick ? 15 : 60)),
+  profile: opts.profile,
+  createConcurrency: 32,
+};
+const repsFor = (scenario, n) =>
+  scenario === 'sync' || (scenario === 'churn' ? n <= 100 : n <= 1000) ? config.smallReps : 1;
+/** Rates above this run only if the API server alone held the previous rate. */
+const UNCONDITIONAL_RATE = 500;
+
+const startedAt = Date.now();
+const stamp = new Date()
+  .toISOString()
+  .replace(/:\d\d\.\d+Z$/, '')
+  .replace(':', '');
+const outJson = opts.out ?? join(here, 'results', `${stamp}${quick ? '-quick' : ''}.json`);
+const profileDir = join(here, 'results', 'profiles');
+const log = (line) => console.error(`[bench ${((Date.now() - startedAt) / 1000).toFixed(0).padStart(4)} s] ${line}`);
+const overBudget = () => Date.now() - startedAt > config.budgetMin * 60_000;
+
+const doc = {
+  startedAt: new Date(startedAt).toISOString(),
+  machine: {},
+  config,
+  runs: { sync: [], burst: [], churn: [] },
+  skipped: [],
+  summary: {},
+};
+
+// ---- life cycle: bounded in time, never leaves processes behind ----
+
+let env;
+let finishing = false;
+async function finish(code) {
+  if (finishing) return;
+  finishing = true;
+  killAllChildren();
+  try {
+    await writeResults();
+  } catch (error) {
+    console.error(`could not write the results: ${error.message}`);
+  }
+  await env?.stop().catch(() => {});
+  process.exit(code);
+}
+process.on('SIGINT', () => void finish(130));
+process.on('SIGTERM', () => void finish(143));
+const hardStop = setTimeout(
+  () => {
+    log(`hard time limit (${config.budgetMin + 10} min) reached: writing partial results and stopping`);
+    void finish(2);
+  },
+  (config.budgetMin + 10) * 60_000,
+);
+hardStop.unref();
+
+// ---- the machine ----
+
+function machine(kubernetes) {
+  const cpuinfo = readFileSync('/proc/cpuinfo', 'utf8');
+  const model = /^model name\s*:\s*(.*)$/m.exec(cpuinfo)?.[1] ?? os.cpus()[0]?.model ?? 'unknown';
+  const go = spawnSync(goCommand(), ['version'], { encoding: 'utf8' }).stdout?.trim();
+  const clientNode = JSON.parse(
+    readFileSync(join(here, '..', 'node_modules', '@kubernetes', 'client-node', 'package.json'), 'utf8'),
+  ).version;
+  return {
+    nproc: os.availableParallelism(),
+    cpuModel: model,
+    memoryGiB: Number((os.totalmem() / 2 ** 30).toFixed(1)),
+    kernel: `${os.type()} ${os.release()}`,
+    node: process.version,
+    kubernetes,
+    go,
+    controllerRuntime: controllerRuntimeVersion(),
+    clientNode,
+    loadAverageAtStart: os.loadavg().map((l) => Number(l.toFixed(2))),
+  };
+}
+
+// ---- helpers ----
+
+let load; // the load generator's transport
+let goBinary;
+
+const controlPlaneCpu = () => env.pids.reduce((sum, pid) => sum + processCpuSeconds(pid), 0);
+
+/**
+ * Waits until the control plane is nearly idle (under 10% of a core over half a second),
+ * at most 30 s: after thousands of writes the API server and etcd keep working for a while
+ * (watch cache, compaction, GC), and the next run should not pay for the previous one.
+ */
+async function settle() {
+  const deadline = Date.now() + 30_000;
+  for (let before = controlPlaneCpu(); Date.now() < deadline;) {
+    await sleep(500);
+    const now = controlPlaneCpu();
+    if (now - before < 0.05) return;
+    before = now;
+  }
+}
+
+async function startOperator(impl, namespace, mode, profileName) {
+  return OperatorProcess.start(impl, {
+    kubeconfig: env.kubeconfigPath,
+    namespace,
+    mode,
+    workers: config.workers,
+    goBinary,
+    ...(profileName && (impl === 'nestor' || impl === 'client-node')
+      ? { profile: join(profileDir, `${profileName}-${impl}.cpuprofile`) }
+      : {}),
+  });
+}
+
+/** Deletes every Widget and ConfigMap of a namespace (no controller-manager runs to do it). */
+async function emptyNamespace(ns) {
+  for (const path of [widgetsPath(ns), configMapsPath(ns)]) {
+    await load
+      .json('DELETE', path, { timeoutMs: 600_000 })
+      .catch((error) => log(`cleanup of ${path}: ${error.message}`));
+  }
+}
+
+function widgetBody(ns, name) {
+  return {
+    apiVersion: 'bench.nestor.dev/v1',
+    kind: 'Widget',
+    metadata: { name, namespace: ns },
+    spec: { size: 1, round: 0 },
+  };
+}
+
+/** The implementations in a different order each repetition, so drift on a shared machine spreads. */
+const rotated = (rep) => config.impls.map((_, i) => config.impls[(i + rep) % config.impls.length]);
+
+// ---- scenario: initial sync ----
+
+async function scenarioSync() {
+  const ns = await env.createNamespace('sync');
+  let existing = 0;
+  for (const size of config.syncSizes) {
+    if (overBudget()) {
+      doc.skipped.push(`sync ${size}: over the time budget`);
+      continue;
+    }
+    log(`sync: creating ConfigMaps ${existing}..${size - 1}`);
+    const names = Array.from({ length: size - existing }, (_, i) => `cm-${existing + i}`);
+    const t = Date.now();
+    await parallel(names, config.createConcurrency, (name) =>
+      load.json('POST', configMapsPath(ns), {
+        body: {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name, labels: { app: 'bench' } },
+          data: { payload: PAYLOAD },
+        },
+      }),
+    );
+    if (names.length) log(`sync: ${names.length} created in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+    existing = size;
+    const reps = repsFor('sync', size);
+    for (let rep = 0; rep < reps; rep++) {
+      for (const impl of rotated(rep)) {
+        if (overBudget()) {
+          doc.skipped.push(`sync ${size} ${impl} rep ${rep + 1}: over the time budget`);
+          continue;
+        }
+        const profile = config.profile && rep === 0 ? `${stamp}-sync-${size}` : undefined;
+        let op;
+        try {
+          await settle();
+          op = await startOperator(impl, ns, 'sync', profile);
+          const cp0 = controlPlaneCpu();
+          const synced = await op.ask({ cmd: 'start' }, 'synced', 600_000);
+          const cp1 = controlPlaneCpu();
+          if (synced.objects !== size) throw new Error(`${impl} cached ${synced.objects} objects, expected ${size}`);
+          const run = {
+            impl,
+            size,
+            rep: rep + 1,
+            objects: synced.objects,
+            syncMs: synced.syncUs / 1000,
+            cpuMs: synced.cpuUs / 1000,
+            heapPerObject: (synced.after.heap - synced.before.heap) / size,
+            rssPerObject: (synced.after.rss - synced.before.rss) / size,
+            rssAfterMB: synced.after.rss / 2 ** 20,
+            heapAfterMB: synced.after.heap / 2 ** 20,
+            controlPlaneCpuMs: (cp1 - cp0) * 1000,
+            profiled: Boolean(profile) && (impl === 'nestor' || impl === 'client-node'),
+          };
+          doc.runs.sync.push(run);
+          log(
+            `sync ${size} ${impl}: ${run.syncMs.toFixed(0)} ms, CPU ${run.cpuMs.toFixed(0)} ms, ` +
+              `heap ${run.heapPerObject.toFixed(0)} B/object, RSS ${run.rssAfterMB.toFixed(0)} MB`,
+          );
+        } catch (error) {
+          log(`sync ${size} ${impl} failed: ${error.message}`);
+          doc.skipped.push(`sync ${size} ${impl} rep ${rep + 1}: ${error.message.split('\n')[0]}`);
+        } finally {
+          await op?.stop();
+        }
+      }
+    }
+  }
+}
+
+// ---- scenario: burst ----
+
+async function scenarioBurst() {
+  for (const size of config.burstSizes) {
+    const reps = repsFor('burst', size);
+    for (let rep = 0; rep < reps; rep++) {
+      for (const impl of rotated(rep)) {
+        if (overBudget()) {
+          doc.skipped.push(`burst ${size} ${impl} rep ${rep + 1}: over the time budget`);
+          continue;
+        }
+        const ns = await env.createNamespace('burst');
+        const profile = config.profile && rep === 0 ? `${stamp}-burst-${size}` : undefined;
+        let op;
+        try {
+          await settle();
+          op = await startOperator(impl, ns, 'reconcile', profile);
+          await op.next('ready', 120_000);
+          const marked = await op.ask({ cmd: 'mark' }, 'marked');
+          const all = op.next('all', Math.max(180_000, size * 40));
+          op.send({ cmd: 'expect', n: size });
+          const cp0 = controlPlaneCpu();
+          const t0 = nowUs();
+          const names = Array.from({ length: size }, (_, i) => `widget-${i}`);
+          await parallel(names, config.createConcurrency, async (name) => {
+            const created = await load.json('POST', widgetsPath(ns), { body: widgetBody(ns, name) });
+            if (impl === 'apiserver') {
+              const { uid, generation } = created.metadata;
+              op.send({ cmd: 'obj', name, uid, generation, size: 1, round: 0 });
+            }
+          });
+          const createdAt = nowUs();
+          const done = await all;
+          const cp1 = controlPlaneCpu();
+          const stats = await op.ask({ cmd: 'stats', lite: true }, 'stats');
+          const wallMs = (done.at - t0) / 1000;
+          const cpuSeconds = (stats.cpuUs - marked.cpuUs) / 1e6;
+          const run = {
+            impl,
+            size,
+            rep: rep + 1,
+            wallMs,
+            createMs: (createdAt - t0) / 1000,
+            reconcilesPerSecond: size / (wallMs / 1000),
+            reconciles: done.reconciles,
+            cpuSeconds,
+            cpuSecondsPer1k: (cpuSeconds / size) * 1000,
+            controlPlaneCpuPer1k: ((cp1 - cp0) / size) * 1000,
+            maxRssMB: stats.maxRss / 2 ** 20,
+            rssMB: stats.rss / 2 ** 20,
+            profiled: Boolean(profile) && (impl === 'nestor' || impl === 'client-node'),
+          };
+          doc.runs.burst.push(run);
+          log(
+            `burst ${size} ${impl}: all reconciled in ${wallMs.toFixed(0)} ms (creates took ${run.createMs.toFixed(0)} ms), ` +
+              `${run.reconcilesPerSecond.toFixed(0)}/s, CPU ${cpuSeconds.toFixed(2)} s, peak RSS ${run.maxRssMB.toFixed(0)} MB`,
+          );
+        } catch (error) {
+          log(`burst ${size} ${impl} failed: ${error.message}`);
+          doc.skipped.push(`burst ${size} ${impl} rep ${rep + 1}: ${error.message.split('\n')[0]}`);
+        } finally {
+          await op?.stop();
+          await emptyNamespace(ns);
+        }
+      }
+    }
+  }
+}
+
+// ---- scenario: steady churn ----
+
+/**
+ * Open-loop writes at `rate`/s for `seconds`: each a merge patch of one Widget's spec (so its
+ * generation moves) with the write time in an annotation. A write that would exceed 256 in
+ * flight is dropped and counted as missed, so the offered schedule never bunches up.
+ */
+async function generate(ns, widgets, rate, seconds, op) {
+  const names = [...widgets.keys()];
+  const writeLatUs = [];
+  let issued = 0;
+  let missed = 0;
+  let failed = 0;
+  let inFlight = 0;
+  let cursor = 0;
+  const pending = new Set();
+  const fire = () => {
+    const name = names[cursor++ % names.length];
+    const widget = widgets.get(name);
+    const round = ++widget.round;
+    const writtenAt = String(nowUs());
+    inFlight++;
+    issued++;
+    const write = load
+      .json('PATCH', widgetsPath(ns, name), {
+        body: { metadata: { annotations: { [WRITTEN_AT]: writtenAt } }, spec: { round } },
+        contentType: 'application/merge-patch+json',
+      })
+      .then(
+        (updated) => {
+          writeLatUs.push(nowUs() - Number(writtenAt));
+          if (op) {
+            const { uid, generation } = updated.metadata;
+            op.send({ cmd: 'obj', name, uid, generation, size: 1, round, writtenAt });
+          }
+        },
+        () => failed++,
+      )
+      .finally(() => {
+        inFlight--;
+        pending.delete(write);
+      });
+    pending.add(write);
+  };
+  const t0 = performance.now();
+  const end = t0 + seconds * 1000;
+  let due = 0;
+  for (let now = t0; now < end; now = performance.now()) {
+    const target = Math.floor(((now - t0) * rate) / 1000);
+    for (; due < target; due++) {
+      if (inFlight < 256) fire();
+      else missed++;
+    }
+    await sleep(1);
+  }
+  const elapsed = (performance.now() - t0) / 1000;
+  await Promise.all(pending);
+  writeLatUs.sort((a, b) => a - b);
+  return { issued, missed, failed, elapsed, writeLatUs };
+}
+
+/** Waits until the operator has been idle (nothing in flight, no new reconcile) for a second. */
+async function drain(op, timeoutMs = 60_000) {
+  const deadline = Date.now() + timeoutMs;
+  let last = -1;
+  let quiet = 0;
+  while (Date.now() < deadline) {
+    const s = await op.ask({ cmd: 'stats', lite: true }, 'stats');
+    if (s.inFlight === 0 && s.reconciles === last) {
+      if (++quiet >= 2) return true;
+    } else quiet = 0;
+    last = s.reconciles;
+    await sleep(500);
+  }
+  return false;
+}
+
+/** A rate holds when every write went out on schedule and the reconciles kept up (p99 under a second). */
+function held(rate) {
+  const runs = doc.runs.churn.filter((r) => r.rate === rate && r.impl === 'apiserver');
+  return runs.length > 0 && runs.every((r) => r.missed === 0 && r.achievedRate >= 0.95 * rate && r.p99Ms < 1000);
+}
+
+async function scenarioChurn() {
+  const ns = await env.createNamespace('churn');
+  const widgets = new Map();
+  const names = Array.from({ length: config.churnObjects }, (_, i) => `widget-${i}`);
+  await parallel(names, config.createConcurrency, async (name) => {
+    await load.json('POST', widgetsPath(ns), { body: widgetBody(ns, name) });
+    widgets.set(name, { round: 0 });
+  });
+  log(`churn: ${names.length} Widgets created`);
+  let previous;
+  for (const rate of config.rates) {
+    if (rate > UNCONDITIONAL_RATE && previous !== undefined && !held(previous)) {
+      doc.skipped.push(`churn ${rate}/s: the API server alone did not hold ${previous}/s on this machine`);
+      log(`churn ${rate}/s skipped: the API server alone did not hold ${previous}/s`);
+      previous = rate;
+      continue;
+    }
+    previous = rate;
+    const reps = repsFor('churn', rate);
+    for (let rep = 0; rep < reps; rep++) {
+      for (const impl of rotated(rep)) {
+        if (overBudget()) {
+          doc.skipped.push(`churn ${rate}/s ${impl} rep ${rep + 1}: over the time budget`);
+          continue;
+        }
+        const profile = config.profile && rep === 0 ? `${stamp}-churn-${rate}` : undefined;
+        let op;
+        try {
+          op = await startOperator(impl, ns, 'reconcile', profile);
+          await op.next('ready', 120_000);
+          if (impl !== 'apiserver') {
+            // The initial list reconciles every Widget once: wait for that before measuring.
+            const all = op.next('all', 180_000);
+            op.send({ cmd: 'expect', n: names.length });
+            await all;
+            await drain(op);
+          }
+          await settle();
+          const marked = await op.ask({ cmd: 'mark' }, 'marked');
+          const cp0 = controlPlaneCpu();
+          const gen = await generate(ns, widgets, rate, config.churnSeconds, impl === 'apiserver' ? op : undefined);
+          const drained = await drain(op);
+          const cp1 = controlPlaneCpu();
+          const stats = await op.ask({ cmd: 'stats' }, 'stats');
+          const lat = stats.latUs.sort((a, b) => a - b);
+          const cpuSeconds = (stats.cpuUs - marked.cpuUs) / 1e6;
+          const events = gen.issued - gen.failed;
+          const run = {
+            impl,
+            rate,
+            rep: rep + 1,
+            achievedRate: events / gen.elapsed,
+            issued: gen.issued,
+            missed: gen.missed,
+            failed: gen.failed,
+            reconciles: stats.reconciles,
+            latencySamples: lat.length,
+            p50Ms: percentile(lat, 50) / 1000,
+            p95Ms: percentile(lat, 95) / 1000,
+            p99Ms: percentile(lat, 99) / 1000,
+            maxMs: lat.at(-1) / 1000,
+            writeP50Ms: percentile(gen.writeLatUs, 50) / 1000,
+            writeP99Ms: percentile(gen.writeLatUs, 99) / 1000,
+            cpuSeconds,
+            cpuSecondsPer1k: (cpuSeconds / events) * 1000,
+            controlPlaneCpuPer1k: ((cp1 - cp0) / events) * 1000,
+            maxRssMB: stats.maxRss / 2 ** 20,
+            drained,
+            held: gen.missed === 0 && events / gen.elapsed >= 0.95 * rate && percentile(lat, 99) < 1e6 ? 1 : 0,
+            profiled: Boolean(profile) && (impl === 'nestor' || impl === 'client-node'),
+          };
+          doc.runs.churn.push(run);
+          log(
+            `churn ${rate}/s ${impl}: ${run.achievedRate.toFixed(0)} writes/s (${gen.missed} missed), ` +
+              `${run.reconciles} reconciles, latency p50 ${run.p50Ms.toFixed(1)} / p95 ${run.p95Ms.toFixed(1)} / ` +
+              `p99 ${run.p99Ms.toFixed(1)} ms, CPU ${run.cpuSecondsPer1k.toFixed(2)} s/1k, ` +
+              `write p50 ${run.writeP50Ms.toFixed(1)} ms${drained ? '' : ' (did not drain)'}`,
+          );
+        } catch (error) {
+          log(`churn ${rate}/s ${impl} failed: ${error.message}`);
+          doc.skipped.push(`churn ${rate}/s ${impl} rep ${rep + 1}: ${error.message.split('\n')[0]}`);
+        } finally {
+          await op?.stop();
+        }
+      }
+    }
+  }
+}
+
+// ---- results ----
+
+function summarizeAll() {
+  const group = (runs, keyOf, metrics) => {
+    const groups = new Map();
+    for (const run of runs) {
+      const key = keyOf(run);
+      if (!groups.has(key)) groups.set(key, []);
+      groups.get(key).push(run);
+    }
+    return [...groups.values()].map((rs) => ({
+      ...(rs[0].size !== undefined ? { size: rs[0].size } : {}),
+      ...(rs[0].rate !== undefined ? { rate: rs[0].rate } : {}),
+      impl: rs[0].impl,
+      stats: { runs: rs.length, ...summarize(rs, metrics) },
+    }));
+  };
+  doc.summary = {
+    sync: group(doc.runs.sync, (r) => `${r.size}/${r.impl}`, [
+      'syncMs',
+      'cpuMs',
+      'heapPerObject',
+      'rssPerObject',
+      'rssAfterMB',
+      'heapAfterMB',
+      'controlPlaneCpuMs',
+    ]),
+    burst: group(doc.runs.burst, (r) => `${r.size}/${r.impl}`, [
+      'wallMs',
+      'createMs',
+      'reconcilesPerSecond',
+      'cpuSeconds',
+      'cpuSecondsPer1k',
+      'controlPlaneCpuPer1k',
+      'maxRssMB',
+    ]),
+    churn: group(doc.runs.churn, (r) => `${r.rate}/${r.impl}`, [
+      'achievedRate',
+      'p50Ms',
+      'p95Ms',
+      'p99Ms',
+      'maxMs',
+      'writeP50Ms',
+      'writeP99Ms',
+      'cpuSecondsPer1k',
+      'controlPlaneCpuPer1k',
+      'maxRssMB',
+      'held',
+    ]),
+  };
+}
+
+function machineLine() {
+  const m = doc.machine;
+  return (
+    `${m.nproc} × ${m.cpuModel}, ${m.memoryGiB} GiB RAM, ${m.kernel}; Node ${m.node}, Kubernetes ${m.kubernetes}, ` +
+    `${m.go}, controller-runtime ${m.controllerRuntime}, client-node ${m.clientNode}; ` +
+    `load average at start ${m.loadAverageAtStart?.join(' ')}, at end ${m.loadAverageAtEnd?.join(' ') ?? '?'}`
+  );
+}
+
+async function writeResults() {
+  doc.machine.loadAverageAtEnd = os.loadavg().map((l) => Number(l.toFixed(2)));
+  doc.finishedAt = new Date().toISOString();
+  doc.durationSeconds = Math.round((Date.now() - startedAt) / 1000);
+  summarizeAll();
+  const tables = renderTables(doc);
+  const markdown =
+    `## Nestor benchmark ${doc.startedAt}${quick ? ' (quick)' : ''}\n\n${machineLine()}\n\n` +
+    `Workers per implementation: ${config.workers}. Values: mean ± sample stddev over the runs column.\n\n${tables}\n` +
+    (doc.skipped.length ? `\nSkipped or failed:\n${doc.skipped.map((s) => `- ${s}`).join('\n')}\n` : '');
+  await mkdir(dirname(outJson), { recursive: true });
+  await writeFile(outJson, JSON.stringify(doc, null, 1) + '\n');
+  await writeFile(outJson.replace(/\.json$/, '.md'), markdown);
+  console.log(`\n${markdown}`);
+  console.log(`results: ${outJson} (and .md)`);
+}
+
+// ---- main ----
+
+try {
+  log(`config: ${JSON.stringify(config)}`);
+  if (config.impls.includes('controller-runtime')) goBinary = await ensureGoOperator({ onProgress: log });
+  if (config.profile) await mkdir(profileDir, { recursive: true });
+  env = await TestEnvironment.start({ useExistingCluster: false, crds: [WIDGET_CRD] });
+  const version = await env.client.request('GET', '/version');
+  doc.machine = machine(version.gitVersion);
+  log(`control plane up at ${env.server}; ${machineLine()}`);
+  load = await Transport.fromKubeConfig(env.kubeConfig, { maxSockets: 64, userAgent: 'nestor-bench-load' });
+  for (const scenario of config.scenarios) {
+    if (scenario === 'sync') await scenarioSync();
+    else if (scenario === 'burst') await scenarioBurst();
+    else if (scenario === 'churn') await scenarioChurn();
+    else throw new Error(`unknown scenario ${scenario}: use sync, burst, churn`);
+  }
+  load.close();
+  log(
+    `done in ${((Date.now() - startedAt) / 60_000).toFixed(1)} min; ${Object.keys(IMPL_LABELS).length} implementations`,
+  );
+  await finish(0);
+} catch (error) {
+  console.error(error);
+  await finish(1);
+}
