@@ -4,7 +4,7 @@
 // Reports CPU per reconcile. No API server.
 //   npm run build && node bench/micro/dispatch.mjs [keys=200000] [workers=8]
 import { Subject } from 'rxjs';
-import { Controller, WorkerPool } from '@nestor/operator/runtime';
+import { ManagedController, WorkerPool } from '@nestor/operator/runtime';
 
 const keys = Number(process.argv[2] ?? 200_000);
 const workers = Number(process.argv[3] ?? 8);
@@ -14,7 +14,7 @@ async function round(count) {
   let done = 0;
   let finished;
   const all = new Promise((resolve) => (finished = resolve));
-  const controller = new Controller({
+  const controller = new ManagedController({
     name: 'dispatch',
     sources: [source],
     maxConcurrentReconciles: workers,

@@ -1,8 +1,9 @@
-// The public API of @nestor/operator.
+// The public API of @nestor/operator. `@nestor/operator/runtime` is the same without the
+// Nest layer; everything it exports is exported here too.
 
 // Nest layer
 export { OperatorModule, loadKubeConfig } from './nest/operator.module.js';
-export type { OperatorModuleOptions } from './nest/operator-options.interface.js';
+export type { OperatorModuleOptions, LeaderElectionOptions } from './nest/operator-options.interface.js';
 export { OPERATOR_MODULE_OPTIONS } from './nest/operator.module-definition.js';
 export { KUBE_CONFIG } from './nest/operator.constants.js';
 export { Controller, OperatorController, type ControllerOptions } from './nest/decorators/controller.decorator.js';
@@ -12,33 +13,10 @@ export { Finalizer } from './nest/decorators/finalizer.decorator.js';
 export { Source } from './nest/decorators/source.decorator.js';
 export { OperatorRegistry } from './nest/operator.registry.js';
 export type { ReconcileContext } from './nest/reconcile-context.js';
-export { defaultFinalizerName } from './nest/controller-binding.js';
+export { controllersOfModule, describeController, type ScannedController } from './nest/module-scanner.js';
+export { OperatorHttpServer } from './nest/operator-http.server.js';
 
-// Kinds and custom resources
-export * from './client/kinds.js';
-export { KindRegistry } from './client/kind-registry.js';
-export {
-  CustomResource,
-  resourceOf,
-  pluralOf,
-  type CustomResourceOptions,
-  type PrinterColumn,
-  type ResourceType,
-} from './crd/custom-resource.decorator.js';
-
-// Client
-export {
-  KubeClient,
-  controllerReference,
-  type ApplyOptions,
-  type EventType,
-  type KubeClientOptions,
-  type ListOptions,
-} from './client/kube-client.js';
-export { Transport } from './client/transport.js';
-export { KubeApiError } from './client/errors.js';
-
-// Runtime
+// Core, client, custom resource classes, runtime
 export * from './runtime/index.js';
 
 // CRDs from decorated classes
@@ -56,11 +34,7 @@ export {
   customResourceDefinitions,
   type GeneratedCustomResourceDefinition,
 } from './crd/crd-generator.js';
-export {
-  installCustomResourceDefinitions,
-  type InstallableCustomResourceDefinition,
-  type InstallCustomResourcesOptions,
-} from './crd/crd-installer.js';
+export { allVersionsOf } from './crd/custom-resource.decorator.js';
 
 // Manifests: CRDs, RBAC and a Deployment from the decorators (what `nestor manifests` writes)
 export { rbacRulesFor, leaderElectionRules, type ControllerAccess, type PolicyRule } from './crd/rbac.js';
@@ -73,11 +47,6 @@ export {
   type OperatorManifests,
   type OperatorManifestOptions,
 } from './crd/manifests.js';
-export { allVersionsOf } from './crd/custom-resource.decorator.js';
-export { controllersOfModule, describeController, type ScannedController } from './nest/module-scanner.js';
 
-// Production runtime: metrics, probes, leader election
+// Metrics
 export { OperatorMetrics, type WatchStatsSource } from './metrics/operator-metrics.js';
-export { OperatorHttpServer } from './nest/operator-http.server.js';
-export { LeaseLock, type LeaseLockOptions } from './runtime/leader-election.js';
-export type { LeaderElectionOptions } from './nest/operator-options.interface.js';

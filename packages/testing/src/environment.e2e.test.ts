@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
-import { ApiClient, ApiError } from './api-client.js';
+import { KubeApiError } from '@nestor/core';
+import { ApiClient } from './api-client.js';
 import type { CustomResourceDefinition } from './crds.js';
 import { TestEnvironment } from './environment.js';
 import { waitFor } from './wait-for.js';
@@ -326,14 +327,14 @@ describe('a private control plane (client-certificate auth)', () => {
     });
     await assert.rejects(
       env.client.request('PUT', `${configMaps}/round-trip`, read),
-      (error: unknown) => error instanceof ApiError && error.status === 409,
+      (error: unknown) => error instanceof KubeApiError && error.status === 409,
       'an update from a stale resourceVersion conflicts',
     );
 
     await env.client.request('DELETE', `${configMaps}/round-trip`);
     await assert.rejects(
       env.client.request('GET', `${configMaps}/round-trip`),
-      (error: unknown) => error instanceof ApiError && error.status === 404,
+      (error: unknown) => error instanceof KubeApiError && error.status === 404,
     );
   });
 
@@ -396,7 +397,7 @@ describe('a private control plane (client-certificate auth)', () => {
         metadata: { name: 'g2' },
         spec: { size: 'large' },
       }),
-      (error: unknown) => error instanceof ApiError && error.status === 422,
+      (error: unknown) => error instanceof KubeApiError && error.status === 422,
       "the CRD's schema is enforced",
     );
 

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
-import { ApiClient, ApiError } from './api-client.js';
+import { installCustomResourceDefinitions, KubeApiError } from '@nestor/core';
+import { ApiClient } from './api-client.js';
 import { ensureControlPlaneBinaries, type ControlPlaneBinaries } from './controlplane-binaries.js';
 import {
   createAdminIdentity,
@@ -12,7 +13,7 @@ import {
   type AdminIdentity,
   type Authentication,
 } from './credentials.js';
-import { installCustomResourceDefinitions, loadCustomResourceDefinitions, type CrdSource } from './crds.js';
+import { loadCustomResourceDefinitions, type CrdSource } from './crds.js';
 import { assertPortFree, freePort } from './ports.js';
 import { ControlPlaneProcess, type ProcessOptions } from './process.js';
 
@@ -280,11 +281,10 @@ export class TestEnvironment {
 
   /** Installs CRDs and waits until they are Established and served. */
   async installCRDs(crds: CrdSource[]): Promise<void> {
-    await installCustomResourceDefinitions(
-      this.client,
-      await loadCustomResourceDefinitions(crds),
-      this.options.startTimeoutMs,
-    );
+    await installCustomResourceDefinitions(this.client.transport, await loadCustomResourceDefinitions(crds), {
+      fieldManager: 'nestor-testing',
+      timeoutMs: this.options.startTimeoutMs,
+    });
   }
 
   /** Creates a namespace with a unique name; it is deleted when the environment stops. */
@@ -361,7 +361,7 @@ export class TestEnvironment {
     if (!owned) {
       for (const name of this.namespaces) {
         await this.client.request('DELETE', `/api/v1/namespaces/${name}`).catch((error: unknown) => {
-          if (!(error instanceof ApiError && error.status === 404)) throw error;
+          if (!(error instanceof KubeApiError && error.status === 404)) throw error;
         });
       }
       this.client.close();

@@ -1,5 +1,5 @@
 export { TestEnvironment, type TestEnvironmentOptions } from './environment.js';
-export { ApiClient, ApiError } from './api-client.js';
+export { ApiClient } from './api-client.js';
 export type { Authentication } from './credentials.js';
 export { loadCustomResourceDefinitions, type CrdSource, type CustomResourceDefinition } from './crds.js';
 export {

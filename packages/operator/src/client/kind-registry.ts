@@ -1,5 +1,4 @@
-import type { KubeObject } from '../runtime/kube-object.js';
-import type { ResourceDescriptor } from '../runtime/resource.js';
+import type { KubeObject, ResourceDescriptor } from '@nestor/core';
 import { builtinKinds } from './kinds.js';
 
 /**

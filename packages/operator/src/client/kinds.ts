@@ -24,7 +24,7 @@ import type {
   V1StatefulSet,
   EventsV1Event,
 } from '@kubernetes/client-node';
-import type { ResourceDescriptor } from '../runtime/resource.js';
+import type { ResourceDescriptor } from '@nestor/core';
 
 function kind<T>(
   group: string,

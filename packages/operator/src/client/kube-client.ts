@@ -1,18 +1,38 @@
+import {
+  apiVersionOf,
+  DEFAULT_FIELD_MANAGER,
+  keyOf,
+  KubeApiError,
+  type KubeObject,
+  listPages,
+  type ObjectRef,
+  type OwnerReference,
+  type ResourceDescriptor,
+  resourcePath,
+  sleep,
+  type Transport,
+} from '@nestor/core';
 import { hostname } from 'node:os';
-import type { InformerCache } from '../runtime/informer.js';
-import type { KubeObject, OwnerReference } from '../runtime/kube-object.js';
-import { keyOf, type ObjectRef } from '../runtime/object-ref.js';
-import { apiVersionOf, resourcePath, type ResourceDescriptor } from '../runtime/resource.js';
-import { KubeApiError } from './errors.js';
 import { Event as CoreEvent } from './kinds.js';
 import { KindRegistry } from './kind-registry.js';
-import type { Transport } from './transport.js';
+
+/**
+ * Where reads may be served from instead of the API server: the runtime's InformerCache
+ * is one. The client depends on this shape only, so it sits below the runtime.
+ */
+export interface CacheReader {
+  /** A synced store that holds every object of the kind in the namespace (all namespaces without one). */
+  find<T>(
+    resource: ResourceDescriptor<T>,
+    namespace?: string,
+  ): { get(key: string): T | undefined; list(namespace?: string): T[] } | undefined;
+}
 
 export interface KubeClientOptions {
   /** Field manager for server-side apply and writes (default 'nestor'). */
   fieldManager?: string;
   /** Serves get/list from a running informer when one covers the request. */
-  informers?: InformerCache;
+  informers?: CacheReader;
   kinds?: KindRegistry;
   /** `source.component` of recorded Events (default: the field manager). */
   component?: string;
@@ -57,7 +77,7 @@ export class KubeClient {
     readonly transport: Transport,
     private readonly options: KubeClientOptions = {},
   ) {
-    this.fieldManager = options.fieldManager ?? 'nestor';
+    this.fieldManager = options.fieldManager ?? DEFAULT_FIELD_MANAGER;
     this.kinds = options.kinds ?? new KindRegistry();
     this.component = options.component ?? this.fieldManager;
   }
@@ -80,24 +100,12 @@ export class KubeClient {
       const cached = this.options.informers?.find(resource, options.namespace);
       if (cached) return cached.list(options.namespace) as T[];
     }
-    const items: T[] = [];
-    let continueToken: string | undefined;
-    do {
-      const page = await this.transport.json<{ items: T[]; metadata?: { continue?: string } }>(
-        'GET',
-        resourcePath(resource, options.namespace),
-        {
-          query: {
-            limit: '500',
-            ...(continueToken ? { continue: continueToken } : {}),
-            ...(options.labelSelector ? { labelSelector: options.labelSelector } : {}),
-            ...(options.fieldSelector ? { fieldSelector: options.fieldSelector } : {}),
-          },
-        },
-      );
+    let items: T[] = [];
+    const query = { labelSelector: options.labelSelector, fieldSelector: options.fieldSelector };
+    for await (const page of listPages<T>(this.transport, resourcePath(resource, options.namespace), { query })) {
+      if (page.restarted) items = [];
       for (const item of page.items) items.push(withKind(item, resource));
-      continueToken = page.metadata?.continue || undefined;
-    } while (continueToken);
+    }
     return items;
   }
 
@@ -204,7 +212,7 @@ export class KubeClient {
         return await update(await read());
       } catch (error) {
         if (!(error instanceof KubeApiError && error.status === 409) || attempt >= attempts) throw error;
-        await new Promise((r) => setTimeout(r, 10 * 2 ** attempt * (0.5 + Math.random())));
+        await sleep(10 * 2 ** attempt * (0.5 + Math.random()));
       }
     }
   }

@@ -7,7 +7,8 @@ import { after, before, describe, it } from 'node:test';
 import { randomBytes } from 'node:crypto';
 import type { V1ObjectMeta } from '@kubernetes/client-node';
 import { Test } from '@nestjs/testing';
-import { ApiError, TestEnvironment, waitFor } from '@nestor/testing';
+import { KubeApiError } from '@nestor/core';
+import { TestEnvironment, waitFor } from '@nestor/testing';
 import { Controller, KubeClient, OperatorModule, Reconcile } from '../index.js';
 import { CustomResource } from './custom-resource.decorator.js';
 import { customResourceDefinitions, type GeneratedCustomResourceDefinition } from './crd-generator.js';
@@ -193,8 +194,8 @@ async function rejected(path: string, body: unknown, ...patterns: RegExp[]): Pro
     () => assert.fail(`the API server accepted ${JSON.stringify(body)}`),
     (e: unknown) => e,
   );
-  assert.ok(error instanceof ApiError, String(error));
-  const { message, reason } = JSON.parse(error.body) as { message: string; reason: string };
+  assert.ok(error instanceof KubeApiError, String(error));
+  const { detail: message, reason } = error;
   assert.equal(error.status, 422, message);
   assert.equal(reason, 'Invalid');
   for (const pattern of patterns) assert.match(message, pattern);
@@ -465,7 +466,7 @@ describe('generated CRDs on a real API server', () => {
         'application/merge-patch+json',
       ),
       (e: unknown) =>
-        e instanceof ApiError &&
+        e instanceof KubeApiError &&
         e.status === 422 &&
         /status\.conditions\[0\]\.status: Unsupported value/.test(e.message),
     );

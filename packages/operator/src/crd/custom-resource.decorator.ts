@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import type { ResourceDescriptor } from '../runtime/resource.js';
+import type { ResourceDescriptor } from '@nestor/core';
 import type { ClassType } from './field.decorator.js';
 
 export const CUSTOM_RESOURCE_METADATA = 'nestor:custom-resource';

@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { ControllerMetricsSink, ReconcileOutcome } from '../runtime/controller.js';
+import type { ControllerMetricsSink, ReconcileOutcome } from '../runtime/reconcile-loop.js';
 import type { QueueMetricsSink, WorkQueue } from '../runtime/queue.js';
 
 /** controller-runtime's reconcile_time_seconds buckets, so dashboards built for it read the same. */

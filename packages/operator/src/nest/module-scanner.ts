@@ -1,9 +1,7 @@
 import type { DynamicModule, ForwardReference, Type } from '@nestjs/common';
 import { MODULE_METADATA } from '@nestjs/common/constants.js';
-import { MetadataScanner, Reflector } from '@nestjs/core';
-import type { ResourceType } from '../crd/custom-resource.decorator.js';
 import type { ControllerAccess } from '../crd/rbac.js';
-import { OperatorMetadataAccessor } from './operator-metadata.accessor.js';
+import { controllerAccess, readControllerDefinition } from './controller-metadata.js';
 
 /** A @Controller class as its decorators describe it, read without creating it. */
 export interface ScannedController extends ControllerAccess {
@@ -18,35 +16,16 @@ const METADATA_KEYS = {
   providers: MODULE_METADATA.PROVIDERS,
   controllers: MODULE_METADATA.CONTROLLERS,
 } as const;
-const accessor = new OperatorMetadataAccessor(new Reflector());
-const scanner = new MetadataScanner();
 
 /**
  * Reads a class's @Controller, @Finalizer and @Watches decorators without instantiating
- * it; undefined for a class that is not a controller.
+ * it; undefined for a class that is not a controller. Throws on misused decorators, as
+ * the application would at start-up.
  */
 export function describeController(target: Type): ScannedController | undefined {
-  const metadata = accessor.getController(target);
-  if (!metadata) return undefined;
-  const prototype = target.prototype as Record<string, unknown>;
-  const watches: ResourceType[] = [];
-  let finalizer = false;
-  for (const method of scanner.getAllMethodNames(prototype)) {
-    const fn = prototype[method];
-    if (typeof fn !== 'function') continue;
-    if (accessor.getFinalizer(fn)) finalizer = true;
-    const watch = accessor.getWatches(fn);
-    if (watch) watches.push(watch.resource);
-  }
-  return {
-    className: target.name,
-    target,
-    ...(metadata.resource ? { resource: metadata.resource } : {}),
-    owns: metadata.options.owns ?? [],
-    writes: metadata.options.writes ?? [],
-    watches,
-    finalizer,
-  };
+  const definition = readControllerDefinition(target);
+  if (!definition) return undefined;
+  return { className: definition.className, target, ...controllerAccess(definition) };
 }
 
 /**

@@ -1,5 +1,5 @@
 import { Logger, type LoggerService } from '@nestjs/common';
-import type { RuntimeLogger } from '../runtime/logger.js';
+import type { RuntimeLogger } from '@nestor/core';
 
 /**
  * The runtime's logs through Nest's Logger, so the application's logger (pino, winston,

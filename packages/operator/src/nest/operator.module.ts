@@ -3,17 +3,16 @@ import { Module, type Provider } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient } from '../client/kube-client.js';
-import { Transport } from '../client/transport.js';
+import { resourceName, Transport } from '@nestor/core';
 import { InformerCache } from '../runtime/informer.js';
 import { LeaseLock } from '../runtime/leader-election.js';
 import { Manager } from '../runtime/manager.js';
 import { OperatorMetrics } from '../metrics/operator-metrics.js';
-import { resourceName } from '../runtime/resource.js';
 import { OperatorHttpServer } from './operator-http.server.js';
 import { runtimeLogger } from './nest-logger.js';
 import { KUBE_CONFIG } from './operator.constants.js';
 import { OperatorExplorer } from './operator.explorer.js';
-import { OperatorMetadataAccessor } from './operator-metadata.accessor.js';
+import { OperatorLifecycle } from './operator.lifecycle.js';
 import { ConfigurableOperatorModule, OPERATOR_MODULE_OPTIONS } from './operator.module-definition.js';
 import type { OperatorModuleOptions } from './operator-options.interface.js';
 import { OperatorRegistry } from './operator.registry.js';
@@ -113,9 +112,9 @@ const providers: Provider[] = [
     useFactory: (transport: Transport, informers: InformerCache, options: OperatorModuleOptions) =>
       new KubeClient(transport, { informers, ...(options.fieldManager ? { fieldManager: options.fieldManager } : {}) }),
   },
-  OperatorMetadataAccessor,
   OperatorRegistry,
   OperatorExplorer,
+  OperatorLifecycle,
   OperatorHttpServer,
 ];
 

@@ -1,16 +1,20 @@
 import { Inject, Injectable } from '@nestjs/common';
+import type { KubeObject } from '@nestor/core';
 import { KubeClient } from '../client/kube-client.js';
-import type { Controller } from '../runtime/controller.js';
-import type { KubeObject } from '../runtime/kube-object.js';
+import type { ManagedController } from '../runtime/managed-controller.js';
 import { Manager } from '../runtime/manager.js';
-import { bindController, type DiscoveredController } from './controller-binding.js';
+import { bindController } from './controller-binding.js';
+import type { DiscoveredController } from './operator.explorer.js';
 import { OPERATOR_MODULE_OPTIONS } from './operator.module-definition.js';
 import type { OperatorModuleOptions } from './operator-options.interface.js';
 
 /** The controllers the application runs: inspect them, or add one at run time. */
 @Injectable()
 export class OperatorRegistry {
-  private readonly controllers = new Map<string, { found: DiscoveredController; controller: Controller<KubeObject> }>();
+  private readonly controllers = new Map<
+    string,
+    { found: DiscoveredController; controller: ManagedController<KubeObject> }
+  >();
 
   constructor(
     private readonly manager: Manager,
@@ -19,7 +23,7 @@ export class OperatorRegistry {
   ) {}
 
   /** Registers a discovered controller with the manager (started with it, or at once if it runs). */
-  add(found: DiscoveredController): Controller<KubeObject> {
+  add(found: DiscoveredController): ManagedController<KubeObject> {
     const controller = this.manager.addController(bindController(found, this.kube, this.options.namespace));
     this.controllers.set(controller.name, { found, controller });
     return controller;
@@ -29,7 +33,7 @@ export class OperatorRegistry {
     return [...this.controllers.keys()];
   }
 
-  getController(name: string): Controller<KubeObject> | undefined {
+  getController(name: string): ManagedController<KubeObject> | undefined {
     return this.controllers.get(name)?.controller;
   }
 }

@@ -4,7 +4,8 @@ import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import type { V1Lease } from '@kubernetes/client-node';
-import { ApiError, TestEnvironment, waitFor } from '@nestor/testing';
+import { KubeApiError } from '@nestor/core';
+import { TestEnvironment, waitFor } from '@nestor/testing';
 import { configMapsPath, createConfigMap } from '../test-support/e2e-helpers.js';
 import type { OperatorEvent } from '../test-support/lease-operator.js';
 import { OperatorProcess, type OperatorProcessOptions } from '../test-support/operator-process.js';
@@ -46,7 +47,7 @@ async function readLease(namespace: string, name: string): Promise<V1Lease | und
       `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/${name}`,
     );
   } catch (error) {
-    if (error instanceof ApiError && error.status === 404) return undefined;
+    if (error instanceof KubeApiError && error.status === 404) return undefined;
     throw error;
   }
 }

@@ -1,5 +1,5 @@
 import type { LoggerService } from '@nestjs/common';
-import type { ObjectRef } from '../runtime/object-ref.js';
+import type { ObjectRef } from '@nestor/core';
 
 /** What a @Reconcile() method gets beside the object. */
 export interface ReconcileContext {

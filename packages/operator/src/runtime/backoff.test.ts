@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Backoff } from './backoff.js';
-import { ManualClock } from './testing-clock.js';
+import { ManualClock } from '@nestor/core';
 
 describe('Backoff', () => {
   it('doubles from 800 ms to a 30 s cap, with up to 100% jitter on top', () => {

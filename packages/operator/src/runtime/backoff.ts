@@ -1,4 +1,4 @@
-import { systemClock, type Clock } from './clock.js';
+import { systemClock, type Clock } from '@nestor/core';
 
 export interface BackoffOptions {
   /** First delay (default 800 ms). */

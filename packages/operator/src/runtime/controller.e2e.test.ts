@@ -2,13 +2,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Subject } from 'rxjs';
 import { TestEnvironment, waitFor } from '@nestor/testing';
-import { Transport } from '../client/transport.js';
+import { type KubeObject, type ObjectRef, Transport } from '@nestor/core';
 import { resourceOf } from '../crd/custom-resource.decorator.js';
 import { ConfigMap } from '../client/kinds.js';
 import { WIDGET_CRD, Widget, widget } from '../test-support/widget.js';
-import type { KubeObject } from './kube-object.js';
 import { Manager } from './manager.js';
-import type { ObjectRef } from './object-ref.js';
 import { ExponentialBackoffRateLimiter } from './rate-limiter.js';
 
 const Widgets = resourceOf(Widget);

@@ -1,17 +1,46 @@
-// The framework-free runtime: usable without Nest.
-export { type Clock, systemClock } from './clock.js';
+// @nestor/operator/runtime: everything needed to run controllers without Nest. Importing
+// it loads neither @nestjs/* nor the decorators' Nest glue (checked by architecture.test).
+
+// The base layer: transport, errors, descriptors, refs, clock, logger, CRD installation.
+export * from '@nestor/core';
+
+// The client: typed reads and writes, kinds.
+export * from '../client/kinds.js';
+export { KindRegistry } from '../client/kind-registry.js';
 export {
-  Controller,
-  type ControllerOptions as RuntimeControllerOptions,
-  type ReconcileRequest,
-  type Reconciler,
-  type WatchSource,
-  type ReconcileOutcome,
-  type ControllerMetricsSink,
-} from './controller.js';
+  KubeClient,
+  controllerReference,
+  type ApplyOptions,
+  type CacheReader,
+  type EventType,
+  type KubeClientOptions,
+  type ListOptions,
+} from '../client/kube-client.js';
+
+// Custom resource classes (reflect-metadata only).
+export {
+  CustomResource,
+  resourceOf,
+  pluralOf,
+  type CustomResourceOptions,
+  type PrinterColumn,
+  type ResourceType,
+} from '../crd/custom-resource.decorator.js';
+
+// The runtime: watch -> informer -> event sources -> queue -> worker pool -> reconcile loop.
+export * from './watch.js';
 export * from './informer.js';
-export type { KubeObject, ObjectMeta, OwnerReference } from './kube-object.js';
-export { type RuntimeLogger, silentLogger, consoleLogger } from './logger.js';
+export * from './predicates.js';
+export * from './queue.js';
+export * from './rate-limiter.js';
+export * from './worker-pool.js';
+export type { ReconcileRequest, Reconciler } from './reconciler.js';
+export { type WatchSource } from './event-sources.js';
+export { type ReconcileOutcome, type ControllerMetricsSink } from './reconcile-loop.js';
+export { ManagedController, type ManagedControllerOptions } from './managed-controller.js';
+export { withFinalizer, defaultFinalizerName, type FinalizerOptions } from './reconcilers/finalizer.js';
+export { withTracing } from './reconcilers/tracing.js';
+export { TerminalError, ReconcileTimeoutError, toError, type ReconcileResult } from './result.js';
 export {
   Manager,
   type ManagerOptions,
@@ -20,11 +49,4 @@ export {
   type ManagerMetrics,
   type LeaderElection,
 } from './manager.js';
-export { keyOf, refOf, type ObjectRef } from './object-ref.js';
-export * from './predicates.js';
-export * from './queue.js';
-export * from './rate-limiter.js';
-export { TerminalError, ReconcileTimeoutError, toError, type ReconcileResult } from './result.js';
-export { apiVersionOf, resourceName, resourcePath, type ResourceDescriptor } from './resource.js';
-export * from './watch.js';
-export * from './worker-pool.js';
+export { LeaseLock, type LeaseLockOptions } from './leader-election.js';

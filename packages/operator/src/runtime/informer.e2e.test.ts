@@ -3,10 +3,9 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { TestEnvironment, waitFor } from '@nestor/testing';
 import { ConfigMap } from '../client/kinds.js';
-import { Transport } from '../client/transport.js';
+import { type KubeObject, Transport } from '@nestor/core';
 import { configMapsPath, createConfigMap } from '../test-support/e2e-helpers.js';
 import { InformerCache, NAMESPACE_INDEX, OWNER_INDEX, type InformerEvent } from './informer.js';
-import type { KubeObject } from './kube-object.js';
 
 describe('InformerCache against the shared API server', () => {
   let env: TestEnvironment;

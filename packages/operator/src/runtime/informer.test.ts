@@ -2,9 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { FakeWatchTransport, flush, object, type FakeList } from '../test-support/fake-watch-transport.js';
 import { Informer, InformerCache, NAMESPACE_INDEX, OWNER_INDEX, type InformerEvent } from './informer.js';
-import type { KubeObject } from './kube-object.js';
-import type { ResourceDescriptor } from './resource.js';
-import { ManualClock } from './testing-clock.js';
+import { type KubeObject, ManualClock, type ResourceDescriptor } from '@nestor/core';
 
 const ConfigMaps: ResourceDescriptor<KubeObject> = {
   group: '',

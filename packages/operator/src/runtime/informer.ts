@@ -1,9 +1,15 @@
 import { Subject, type Observable, type Subscription } from 'rxjs';
-import { systemClock, type Clock, type TimerHandle } from './clock.js';
-import type { KubeObject } from './kube-object.js';
-import { keyOf, type ObjectRef } from './object-ref.js';
+import {
+  type Clock,
+  keyOf,
+  type KubeObject,
+  type ObjectRef,
+  type ResourceDescriptor,
+  resourceName,
+  systemClock,
+  type TimerHandle,
+} from '@nestor/core';
 import type { ResourceEvent } from './predicates.js';
-import { resourceName, type ResourceDescriptor } from './resource.js';
 import { StoreIndex, type IndexFunc } from './store-index.js';
 import {
   createWatchStats,

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { object } from '../test-support/fake-watch-transport.js';
 import { KnownObjects } from './known-objects.js';
-import type { KubeObject } from './kube-object.js';
+import type { KubeObject } from '@nestor/core';
 
 describe('KnownObjects relist', () => {
   it('on a first list, everything is ADDED and nothing vanishes', () => {

@@ -1,4 +1,4 @@
-import type { KubeObject } from './kube-object.js';
+import type { KubeObject } from '@nestor/core';
 
 /**
  * What a watch has emitted, by key: the emitted objects themselves (no copies), so that a

@@ -3,8 +3,7 @@ import { hostname } from 'node:os';
 import { afterEach, describe, it } from 'node:test';
 import type { V1Lease } from '@kubernetes/client-node';
 import { waitFor } from '@nestor/testing';
-import { KubeApiError } from '../client/errors.js';
-import type { RequestOptions, Transport } from '../client/transport.js';
+import { KubeApiError, type RequestOptions, type Transport } from '@nestor/core';
 import { LeaseLock, microTime, type LeaseLockOptions } from './leader-election.js';
 
 const PATH = '/apis/coordination.k8s.io/v1/namespaces/ns/leases/op';

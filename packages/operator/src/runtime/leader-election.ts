@@ -1,19 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { V1Lease } from '@kubernetes/client-node';
-import { KubeApiError } from '../client/errors.js';
-import type { Transport } from '../client/transport.js';
-import { silentLogger, type RuntimeLogger } from './logger.js';
+import { KubeApiError, resourcePath, type RuntimeLogger, silentLogger, sleep, type Transport } from '@nestor/core';
+import { Lease as LeaseResource } from '../client/kinds.js';
 import type { LeaderElection } from './manager.js';
-import { resourcePath, type ResourceDescriptor } from './resource.js';
-
-const LeaseResource: ResourceDescriptor<V1Lease> = {
-  group: 'coordination.k8s.io',
-  version: 'v1',
-  kind: 'Lease',
-  plural: 'leases',
-  namespaced: true,
-};
 
 export interface LeaseLockOptions {
   /** The Lease's name: one per operator, shared by its replicas. */
@@ -246,17 +236,4 @@ export class LeaseLock implements LeaderElection {
 /** A Lease's times are MicroTime: RFC 3339 with exactly six fractional digits, which the API server insists on. */
 export function microTime(date: Date): string {
   return date.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 }

@@ -1,9 +1,16 @@
-import type { Transport } from '../client/transport.js';
-import { Controller, type ControllerMetricsSink, type ControllerOptions } from './controller.js';
+import {
+  DEFAULT_CACHE_SYNC_TIMEOUT_MS,
+  DEFAULT_CONCURRENCY,
+  DEFAULT_SHUTDOWN_GRACE_MS,
+  type KubeObject,
+  resourceName,
+  type RuntimeLogger,
+  silentLogger,
+  type Transport,
+} from '@nestor/core';
+import { ManagedController, type ManagedControllerOptions } from './managed-controller.js';
+import type { ControllerMetricsSink } from './reconcile-loop.js';
 import { InformerCache, type Informer } from './informer.js';
-import type { KubeObject } from './kube-object.js';
-import { silentLogger, type RuntimeLogger } from './logger.js';
-import { resourceName } from './resource.js';
 import type { WorkQueue } from './queue.js';
 import { WorkerPool } from './worker-pool.js';
 
@@ -65,8 +72,8 @@ export interface ManagerHealth {
 export class Manager {
   readonly pool: WorkerPool;
   readonly informers: InformerCache;
-  private readonly controllers = new Map<string, Controller<KubeObject>>();
-  private readonly started = new Set<Controller<KubeObject>>();
+  private readonly controllers = new Map<string, ManagedController<KubeObject>>();
+  private readonly started = new Set<ManagedController<KubeObject>>();
   /** The background wait for the lease (leader election only). */
   private campaigning?: Promise<void>;
   private readonly log: RuntimeLogger;
@@ -80,10 +87,10 @@ export class Manager {
 
   constructor(private readonly options: ManagerOptions) {
     this.log = options.logger ?? silentLogger;
-    this.pool = new WorkerPool({ concurrency: options.concurrency ?? 16 });
+    this.pool = new WorkerPool({ concurrency: options.concurrency ?? DEFAULT_CONCURRENCY });
     this.informers = options.informers ?? new InformerCache(options.transport, { logger: this.log });
-    this.syncTimeoutMs = options.syncTimeoutMs ?? 120_000;
-    this.shutdownGraceMs = options.shutdownGraceMs ?? 30_000;
+    this.syncTimeoutMs = options.syncTimeoutMs ?? DEFAULT_CACHE_SYNC_TIMEOUT_MS;
+    this.shutdownGraceMs = options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;
   }
 
   get transport(): Transport {
@@ -104,7 +111,7 @@ export class Manager {
     return [...this.controllers.keys()];
   }
 
-  getController(name: string): Controller<KubeObject> | undefined {
+  getController(name: string): ManagedController<KubeObject> | undefined {
     return this.controllers.get(name);
   }
 
@@ -112,26 +119,26 @@ export class Manager {
    * Adds a controller. Before start() it starts with the others; on a running manager it
    * starts as soon as its caches are synced.
    */
-  addController<T extends KubeObject>(options: ControllerOptions<T>): Controller<T> {
+  addController<T extends KubeObject>(options: ManagedControllerOptions<T>): ManagedController<T> {
     if (this.controllers.has(options.name)) {
       throw new Error(`a controller named "${options.name}" is already registered: give each controller a unique name`);
     }
     if (this.state === 'stopping' || this.state === 'stopped')
       throw new Error(`cannot add controller ${options.name}: the manager is stopping`);
     const metrics = this.options.metrics;
-    const controller = new Controller<T>({
+    const controller = new ManagedController<T>({
       logger: this.log,
       ...(metrics ? { metrics: metrics.controllerSink(options.name, options.maxConcurrentReconciles ?? 1) } : {}),
       ...options,
     });
     metrics?.trackQueue(options.name, controller.queue as WorkQueue<string>);
-    this.controllers.set(options.name, controller as unknown as Controller<KubeObject>);
+    this.controllers.set(options.name, controller as unknown as ManagedController<KubeObject>);
     if (this.state === 'running') {
       controller.prepare(this.informers);
       void this.waitForSync(controller.informers).then(
         () =>
           this.state === 'running' && this.leading
-            ? this.startController(controller as unknown as Controller<KubeObject>)
+            ? this.startController(controller as unknown as ManagedController<KubeObject>)
             : undefined,
         (error: Error) => this.log.error(error.message),
       );
@@ -224,7 +231,7 @@ export class Manager {
     this.log.info(`manager started ${this.started.size} controller(s) with ${this.pool.concurrency} workers`);
   }
 
-  private startController(controller: Controller<KubeObject>): void {
+  private startController(controller: ManagedController<KubeObject>): void {
     if (this.started.has(controller)) return;
     this.started.add(controller);
     controller.start(this.pool);

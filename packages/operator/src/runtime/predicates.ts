@@ -1,4 +1,4 @@
-import type { KubeObject } from './kube-object.js';
+import type { KubeObject } from '@nestor/core';
 
 /** An event of a watched kind as controllers filter it. `old` is set for updates. */
 export interface ResourceEvent<T = KubeObject> {

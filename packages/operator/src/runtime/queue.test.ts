@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { WorkQueue, type QueueMetricsSink } from './queue.js';
-import { ManualClock, seededRandom } from './testing-clock.js';
+import { ManualClock, seededRandom } from '@nestor/core';
 
 function setup() {
   const clock = new ManualClock();

@@ -1,4 +1,4 @@
-import { idleWithin, systemClock, type Clock, type TimerHandle } from './clock.js';
+import { type Clock, DEFAULT_SHUTDOWN_GRACE_MS, idleWithin, systemClock, type TimerHandle } from '@nestor/core';
 import { defaultControllerRateLimiter, type RateLimiter } from './rate-limiter.js';
 import { DelayHeap } from './delay-heap.js';
 import { Fifo } from './fifo.js';
@@ -185,7 +185,7 @@ export class WorkQueue<K = string> {
   }
 
   /** shutDown(), then resolves true once no key is processing, or false after `graceMs`. */
-  shutDownWithDrain(graceMs = 30_000): Promise<boolean> {
+  shutDownWithDrain(graceMs = DEFAULT_SHUTDOWN_GRACE_MS): Promise<boolean> {
     this.shutDown();
     if (this.processing.size === 0) return Promise.resolve(true);
     return idleWithin(this.drainWaiters, this.clock, graceMs);

@@ -6,7 +6,7 @@ import {
   ExponentialBackoffRateLimiter,
   MaxOfRateLimiter,
 } from './rate-limiter.js';
-import { ManualClock } from './testing-clock.js';
+import { ManualClock } from '@nestor/core';
 
 describe('ExponentialBackoffRateLimiter', () => {
   it('doubles from 5 ms per key, counts retries, and starts over after forget', () => {

@@ -1,4 +1,4 @@
-import { systemClock, type Clock } from './clock.js';
+import { systemClock, type Clock } from '@nestor/core';
 
 /** Decides how long a key waits before its next try (client-go's workqueue.TypedRateLimiter). */
 export interface RateLimiter<K = string> {

@@ -3,9 +3,8 @@ import { after, before, describe, it } from 'node:test';
 import type { Subscription } from 'rxjs';
 import { TestEnvironment, waitFor } from '@nestor/testing';
 import { ConfigMap } from '../client/kinds.js';
-import { Transport } from '../client/transport.js';
+import { type KubeObject, Transport } from '@nestor/core';
 import { configMapsPath, createConfigMap, GatedTransport, parallel } from '../test-support/e2e-helpers.js';
-import type { KubeObject } from './kube-object.js';
 import { createWatchStats, watch, type WatchEvent, type WatchOptions, type WatchTransport } from './watch.js';
 
 /** Subscribes and records events by name: `ADDED a`, `SYNCED`. */

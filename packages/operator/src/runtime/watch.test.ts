@@ -1,10 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { KubeApiError } from '../client/errors.js';
+import { KubeApiError, type KubeObject, ManualClock, type ResourceDescriptor } from '@nestor/core';
 import { FakeWatchTransport, flush, object, type FakeList } from '../test-support/fake-watch-transport.js';
-import type { KubeObject } from './kube-object.js';
-import type { ResourceDescriptor } from './resource.js';
-import { ManualClock } from './testing-clock.js';
 import { createWatchStats, watch, type WatchErrorInfo, type WatchEvent, type WatchOptions } from './watch.js';
 
 const ConfigMaps: ResourceDescriptor<KubeObject> = {

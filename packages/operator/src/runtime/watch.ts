@@ -1,11 +1,7 @@
 import { Observable } from 'rxjs';
-import type { Transport } from '../client/transport.js';
+import type { Transport, Clock, KubeObject, RuntimeLogger, ResourceDescriptor } from '@nestor/core';
 import type { BackoffOptions } from './backoff.js';
-import type { Clock } from './clock.js';
-import type { KubeObject } from './kube-object.js';
-import type { RuntimeLogger } from './logger.js';
-import { Reflector } from './reflector.js';
-import type { ResourceDescriptor } from './resource.js';
+import { ListWatcher } from './list-watcher.js';
 
 /** A change of one object, or SYNCED once a complete (re)list has been emitted. */
 export type WatchEvent<T> = { type: 'ADDED' | 'MODIFIED' | 'DELETED'; object: T } | { type: 'SYNCED' };
@@ -90,14 +86,14 @@ export function watch<T>(
 ): Observable<WatchEvent<T & KubeObject>> {
   return new Observable<WatchEvent<T & KubeObject>>((subscriber) => {
     const abort = new AbortController();
-    const reflector = new Reflector<T & KubeObject>(
+    const listWatcher = new ListWatcher<T & KubeObject>(
       transport,
       resource as ResourceDescriptor<T & KubeObject>,
       options,
       (event) => subscriber.next(event),
       abort.signal,
     );
-    void reflector.run();
+    void listWatcher.run();
     return () => abort.abort(new Error('the watch was unsubscribed'));
   });
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { WorkQueue } from './queue.js';
-import { ManualClock, seededRandom } from './testing-clock.js';
+import { ManualClock, seededRandom } from '@nestor/core';
 import { WorkerPool } from './worker-pool.js';
 
 /** One turn of the event loop: every pending microtask (dispatch included) runs first. */

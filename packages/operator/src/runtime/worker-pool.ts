@@ -1,4 +1,4 @@
-import { idleWithin, systemClock, type Clock } from './clock.js';
+import { type Clock, DEFAULT_CONCURRENCY, DEFAULT_SHUTDOWN_GRACE_MS, idleWithin, systemClock } from '@nestor/core';
 import type { WorkQueue } from './queue.js';
 
 /** A controller's seat at the pool: its queue, its own concurrency bound, its run function. */
@@ -78,7 +78,7 @@ export class WorkerPool {
   private readonly onError: (error: unknown, lane: string, key: string) => void;
 
   constructor(options: WorkerPoolOptions = {}) {
-    this.concurrency = positiveInteger(options.concurrency ?? 16, 'WorkerPool concurrency');
+    this.concurrency = positiveInteger(options.concurrency ?? DEFAULT_CONCURRENCY, 'WorkerPool concurrency');
     this.clock = options.clock ?? systemClock;
     this.onError = options.onError ?? reportToConsole;
   }
@@ -99,7 +99,7 @@ export class WorkerPool {
    * Stops starting runs and resolves true once none is in progress, or false after
    * `graceMs`. Keys still queued stay in their queues.
    */
-  drain(graceMs = 30_000): Promise<boolean> {
+  drain(graceMs = DEFAULT_SHUTDOWN_GRACE_MS): Promise<boolean> {
     this.draining = true;
     if (this.active === 0) return Promise.resolve(true);
     return idleWithin(this.idleWaiters, this.clock, graceMs);

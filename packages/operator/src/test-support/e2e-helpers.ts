@@ -1,6 +1,6 @@
 // Helpers for end-to-end tests of the watch and the informer against a real API server.
 import type { ApiClient } from '@nestor/testing';
-import type { Query, RequestOptions } from '../client/transport.js';
+import type { Query, RequestOptions } from '@nestor/core';
 import type { WatchTransport } from '../runtime/watch.js';
 
 /** Runs `task` over `items` with at most `limit` in flight. */

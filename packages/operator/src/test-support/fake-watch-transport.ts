@@ -1,7 +1,6 @@
 // A scripted stand-in for the Transport in unit tests of watch() and the informer: the test
 // answers each LIST and drives each WATCH stream by hand.
-import type { Query, RequestOptions } from '../client/transport.js';
-import type { KubeObject } from '../runtime/kube-object.js';
+import type { Query, RequestOptions, KubeObject } from '@nestor/core';
 import type { WatchTransport } from '../runtime/watch.js';
 
 export interface FakeList {

@@ -1,7 +1,7 @@
 import { SetMetadata } from '@nestjs/common';
 import type { ResourceType } from '../../crd/custom-resource.decorator.js';
 import type { Predicate } from '../../runtime/predicates.js';
-import type { ResourceDescriptor } from '../../runtime/resource.js';
+import type { ResourceDescriptor } from '@nestor/core';
 import { OPERATOR_CONTROLLER_METADATA } from '../operator.constants.js';
 
 export interface ControllerOptions {

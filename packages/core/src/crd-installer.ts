@@ -1,6 +1,9 @@
-import { KubeApiError } from '../client/errors.js';
-import type { Transport } from '../client/transport.js';
-import { silentLogger, type RuntimeLogger } from '../runtime/logger.js';
+import { DEFAULT_FIELD_MANAGER } from './defaults.js';
+import { servedResources } from './discovery.js';
+import { KubeApiError } from './errors.js';
+import { silentLogger, type RuntimeLogger } from './logger.js';
+import { sleep } from './sleep.js';
+import type { Transport } from './transport.js';
 
 /** A CRD as the installer takes it: a generated one, or any apiextensions.k8s.io/v1 object. */
 export interface InstallableCustomResourceDefinition {
@@ -44,7 +47,7 @@ export async function installCustomResourceDefinitions(
   crds: readonly InstallableCustomResourceDefinition[],
   options: InstallCustomResourcesOptions = {},
 ): Promise<void> {
-  const fieldManager = options.fieldManager ?? 'nestor';
+  const fieldManager = options.fieldManager ?? DEFAULT_FIELD_MANAGER;
   const log = options.logger ?? silentLogger;
   for (const crd of crds) {
     const name = crd.metadata.name;
@@ -113,7 +116,7 @@ async function waitUntilServed(
         `the CustomResourceDefinition ${name} was not Established and served within ${timeoutMs} ms: ${last}`,
       );
     }
-    await delay(options.intervalMs ?? 100, options.signal);
+    await sleep(options.intervalMs ?? 100, options.signal);
   }
 }
 
@@ -126,27 +129,8 @@ async function unserved(
 ): Promise<string[]> {
   const missing: string[] = [];
   for (const version of versions) {
-    try {
-      const list = await transport.json<{ resources?: Array<{ name: string }> }>('GET', `/apis/${group}/${version}`);
-      if (!list.resources?.some((r) => r.name === plural)) missing.push(version);
-    } catch (error) {
-      if (!(error instanceof KubeApiError && error.status === 404)) throw error;
-      missing.push(version);
-    }
+    const served = await servedResources(transport, `${group}/${version}`);
+    if (!served?.has(plural)) missing.push(version);
   }
   return missing;
-}
-
-function delay(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(timer);
-        reject(signal.reason as Error);
-      },
-      { once: true },
-    );
-  });
 }

@@ -2,8 +2,8 @@
 // runs it against a real API server).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { KubeApiError } from '../client/errors.js';
-import type { RequestOptions } from '../client/transport.js';
+import { KubeApiError } from './errors.js';
+import type { RequestOptions } from './transport.js';
 import { installCustomResourceDefinitions, type InstallableCustomResourceDefinition } from './crd-installer.js';
 
 const crd: InstallableCustomResourceDefinition = {

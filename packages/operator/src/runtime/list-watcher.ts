@@ -1,18 +1,23 @@
-import { KubeApiError, type KubeStatus } from '../client/errors.js';
-import type { Query } from '../client/transport.js';
+import {
+  apiVersionOf,
+  type Clock,
+  keyOf,
+  KubeApiError,
+  listPages,
+  type KubeObject,
+  type KubeStatus,
+  type ObjectRef,
+  type Query,
+  type ResourceDescriptor,
+  resourceName,
+  resourcePath,
+  type RuntimeLogger,
+  silentLogger,
+  systemClock,
+} from '@nestor/core';
 import { Backoff } from './backoff.js';
-import { systemClock, type Clock } from './clock.js';
 import { KnownObjects } from './known-objects.js';
-import type { KubeObject } from './kube-object.js';
-import { silentLogger, type RuntimeLogger } from './logger.js';
-import { keyOf, type ObjectRef } from './object-ref.js';
-import { apiVersionOf, resourceName, resourcePath, type ResourceDescriptor } from './resource.js';
 import { createWatchStats, type WatchEvent, type WatchOptions, type WatchStats, type WatchTransport } from './watch.js';
-
-interface KubeList {
-  metadata?: { resourceVersion?: string; continue?: string };
-  items: KubeObject[];
-}
 
 interface RawWatchEvent {
   type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
@@ -28,7 +33,7 @@ export class WatchStalledError extends Error {
  * The list+watch loop behind watch(): one per subscription. Runs until `signal` aborts;
  * every failure is reported and retried, none ends it.
  */
-export class Reflector<T extends KubeObject> {
+export class ListWatcher<T extends KubeObject> {
   private readonly path: string;
   private readonly selectors: Query;
   private readonly description: string;
@@ -90,21 +95,17 @@ export class Reflector<T extends KubeObject> {
     this.phase = 'list';
     if (this.lists++ > 0) this.stats.relists++;
     let pass = this.known.relist();
-    let continueToken: string | undefined;
-    let listed: KubeList;
-    for (;;) {
-      const query: Query = { ...this.selectors, limit: this.options.pageSize ?? 500, continue: continueToken };
-      try {
-        listed = await this.transport.json<KubeList>('GET', this.path, { query, signal: this.signal });
-      } catch (error) {
-        if (!(continueToken && error instanceof KubeApiError && error.isGone)) throw error;
-        // The continue token outlived etcd's compaction: list again from the start.
-        this.log.info(`list of ${this.description} expired between pages; listing again`);
-        pass = this.known.relist();
-        continueToken = undefined;
-        continue;
-      }
-      for (const raw of listed.items) {
+    let resourceVersion = '';
+    const pages = listPages<KubeObject>(this.transport, this.path, {
+      query: this.selectors,
+      pageSize: this.options.pageSize ?? 500,
+      signal: this.signal,
+      // The continue token outlived etcd's compaction: the list starts again.
+      onRestart: () => this.log.info(`list of ${this.description} expired between pages; listing again`),
+    });
+    for await (const page of pages) {
+      if (page.restarted) pass = this.known.relist();
+      for (const raw of page.items) {
         if (!raw.kind) {
           // List items come without apiVersion and kind; watch events carry them.
           raw.apiVersion = this.apiVersion;
@@ -115,11 +116,10 @@ export class Reflector<T extends KubeObject> {
         const type = pass.observe(key, object);
         if (type) this.emit({ type, object });
       }
-      continueToken = listed.metadata?.continue || undefined;
-      if (!continueToken) break;
+      resourceVersion = page.resourceVersion ?? '';
     }
     for (const object of pass.vanished()) this.emit({ type: 'DELETED', object });
-    this.resourceVersion = listed.metadata?.resourceVersion ?? '';
+    this.resourceVersion = resourceVersion;
     this.stats.resourceVersion = this.resourceVersion;
     this.stats.lastSyncAt = this.clock.now();
     this.stats.failures = 0;

@@ -1,3 +1,5 @@
+import type { KubeObject } from './kube-object.js';
+
 /** What a reconcile is asked to bring to its desired state: a namespaced or cluster-scoped name. */
 export interface ObjectRef {
   namespace?: string;
@@ -13,4 +15,10 @@ export function keyOf(ref: ObjectRef): string {
 export function refOf(key: string): ObjectRef {
   const slash = key.indexOf('/');
   return slash < 0 ? { name: key } : { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
+}
+
+/** The reference of an object: its namespace (if any) and name. */
+export function refOfObject(object: KubeObject): ObjectRef {
+  const { name = '', namespace } = object.metadata ?? {};
+  return namespace ? { namespace, name } : { name };
 }

@@ -2,7 +2,7 @@ import http, { type ClientRequest, type IncomingHttpHeaders, type IncomingMessag
 import https from 'node:https';
 import tls from 'node:tls';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { silentLogger, type RuntimeLogger } from '../runtime/logger.js';
+import { silentLogger, type RuntimeLogger } from './logger.js';
 import { readCredentials, tlsChanged, type Credentials } from './credentials.js';
 import { KubeApiError, type FailedRequest } from './errors.js';
 import { JsonLineDecoder } from './json-lines.js';

@@ -1,0 +1,27 @@
+// The public API of @nestor/core: what every layer above (client, runtime, the Nest module,
+// @nestor/testing) talks to the API server with, and the seams they share.
+
+export {
+  Transport,
+  type Query,
+  type RequestOptions,
+  type TransportOptions,
+  type TransportResponse,
+} from './transport.js';
+export { KubeApiError, describeRequest, type FailedRequest, type KubeStatus } from './errors.js';
+export { JsonLineDecoder } from './json-lines.js';
+export { listPages, type ListPage, type ListPagesOptions } from './list-pages.js';
+export { servedResources, whyNotServed } from './discovery.js';
+export {
+  installCustomResourceDefinitions,
+  type InstallableCustomResourceDefinition,
+  type InstallCustomResourcesOptions,
+} from './crd-installer.js';
+export { apiVersionOf, resourceName, resourcePath, type ResourceDescriptor } from './resource.js';
+export type { KubeObject, ObjectMeta, OwnerReference } from './kube-object.js';
+export { keyOf, refOf, refOfObject, type ObjectRef } from './object-ref.js';
+export { type Clock, type TimerHandle, systemClock, idleWithin } from './clock.js';
+export { ManualClock, seededRandom } from './testing-clock.js';
+export { type RuntimeLogger, silentLogger, consoleLogger } from './logger.js';
+export { sleep } from './sleep.js';
+export * from './defaults.js';

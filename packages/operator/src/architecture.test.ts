@@ -1,0 +1,175 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+// The layering of docs/ARCHITECTURE.md, checked on the sources: which folder of
+// packages/operator/src may import which, and which packages each may load. Tests and
+// test-support are left out: they may reach across layers.
+
+const SRC = fileURLToPath(new URL('../src/', import.meta.url));
+const CORE_SRC = fileURLToPath(new URL('../../core/src/', import.meta.url));
+
+/** Folder -> the folders it may import. Anything else is a layering error. */
+const ALLOWED: Record<string, readonly string[]> = {
+  crd: [],
+  client: [],
+  runtime: ['client', 'crd'],
+  metrics: ['runtime'],
+  manifests: ['crd'],
+  nest: ['runtime', 'client', 'crd', 'metrics', 'manifests'],
+  terminus: ['runtime'],
+};
+
+/** Folders that must run without Nest (the `@nestor/operator/runtime` entry loads them). */
+const NEST_FREE = ['crd', 'client', 'runtime', 'metrics', 'manifests'];
+
+interface SourceFile {
+  path: string;
+  folder: string;
+  imports: string[];
+}
+
+function sources(root: string): SourceFile[] {
+  const files: SourceFile[] = [];
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) {
+        if (entry.name !== 'test-support' && entry.name !== 'fixtures') walk(path);
+      } else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts') && !entry.name.endsWith('.d.ts')) {
+        const text = readFileSync(path, 'utf8');
+        const imports = [
+          ...text.matchAll(/^\s*(?:import|export)\s[^;]*?\bfrom\s+'([^']+)'/gm),
+          ...text.matchAll(/^\s*import\s+'([^']+)'/gm),
+          ...text.matchAll(/\bimport\(\s*'([^']+)'\s*\)/g),
+        ].map((m) => m[1]!);
+        const rel = relative(root, path);
+        files.push({ path, folder: rel.includes(sep) ? rel.split(sep)[0]! : '.', imports });
+      }
+    }
+  };
+  walk(root);
+  return files;
+}
+
+const operatorFiles = sources(SRC);
+
+function folderOf(file: SourceFile, specifier: string): string | undefined {
+  if (!specifier.startsWith('.')) return undefined;
+  const target = relative(SRC, resolve(dirname(file.path), specifier));
+  return target.includes(sep) ? target.split(sep)[0] : '.';
+}
+
+function folderGraph(): Map<string, Set<string>> {
+  const graph = new Map<string, Set<string>>();
+  for (const file of operatorFiles) {
+    const edges = graph.get(file.folder) ?? new Set<string>();
+    graph.set(file.folder, edges);
+    for (const specifier of file.imports) {
+      const folder = folderOf(file, specifier);
+      if (folder && folder !== file.folder) edges.add(folder);
+    }
+  }
+  return graph;
+}
+
+/** Every cycle's folders, found by depth-first search. */
+function cycles(graph: Map<string, Set<string>>): string[][] {
+  const found: string[][] = [];
+  const state = new Map<string, 'visiting' | 'done'>();
+  const stack: string[] = [];
+  const visit = (node: string) => {
+    state.set(node, 'visiting');
+    stack.push(node);
+    for (const next of graph.get(node) ?? []) {
+      if (state.get(next) === 'visiting') found.push([...stack.slice(stack.indexOf(next)), next]);
+      else if (!state.has(next)) visit(next);
+    }
+    stack.pop();
+    state.set(node, 'done');
+  };
+  for (const node of graph.keys()) if (!state.has(node)) visit(node);
+  return found;
+}
+
+describe('architecture', () => {
+  it('has no import cycle between the folders of @nestor/operator', () => {
+    const graph = folderGraph();
+    assert.deepEqual(
+      cycles(graph).map((c) => c.join(' -> ')),
+      [],
+    );
+  });
+
+  it('imports only downwards: each folder uses only the layers below it', () => {
+    const violations: string[] = [];
+    for (const file of operatorFiles) {
+      if (file.folder === '.') continue; // the root index exports every layer
+      const allowed = ALLOWED[file.folder];
+      assert.ok(allowed, `folder ${file.folder} is not in the layering: add it to ALLOWED and docs/ARCHITECTURE.md`);
+      for (const specifier of file.imports) {
+        const folder = folderOf(file, specifier);
+        if (folder && folder !== file.folder && !allowed.includes(folder)) {
+          violations.push(`${relative(SRC, file.path)} imports ${specifier} (${file.folder} -> ${folder})`);
+        }
+      }
+    }
+    assert.deepEqual(violations, []);
+  });
+
+  it('keeps Nest out of the runtime entry: crd, client, runtime, metrics load no @nestjs package', () => {
+    const violations = operatorFiles
+      .filter((file) => NEST_FREE.includes(file.folder))
+      .flatMap((file) =>
+        file.imports.filter((s) => s.startsWith('@nestjs/')).map((s) => `${relative(SRC, file.path)} imports ${s}`),
+      );
+    assert.deepEqual(violations, []);
+  });
+
+  it('loads no @nestjs module when a program imports @nestor/operator/runtime', () => {
+    // What a Nest-free user runs: the loaded specifiers are recorded by a resolve hook.
+    const program = [
+      "import { registerHooks } from 'node:module';",
+      'const seen = new Set();',
+      'registerHooks({ resolve(specifier, context, next) { seen.add(specifier); return next(specifier, context); } });',
+      "const runtime = await import('@nestor/operator/runtime');",
+      "if (typeof runtime.Manager !== 'function') throw new Error('no Manager export');",
+      'console.log(JSON.stringify([...seen]));',
+    ].join('\n');
+    const loaded = JSON.parse(
+      execFileSync(process.execPath, ['--input-type=module', '-e', program], { cwd: SRC, encoding: 'utf8' }),
+    ) as string[];
+    assert.ok(loaded.includes('@nestor/core'), 'the hook saw the imports');
+    assert.deepEqual(
+      loaded.filter((s) => s.startsWith('@nestjs/')),
+      [],
+    );
+  });
+
+  it('keeps @nestor/core at the bottom: it imports no other layer, no Nest, no RxJS', () => {
+    const violations = sources(CORE_SRC).flatMap((file) =>
+      file.imports
+        .filter((s) => s.startsWith('@nestor/') || s.startsWith('@nestjs/') || s === 'rxjs')
+        .map((s) => `${relative(CORE_SRC, file.path)} imports ${s}`),
+    );
+    assert.deepEqual(violations, []);
+  });
+
+  it('finds the imports it checks (the check is not vacuous)', () => {
+    const graph = folderGraph();
+    assert.ok(graph.get('nest')?.has('runtime'), 'nest -> runtime is seen');
+    assert.ok(graph.get('runtime')?.has('client'), 'runtime -> client is seen');
+    assert.ok(
+      cycles(
+        new Map([
+          ['a', new Set(['b'])],
+          ['b', new Set(['a'])],
+        ]),
+      ).length > 0,
+      'a cycle is found',
+    );
+  });
+});

@@ -1,0 +1,113 @@
+import type { Type } from '@nestjs/common';
+import { MetadataScanner } from '@nestjs/core';
+import type { ResourceDescriptor } from '@nestor/core';
+import { resourceOf, type ResourceType } from '../crd/custom-resource.decorator.js';
+import type { ControllerAccess } from '../crd/rbac.js';
+import type { ControllerMetadata, ControllerOptions } from './decorators/controller.decorator.js';
+import type { FinalizerMetadata } from './decorators/finalizer.decorator.js';
+import type { WatchesMetadata, WatchesOptions } from './decorators/watches.decorator.js';
+import {
+  OPERATOR_CONTROLLER_METADATA,
+  OPERATOR_FINALIZER_METADATA,
+  OPERATOR_RECONCILE_METADATA,
+  OPERATOR_SOURCE_METADATA,
+  OPERATOR_WATCHES_METADATA,
+} from './operator.constants.js';
+import * as messages from './operator.messages.js';
+
+/**
+ * A @Controller class as its decorators describe it, read without creating it. The one
+ * reading of the decorators: the explorer binds it to the instance Nest made, the
+ * manifests scanner derives RBAC from it.
+ */
+export interface ControllerDefinition {
+  className: string;
+  target: Type;
+  /** The primary kind; absent for a controller fed only by @Source streams. */
+  resource?: ResourceType;
+  options: ControllerOptions;
+  /** The @Reconcile() method. */
+  reconcile: string;
+  finalizer?: { method: string; name?: string };
+  watches: Array<{ method: string; resource: ResourceType; options: WatchesOptions }>;
+  /** The @Source() methods. */
+  sources: string[];
+}
+
+const scanner = new MetadataScanner();
+
+/**
+ * The definition of a @Controller class, or undefined for any other class. Throws, naming
+ * the class, when the decorators are misused (no or two @Reconcile, two @Finalizer, ...).
+ */
+export function readControllerDefinition(target: Type): ControllerDefinition | undefined {
+  const metadata = Reflect.getMetadata(OPERATOR_CONTROLLER_METADATA, target) as ControllerMetadata | undefined;
+  if (!metadata) return undefined;
+  const className = target.name;
+  const prototype = target.prototype as Record<string, unknown>;
+  const reconciles: string[] = [];
+  const finalizers: Array<{ method: string; name?: string }> = [];
+  const watches: ControllerDefinition['watches'] = [];
+  const sources: string[] = [];
+  for (const method of scanner.getAllMethodNames(prototype)) {
+    const fn = prototype[method];
+    if (typeof fn !== 'function') continue;
+    if (Reflect.getMetadata(OPERATOR_RECONCILE_METADATA, fn) === true) reconciles.push(method);
+    const finalizer = Reflect.getMetadata(OPERATOR_FINALIZER_METADATA, fn) as FinalizerMetadata | undefined;
+    if (finalizer) finalizers.push({ method, ...finalizer });
+    const watch = Reflect.getMetadata(OPERATOR_WATCHES_METADATA, fn) as WatchesMetadata | undefined;
+    if (watch) watches.push({ method, ...watch });
+    if (Reflect.getMetadata(OPERATOR_SOURCE_METADATA, fn) === true) sources.push(method);
+  }
+  if (reconciles.length === 0) throw new Error(messages.NO_RECONCILE(className));
+  if (reconciles.length > 1) throw new Error(messages.TWO_RECONCILES(className, reconciles));
+  if (finalizers.length > 1) {
+    throw new Error(
+      messages.TWO_FINALIZERS(
+        className,
+        finalizers.map((f) => f.method),
+      ),
+    );
+  }
+  if (!metadata.resource && sources.length === 0) throw new Error(messages.NO_KIND_NO_SOURCE(className));
+  if (!metadata.resource && finalizers.length) throw new Error(messages.FINALIZER_WITHOUT_KIND(className));
+  return {
+    className,
+    target,
+    ...(metadata.resource ? { resource: metadata.resource } : {}),
+    options: metadata.options,
+    reconcile: reconciles[0]!,
+    ...(finalizers[0] ? { finalizer: finalizers[0] } : {}),
+    watches,
+    sources,
+  };
+}
+
+/** The kinds a controller touches, for its RBAC rules and CRDs. */
+export function controllerAccess(definition: ControllerDefinition): ControllerAccess {
+  return {
+    ...(definition.resource ? { resource: definition.resource } : {}),
+    owns: definition.options.owns ?? [],
+    writes: definition.options.writes ?? [],
+    watches: definition.watches.map((w) => w.resource),
+    finalizer: definition.finalizer !== undefined,
+  };
+}
+
+/** Every kind a controller watches: its own, the owned ones, the watched ones. */
+export function kindsOf(definition: ControllerDefinition): ResourceType[] {
+  return [
+    ...(definition.resource ? [definition.resource] : []),
+    ...(definition.options.owns ?? []),
+    ...definition.watches.map((w) => w.resource),
+  ];
+}
+
+/** The descriptor of a kind a controller names, or an error that names the controller. */
+export function describeKind(className: string, type: ResourceType): ResourceDescriptor {
+  try {
+    return resourceOf(type);
+  } catch (error) {
+    throw new Error(messages.INVALID_KIND(className, (error as Error).message), { cause: error });
+  }
+}

@@ -1,0 +1,71 @@
+import { Inject, Injectable, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
+import { installCustomResourceDefinitions, resourceName, Transport, whyNotServed } from '@nestor/core';
+import { KubeClient } from '../client/kube-client.js';
+import { customResourceDefinitions } from '../crd/crd-generator.js';
+import { allVersionsOf } from '../crd/custom-resource.decorator.js';
+import { customResourcesOf } from '../crd/manifests.js';
+import { Manager } from '../runtime/manager.js';
+import { controllerAccess, describeKind, kindsOf } from './controller-metadata.js';
+import { runtimeLogger } from './nest-logger.js';
+import { OperatorExplorer, type DiscoveredController } from './operator.explorer.js';
+import { OPERATOR_MODULE_OPTIONS } from './operator.module-definition.js';
+import type { OperatorModuleOptions } from './operator-options.interface.js';
+import * as messages from './operator.messages.js';
+import { OperatorRegistry } from './operator.registry.js';
+
+/**
+ * Runs what the explorer found, from bootstrap to shutdown: installs the CRDs when asked,
+ * checks every kind is served, registers the controllers and starts the manager; on
+ * shutdown stops the manager (drain, lease release) and closes the transport.
+ */
+@Injectable()
+export class OperatorLifecycle implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  constructor(
+    private readonly explorer: OperatorExplorer,
+    private readonly registry: OperatorRegistry,
+    private readonly manager: Manager,
+    private readonly kube: KubeClient,
+    private readonly transport: Transport,
+    @Inject(OPERATOR_MODULE_OPTIONS) private readonly options: OperatorModuleOptions,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    const found = this.explorer.explore();
+    if (this.options.installCustomResources) await this.installCustomResources(found);
+    await this.registerKinds(found);
+    for (const controller of found) this.registry.add(controller);
+    if (!this.options.manualStart) await this.manager.start();
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.manager.stop();
+    this.transport.close();
+  }
+
+  /** The installCustomResources option: applies the CRDs and waits until they are served. */
+  private async installCustomResources(found: DiscoveredController[]): Promise<void> {
+    const option = this.options.installCustomResources;
+    const classes = Array.isArray(option) ? allVersionsOf(option) : customResourcesOf(found.map(controllerAccess));
+    if (classes.length === 0) return;
+    await installCustomResourceDefinitions(this.transport, customResourceDefinitions(classes), {
+      ...(this.options.fieldManager ? { fieldManager: this.options.fieldManager } : {}),
+      logger: runtimeLogger('Operator'),
+    });
+  }
+
+  /**
+   * Makes every kind the controllers use known to the KubeClient (so `apply(object)` finds
+   * its resource), and fails at start-up, naming the class, when one is not served.
+   */
+  private async registerKinds(found: DiscoveredController[]): Promise<void> {
+    const discovery = new Map<string, Promise<Set<string> | undefined>>();
+    for (const controller of found) {
+      for (const type of kindsOf(controller)) {
+        const resource = describeKind(controller.className, type);
+        this.kube.kinds.register(resource);
+        const why = await whyNotServed(this.transport, resource, discovery);
+        if (why) throw new Error(messages.RESOURCE_NOT_SERVED(controller.className, resourceName(resource), why));
+      }
+    }
+  }
+}

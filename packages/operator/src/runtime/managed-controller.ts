@@ -1,0 +1,208 @@
+import {
+  keyOf,
+  refOfObject,
+  resourceName,
+  silentLogger,
+  type Clock,
+  type KubeObject,
+  type ObjectRef,
+  type ResourceDescriptor,
+  type RuntimeLogger,
+} from '@nestor/core';
+import { merge, type Observable, type Subscription } from 'rxjs';
+import { externalKeys, ownedKeys, primaryKeys, watchedKeys, type WatchSource } from './event-sources.js';
+import type { Informer, InformerCache, InformerHandle } from './informer.js';
+import type { Predicate } from './predicates.js';
+import { WorkQueue } from './queue.js';
+import { defaultControllerRateLimiter, type RateLimiter } from './rate-limiter.js';
+import { ReconcileLoop, type ControllerMetricsSink } from './reconcile-loop.js';
+import type { Reconciler } from './reconciler.js';
+import { toError } from './result.js';
+import type { PoolLane, WorkerPool } from './worker-pool.js';
+
+export interface ManagedControllerOptions<T> {
+  /** Unique name: metrics label, log field, queue name. */
+  name: string;
+  /** The primary kind. Absent for a controller fed only by `sources`. */
+  resource?: ResourceDescriptor<T>;
+  reconcile: Reconciler<T>;
+  /** Watch the primary kind in this namespace only (default: all, or the manager's). */
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  /** Filters for the primary kind's events. */
+  predicates?: Predicate<T>[];
+  /** Kinds this controller creates: their events reconcile the controller owner. */
+  owns?: ResourceDescriptor[];
+  /** Other kinds whose events map to requests. */
+  watches?: WatchSource<KubeObject>[];
+  /** Any stream of requests: a poller over an external API, a message stream. */
+  sources?: Observable<ObjectRef | ObjectRef[]>[];
+  /** Reconciles of this controller at once (default 1). */
+  maxConcurrentReconciles?: number;
+  /** Abort a reconcile after this long and retry it with backoff. */
+  reconcileTimeoutMs?: number;
+  rateLimiter?: RateLimiter<string>;
+  logger?: RuntimeLogger;
+  metrics?: ControllerMetricsSink;
+  clock?: Clock;
+}
+
+/**
+ * One controller as the manager runs it: event sources -> queue -> shared worker pool ->
+ * reconcile loop, with the object read from the shared informer cache (level-based: the
+ * reconciler never sees the event, only the current state).
+ */
+export class ManagedController<T extends KubeObject = KubeObject> {
+  readonly name: string;
+  readonly queue: WorkQueue<string>;
+  private readonly log: RuntimeLogger;
+  private readonly maxConcurrent: number;
+  private readonly loop: ReconcileLoop<T>;
+  private primary?: Informer<T>;
+  private readonly handles: InformerHandle<KubeObject>[] = [];
+  private subscription?: Subscription;
+  private lane?: PoolLane;
+  private state: 'new' | 'prepared' | 'started' | 'stopped' = 'new';
+
+  constructor(private readonly options: ManagedControllerOptions<T>) {
+    this.name = options.name;
+    this.log = options.logger ?? silentLogger;
+    this.maxConcurrent = Math.max(1, options.maxConcurrentReconciles ?? 1);
+    if (!options.resource && !options.sources?.length) {
+      throw new Error(
+        `controller ${options.name} has neither a resource nor sources: give it a kind to watch or an Observable of object refs`,
+      );
+    }
+    this.queue = new WorkQueue<string>({
+      name: options.name,
+      rateLimiter: options.rateLimiter ?? defaultControllerRateLimiter(options.clock),
+      ...(options.clock ? { clock: options.clock } : {}),
+      ...(options.metrics?.queue ? { metrics: options.metrics.queue } : {}),
+    });
+    this.loop = new ReconcileLoop<T>({
+      name: options.name,
+      queue: this.queue,
+      reconcile: options.reconcile,
+      read: (key) => (this.primary ? (this.primary.get(key) ?? null) : undefined),
+      log: this.log,
+      ...(options.reconcileTimeoutMs ? { timeoutMs: options.reconcileTimeoutMs } : {}),
+      ...(options.metrics ? { metrics: options.metrics } : {}),
+    });
+  }
+
+  get maxConcurrentReconciles(): number {
+    return this.maxConcurrent;
+  }
+
+  /** The primary kind's informer, once prepared. */
+  get informer(): Informer<T> | undefined {
+    return this.primary;
+  }
+
+  /** Informers whose sync must complete before this controller starts. */
+  get informers(): Informer<KubeObject>[] {
+    return this.handles.map((h) => h.informer);
+  }
+
+  /**
+   * Acquires the informers and subscribes to every event source. Requests queue up but are
+   * not dispatched until start(): the manager starts controllers once the caches are synced.
+   */
+  prepare(cache: InformerCache): void {
+    if (this.state !== 'new') return;
+    this.state = 'prepared';
+    const { resource, owns = [], watches = [], sources = [], namespace } = this.options;
+    const streams: Observable<string>[] = [];
+
+    if (resource) {
+      const handle = cache.acquire(resource, this.selector());
+      this.handles.push(handle as InformerHandle<KubeObject>);
+      this.primary = handle.informer;
+      streams.push(primaryKeys(handle.informer, this.options.predicates));
+    }
+    for (const owned of owns) {
+      const handle = cache.acquire(owned, namespace ? { namespace } : {});
+      this.handles.push(handle);
+      streams.push(ownedKeys(handle.informer, resource!));
+    }
+    for (const watch of watches) {
+      const handle = cache.acquire(watch.resource, {
+        ...(watch.namespace ? { namespace: watch.namespace } : {}),
+        ...(watch.labelSelector ? { labelSelector: watch.labelSelector } : {}),
+      });
+      this.handles.push(handle);
+      streams.push(
+        watchedKeys(handle.informer, watch, (error, event) =>
+          this.log.error(
+            `controller ${this.name}: the mapper for ${resourceName(watch.resource)} threw; the event is ignored`,
+            { object: keyOf(refOfObject(event.object)), error: toError(error).message },
+          ),
+        ),
+      );
+    }
+    for (const source of sources) streams.push(externalKeys(source));
+
+    this.subscription = merge(...streams).subscribe({
+      next: (key) => this.queue.add(key),
+      error: (error: unknown) =>
+        this.log.error(`a source of controller ${this.name} failed and stopped feeding it`, {
+          error: toError(error).message,
+        }),
+    });
+  }
+
+  /** Starts dispatching requests to the pool. */
+  start(pool: WorkerPool): void {
+    if (this.state !== 'prepared')
+      throw new Error(`controller ${this.name} must be prepared before it starts (state ${this.state})`);
+    this.state = 'started';
+    this.lane = pool.register({
+      name: this.name,
+      queue: this.queue,
+      maxConcurrent: this.maxConcurrent,
+      process: (key) => this.loop.process(key),
+    });
+    this.log.info(`controller ${this.name} started`, {
+      resource: this.options.resource ? resourceName(this.options.resource) : undefined,
+      maxConcurrentReconciles: this.maxConcurrent,
+    });
+  }
+
+  /** Enqueues a request directly (e.g. from an HTTP webhook). */
+  enqueue(ref: ObjectRef, afterMs = 0): void {
+    if (afterMs > 0) this.queue.addAfter(keyOf(ref), afterMs);
+    else this.queue.add(keyOf(ref));
+  }
+
+  /**
+   * Stops intake, lets running reconciles finish within the grace period, then aborts the
+   * rest and releases the informers. Resolves true when everything finished in time.
+   */
+  async stop(graceMs: number): Promise<boolean> {
+    if (this.state === 'stopped') return true;
+    const wasStarted = this.state === 'started';
+    this.state = 'stopped';
+    this.subscription?.unsubscribe();
+    const drained = await this.queue.shutDownWithDrain(graceMs);
+    if (!drained) {
+      this.log.warn(
+        `controller ${this.name}: ${this.loop.inFlight} reconcile(s) still running after the ${graceMs} ms grace period; aborting them`,
+      );
+      this.loop.abortAll(new Error('the operator is shutting down'));
+    }
+    this.lane?.unregister();
+    for (const handle of this.handles.splice(0)) handle.release();
+    if (wasStarted) this.log.info(`controller ${this.name} stopped`);
+    return drained;
+  }
+
+  private selector() {
+    const { namespace, labelSelector, fieldSelector } = this.options;
+    return {
+      ...(namespace ? { namespace } : {}),
+      ...(labelSelector ? { labelSelector } : {}),
+      ...(fieldSelector ? { fieldSelector } : {}),
+    };
+  }
+}

@@ -1,0 +1,175 @@
+import { randomUUID } from 'node:crypto';
+import { refOf, type RuntimeLogger } from '@nestor/core';
+import type { QueueMetricsSink, WorkQueue } from './queue.js';
+import type { Reconciler } from './reconciler.js';
+import { isTerminal, ReconcileTimeoutError, toError, type ReconcileResult } from './result.js';
+
+/** How a reconcile ended, for metrics and hooks: controller-runtime's result label. */
+export type ReconcileOutcome = 'success' | 'requeue' | 'requeue_after' | 'error' | 'terminal_error' | 'timeout';
+
+/** Metrics the controller reports; the Nest layer binds them to Prometheus. */
+export interface ControllerMetricsSink {
+  /** One finished reconcile; `error` is what it threw, if anything. */
+  reconciled(outcome: ReconcileOutcome, seconds: number, error?: Error): void;
+  activeWorkers(delta: 1 | -1): void;
+  queue?: QueueMetricsSink;
+}
+
+export interface ReconcileLoopOptions<T> {
+  /** The controller's name, in every log line. */
+  name: string;
+  queue: WorkQueue<string>;
+  reconcile: Reconciler<T>;
+  /**
+   * The object a key stands for: the cached object, `undefined` when the kind has no
+   * object (source-fed controllers), or `null` when it is gone (nothing to converge).
+   */
+  read(key: string): T | undefined | null;
+  /** Abort a reconcile after this long and retry it with backoff. */
+  timeoutMs?: number;
+  log: RuntimeLogger;
+  metrics?: ControllerMetricsSink;
+}
+
+/**
+ * One run per key, each turned into a queue decision: done, requeue after a delay, retry
+ * with backoff, or stop retrying (terminal). Runs are abortable, and a run that ignores its
+ * aborted signal holds its key until it settles, so two runs of one object never overlap.
+ */
+export class ReconcileLoop<T> {
+  private readonly running = new Map<string, AbortController>();
+  /** Keys whose timed-out run has not settled yet: not run again until it does. */
+  private readonly hung = new Map<string, { rerun: boolean }>();
+
+  constructor(private readonly options: ReconcileLoopOptions<T>) {}
+
+  /** Reconciles running now. */
+  get inFlight(): number {
+    return this.running.size;
+  }
+
+  /** Aborts every running reconcile's signal. */
+  abortAll(reason: Error): void {
+    for (const controller of this.running.values()) controller.abort(reason);
+  }
+
+  /** One run for one key. Never rejects: every outcome is turned into a queue decision. */
+  async process(key: string): Promise<void> {
+    const { queue, metrics } = this.options;
+    const hung = this.hung.get(key);
+    if (hung) {
+      hung.rerun = true; // its timed-out run still holds the key; run again when it settles
+      return;
+    }
+    const object = this.options.read(key);
+    if (object === null) {
+      // Deleted before we got to it: nothing to converge (a finalizer handles deletions).
+      queue.forget(key);
+      return;
+    }
+    const abort = new AbortController();
+    this.running.set(key, abort);
+    const ref = refOf(key);
+    const reconcileId = randomUUID();
+    const attempt = queue.numRequeues(key) + 1;
+    const log = bindLogger(this.options.log, {
+      controller: this.options.name,
+      namespace: ref.namespace,
+      name: ref.name,
+      reconcileId,
+    });
+    const started = performance.now();
+    metrics?.activeWorkers(1);
+    let outcome: ReconcileOutcome;
+    let failure: Error | undefined;
+    const run = (async () =>
+      this.options.reconcile({ ref, key, object, signal: abort.signal, attempt, reconcileId, log }))();
+    try {
+      const result = await this.withTimeout(run, abort);
+      outcome = this.settle(key, result ?? undefined);
+    } catch (thrown) {
+      failure = toError(thrown);
+      outcome = this.fail(key, failure, log, attempt);
+      if (failure instanceof ReconcileTimeoutError) this.holdUntilSettled(key, run);
+    } finally {
+      this.running.delete(key);
+      metrics?.activeWorkers(-1);
+    }
+    metrics?.reconciled(outcome, (performance.now() - started) / 1000, failure);
+  }
+
+  private withTimeout<R>(run: Promise<R>, abort: AbortController): Promise<R> {
+    const timeoutMs = this.options.timeoutMs;
+    if (!timeoutMs) return run;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        const error = new ReconcileTimeoutError(timeoutMs);
+        abort.abort(error);
+        reject(error);
+      }, timeoutMs);
+    });
+    return Promise.race([run, timeout]).finally(() => clearTimeout(timer));
+  }
+
+  /**
+   * A reconcile that ignored its aborted signal keeps running in the background. Its
+   * worker is freed, but the key is not run again until that run settles.
+   */
+  private holdUntilSettled(key: string, run: Promise<unknown>): void {
+    const { queue } = this.options;
+    const entry = { rerun: false };
+    this.hung.set(key, entry);
+    const release = () => {
+      this.hung.delete(key);
+      if (entry.rerun && !queue.isShuttingDown) queue.addRateLimited(key);
+    };
+    run.then(release, release);
+  }
+
+  private settle(key: string, result: ReconcileResult | undefined): ReconcileOutcome {
+    const { queue } = this.options;
+    if (result?.requeueAfter !== undefined && result.requeueAfter > 0) {
+      queue.forget(key);
+      queue.addAfter(key, result.requeueAfter);
+      return 'requeue_after';
+    }
+    if (result?.requeue) {
+      queue.addRateLimited(key);
+      return 'requeue';
+    }
+    queue.forget(key);
+    return 'success';
+  }
+
+  private fail(key: string, error: Error, log: RuntimeLogger, attempt: number): ReconcileOutcome {
+    const { queue } = this.options;
+    if (isTerminal(error)) {
+      queue.forget(key);
+      log.error(`reconcile failed with a terminal error; not retrying until the object changes: ${error.message}`, {
+        error: error.message,
+      });
+      return 'terminal_error';
+    }
+    queue.addRateLimited(key);
+    const timeout = error instanceof ReconcileTimeoutError;
+    log.error(
+      `reconcile ${timeout ? 'timed out' : 'failed'} (attempt ${attempt}); retrying with backoff: ${error.message}`,
+      {
+        error: error.message,
+        ...(error.stack && !timeout ? { stack: error.stack } : {}),
+      },
+    );
+    return timeout ? 'timeout' : 'error';
+  }
+}
+
+function bindLogger(log: RuntimeLogger, bound: Record<string, unknown>): RuntimeLogger {
+  const fields = Object.fromEntries(Object.entries(bound).filter(([, v]) => v !== undefined));
+  return {
+    debug: (message, extra) => log.debug(message, { ...fields, ...extra }),
+    info: (message, extra) => log.info(message, { ...fields, ...extra }),
+    warn: (message, extra) => log.warn(message, { ...fields, ...extra }),
+    error: (message, extra) => log.error(message, { ...fields, ...extra }),
+  };
+}
