@@ -10,19 +10,9 @@ import { fork } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { KubeConfig } from '@kubernetes/client-node';
 import { ConfigMap, InformerCache, Transport } from '@nestor/operator';
-import { TestEnvironment } from '@nestor/testing';
+import { parallel, TestEnvironment } from '@nestor/testing';
 
 const PAYLOAD = 'x'.repeat(860); // with metadata, ~1 KiB of JSON per object
-
-/** Runs `task` over `items` with at most `limit` in flight. */
-async function parallel(items, limit, task) {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: limit }, async () => {
-      while (next < items.length) await task(items[next++]);
-    }),
-  );
-}
 
 const path = (ns, name = '') => `/api/v1/namespaces/${ns}/configmaps${name ? `/${name}` : ''}`;
 

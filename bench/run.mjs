@@ -17,7 +17,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Transport } from '@nestor/operator';
-import { TestEnvironment } from '@nestor/testing';
+import { parallel, TestEnvironment } from '@nestor/testing';
 import { OperatorProcess, killAllChildren, processCpuSeconds } from './lib/child.mjs';
 import {
   PAYLOAD,
@@ -25,7 +25,6 @@ import {
   WRITTEN_AT,
   configMapsPath,
   nowUs,
-  parallel,
   percentile,
   sleep,
   widgetsPath,

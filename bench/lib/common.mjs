@@ -86,19 +86,6 @@ export const nowUs = () => Math.round((performance.timeOrigin + performance.now(
 
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Runs `task` over `items` with at most `limit` in flight. */
-export async function parallel(items, limit, task) {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        await task(items[i], i);
-      }
-    }),
-  );
-}
-
 /** ~1 KiB of JSON per ConfigMap, as the brief asks. */
 export const PAYLOAD = 'x'.repeat(860);
 

@@ -13,7 +13,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { KubeConfig } from '@kubernetes/client-node';
-import { mean, parallel, stddev } from '../lib/common.mjs';
+import { parallel } from '@nestor/testing';
+import { mean, stddev } from '../lib/common.mjs';
 
 if (process.argv[2] === '--serve') {
   const dir = process.argv[3];

@@ -6,8 +6,7 @@
 //   npm run build && node bench/micro/transport-requests.mjs [requests=3000] [concurrency=8]
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
-import { TestEnvironment } from '@nestor/testing';
-import { parallel } from '../lib/common.mjs';
+import { parallel, TestEnvironment } from '@nestor/testing';
 
 // NESTOR_OPERATOR_DIST=path/to/dist compares another build of @nestor/operator (A/B).
 const { Transport } = await import(

@@ -5,6 +5,7 @@ import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { sleep } from '@nestor/core';
 
 /** Paths of the control-plane binaries one environment runs. */
 export interface ControlPlaneBinaries {
@@ -241,7 +242,7 @@ async function acquireLock(path: string, progress: (line: string) => void): Prom
       progress(`another process (pid ${owner}) is building the control plane; waiting for it`);
       announced = true;
     }
-    await new Promise((r) => setTimeout(r, 1000));
+    await sleep(1000);
   }
 }
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
-import { installCustomResourceDefinitions, KubeApiError } from '@nestor/core';
+import { installCustomResourceDefinitions, KubeApiError, sleep } from '@nestor/core';
 import { ApiClient } from './api-client.js';
 import { ensureControlPlaneBinaries, type ControlPlaneBinaries } from './controlplane-binaries.js';
 import {
@@ -315,7 +315,7 @@ export class TestEnvironment {
     const owned = this.requireOwned('restartApiServer');
     if (options.kill) await owned.apiServer.kill();
     else await owned.apiServer.stop();
-    if (options.downtimeMs) await new Promise((r) => setTimeout(r, options.downtimeMs));
+    if (options.downtimeMs) await sleep(options.downtimeMs);
     owned.apiServer = new ControlPlaneProcess(
       'kube-apiserver',
       owned.binaries.kubeApiServer,
@@ -448,6 +448,6 @@ async function waitUntil(
         `${failure} within ${timeoutMs} ms${detail() ? ` (last: ${detail()})` : ''}. Raise KUBEBUILDER_CONTROLPLANE_START_TIMEOUT if the machine is slow.\n${tails}`,
       );
     }
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
   }
 }

@@ -10,3 +10,4 @@ export {
   type ControlPlaneBinaries,
 } from './controlplane-binaries.js';
 export { waitFor, type WaitForOptions } from './wait-for.js';
+export { parallel } from './parallel.js';

@@ -1,3 +1,5 @@
+import { sleep } from '@nestor/core';
+
 export interface WaitForOptions {
   /** Upper bound on the wait (default 30 s). */
   timeoutMs?: number;
@@ -31,6 +33,6 @@ export async function waitFor<T>(
       const why = lastError instanceof Error ? `: ${lastError.message}` : '';
       throw new Error(`timed out after ${timeoutMs} ms waiting for ${options.what ?? 'a condition'}${why}`);
     }
-    await new Promise((r) => setTimeout(r, options.intervalMs ?? 50));
+    await sleep(options.intervalMs ?? 50);
   }
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Subject } from 'rxjs';
-import { TestEnvironment, waitFor } from '@nestor/testing';
+import { parallel, TestEnvironment, waitFor } from '@nestor/testing';
 import { type KubeObject, type ObjectRef, Transport } from '@nestor/core';
 import { resourceOf } from '../crd/custom-resource.decorator.js';
 import { ConfigMap } from '../client/kinds.js';
@@ -12,16 +12,6 @@ import { ExponentialBackoffRateLimiter } from './rate-limiter.js';
 const Widgets = resourceOf(Widget);
 const widgetsPath = (ns: string, name = '') =>
   `/apis/test.nestor.dev/v1/namespaces/${ns}/widgets${name ? `/${name}` : ''}`;
-
-/** Runs `task` over `items` with at most `limit` in flight. */
-async function parallel<T>(items: T[], limit: number, task: (item: T) => Promise<unknown>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: limit }, async () => {
-      while (next < items.length) await task(items[next++]!);
-    }),
-  );
-}
 
 /** A write that rides out an API server restart: retried until it lands (409 means it already did). */
 async function persistently(write: () => Promise<unknown>): Promise<void> {

@@ -1,17 +1,8 @@
 // Helpers for end-to-end tests of the watch and the informer against a real API server.
 import type { ApiClient } from '@nestor/testing';
+export { parallel } from '@nestor/testing';
 import type { Query, RequestOptions } from '@nestor/core';
 import type { WatchTransport } from '../runtime/watch.js';
-
-/** Runs `task` over `items` with at most `limit` in flight. */
-export async function parallel<T>(items: T[], limit: number, task: (item: T) => Promise<unknown>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: limit }, async () => {
-      while (next < items.length) await task(items[next++]!);
-    }),
-  );
-}
 
 export function configMapsPath(namespace: string, name = ''): string {
   return `/api/v1/namespaces/${namespace}/configmaps${name ? `/${name}` : ''}`;
