@@ -44,6 +44,7 @@ export class OperatorMetrics {
   private readonly reconcileTime: Histogram<'controller'>;
   private readonly maxConcurrent: Gauge<'controller'>;
   private readonly activeWorkers: Gauge<'controller'>;
+  private readonly streamFaults: Counter<'controller' | 'stream' | 'fault'>;
   private readonly depth: Gauge<'name' | 'controller'>;
   private readonly adds: Counter<'name' | 'controller'>;
   private readonly queueDuration: Histogram<'name' | 'controller'>;
@@ -102,6 +103,12 @@ export class OperatorMetrics {
       name: 'controller_runtime_active_workers',
       help: 'Number of currently used workers per controller',
       labelNames: ['controller'],
+      registers,
+    });
+    this.streamFaults = new Counter({
+      name: 'nestor_controller_stream_faults_total',
+      help: 'Events skipped because a predicate or mapper threw or a request was invalid, and sources subscribed again after they failed or completed, per controller and stream',
+      labelNames: ['controller', 'stream', 'fault'],
       registers,
     });
     this.depth = new Gauge({
@@ -221,6 +228,7 @@ export class OperatorMetrics {
     return {
       queue,
       activeWorkers: (delta) => this.activeWorkers.inc({ controller }, delta),
+      streamFault: (stream, fault) => this.streamFaults.inc({ controller, stream, fault }),
       reconciled: (outcome: ReconcileOutcome, seconds: number, error?: Error) => {
         this.reconcileTime.observe({ controller }, seconds);
         const result = outcome === 'terminal_error' || outcome === 'timeout' ? 'error' : outcome;

@@ -54,7 +54,7 @@ export function bindController(
   const sources = found.sources.map((method) => {
     const stream = call(method);
     if (!isObservable(stream)) throw new Error(messages.SOURCE_NOT_OBSERVABLE(className, method));
-    return stream as Observable<ObjectRef | ObjectRef[]>;
+    return { name: `${className}.${method}()`, stream: stream as Observable<ObjectRef | ObjectRef[]> };
   });
 
   const watchNamespace = options.namespace ?? namespace;

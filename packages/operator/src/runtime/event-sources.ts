@@ -1,11 +1,13 @@
 import { keyOf, refOfObject, type KubeObject, type ObjectRef, type ResourceDescriptor } from '@nestor/core';
-import { filter, mergeMap, Observable } from 'rxjs';
+import { defer, mergeMap, Observable, repeat, retry, timer } from 'rxjs';
+import { Backoff } from './backoff.js';
 import type { Informer } from './informer.js';
 import type { Predicate, ResourceEvent } from './predicates.js';
 
-// The four kinds of event source a controller has, each turned into a stream of queue keys:
-// its primary kind, the kinds it owns, the kinds it watches through a mapper, and streams
-// from outside Kubernetes. The controller merges them into its queue.
+// The four kinds of event source a controller has, each turned into its own stream of queue
+// keys: its primary kind, the kinds it owns, the kinds it watches through a mapper, and
+// streams from outside Kubernetes. Each is isolated: a user function that throws skips its
+// event, a source that fails is subscribed again, and none can end the others.
 
 /** A related kind whose events are mapped to requests of the primary kind. */
 export interface WatchSource<R = KubeObject> {
@@ -17,14 +19,36 @@ export interface WatchSource<R = KubeObject> {
   predicates?: Predicate<R>[];
 }
 
+/** A stream of requests from outside Kubernetes, named for logs and metrics. */
+export interface ExternalSource {
+  name: string;
+  stream: Observable<ObjectRef | ObjectRef[]>;
+}
+
+/** What went wrong in one stream; the event is skipped or the source subscribed again. */
+export interface StreamFault {
+  /** The stream: `configmaps`, `owns deployments.apps`, `watches secrets`, or the source's name. */
+  stream: string;
+  /** What failed: a predicate, a mapper, a bad request from a source, or the source itself. */
+  kind: 'predicate' | 'mapper' | 'invalid-request' | 'source-error' | 'source-complete';
+  error: Error;
+  /** The object whose event was skipped, if any. */
+  object?: KubeObject;
+  /** For a failed source: how long until it is subscribed again. */
+  retryInMs?: number;
+}
+
+export type FaultReporter = (fault: StreamFault) => void;
+
 /** The primary kind: each event that passes the predicates requests its own object. */
 export function primaryKeys<T extends KubeObject>(
+  name: string,
   informer: Informer<T>,
-  predicates: Predicate<T>[] = [],
+  predicates: Predicate<T>[],
+  report: FaultReporter,
 ): Observable<string> {
   return replayThenFollow(informer).pipe(
-    filter((event) => predicates.every((p) => p(event))),
-    mergeMap((event) => [keyOf(refOfObject(event.object))]),
+    mergeMap((event) => (passes(name, predicates, event, report) ? [keyOf(refOfObject(event.object))] : [])),
   );
 }
 
@@ -44,29 +68,48 @@ export function ownedKeys(informer: Informer<KubeObject>, owner: ResourceDescrip
 
 /** A watched kind: the user's mapper says which requests an event affects. */
 export function watchedKeys(
+  name: string,
   informer: Informer<KubeObject>,
   watch: WatchSource<KubeObject>,
-  onMapperError: (error: unknown, event: ResourceEvent<KubeObject>) => void,
+  report: FaultReporter,
 ): Observable<string> {
   const predicates = watch.predicates ?? [];
   return replayThenFollow(informer).pipe(
-    filter((event) => predicates.every((p) => p(event))),
     mergeMap((event) => {
+      if (!passes(name, predicates, event, report)) return [];
+      let mapped: ObjectRef[] | ObjectRef | undefined | null;
       try {
-        const mapped = watch.map(event.object, event);
-        if (!mapped) return [];
-        return (Array.isArray(mapped) ? mapped : [mapped]).map((ref) => keyOf(ref));
+        mapped = watch.map(event.object, event);
       } catch (error) {
-        onMapperError(error, event);
+        report({ stream: name, kind: 'mapper', error: asError(error), object: event.object });
         return [];
       }
+      return requestKeys(name, mapped, report);
     }),
   );
 }
 
-/** A stream from outside Kubernetes (a poller, a message stream) of requests. */
-export function externalKeys(source: Observable<ObjectRef | ObjectRef[]>): Observable<string> {
-  return source.pipe(mergeMap((refs) => (Array.isArray(refs) ? refs : [refs]).map((ref) => keyOf(ref))));
+/**
+ * A stream from outside Kubernetes (a poller, a message stream). It is subscribed again,
+ * with jittered exponential backoff (which starts over after two quiet minutes), when it
+ * errors or completes: a source that stops would otherwise stop feeding the controller
+ * for good, silently.
+ */
+export function externalKeys(
+  source: ExternalSource,
+  report: FaultReporter,
+  backoff = new Backoff(),
+): Observable<string> {
+  const again = (kind: 'source-error' | 'source-complete', error: Error) => {
+    const retryInMs = backoff.next();
+    report({ stream: source.name, kind, error, retryInMs });
+    return timer(retryInMs);
+  };
+  return defer(() => source.stream).pipe(
+    mergeMap((refs) => requestKeys(source.name, refs, report)),
+    retry({ delay: (error: unknown) => again('source-error', asError(error)) }),
+    repeat({ delay: () => again('source-complete', new Error('the source completed')) }),
+  );
 }
 
 /** The informer's current content as 'added' events, then its live events (the queue's dedup makes overlap harmless). */
@@ -76,6 +119,43 @@ export function replayThenFollow<T extends KubeObject>(informer: Informer<T>): O
     for (const object of informer.list()) subscriber.next({ type: 'added', object });
     return live;
   });
+}
+
+function passes<T>(name: string, predicates: Predicate<T>[], event: ResourceEvent<T>, report: FaultReporter): boolean {
+  try {
+    return predicates.every((p) => p(event));
+  } catch (error) {
+    report({ stream: name, kind: 'predicate', error: asError(error), object: event.object as KubeObject });
+    return false;
+  }
+}
+
+/** The keys of what a mapper or a source produced; anything that is not a request is reported and skipped. */
+function requestKeys(name: string, refs: unknown, report: FaultReporter): string[] {
+  if (refs === undefined || refs === null) return [];
+  const keys: string[] = [];
+  for (const ref of Array.isArray(refs) ? (refs as unknown[]) : [refs]) {
+    if (isObjectRef(ref)) keys.push(keyOf(ref));
+    else {
+      const shown = JSON.stringify(ref) ?? String(ref);
+      report({
+        stream: name,
+        kind: 'invalid-request',
+        error: new Error(`${shown} is not a request: emit { name, namespace? } with a non-empty name`),
+      });
+    }
+  }
+  return keys;
+}
+
+function isObjectRef(value: unknown): value is ObjectRef {
+  if (typeof value !== 'object' || value === null) return false;
+  const { name, namespace } = value as { name?: unknown; namespace?: unknown };
+  return typeof name === 'string' && name !== '' && (namespace === undefined || typeof namespace === 'string');
+}
+
+function asError(thrown: unknown): Error {
+  return thrown instanceof Error ? thrown : new Error(String(thrown));
 }
 
 /** The key of the object's controller owner when it is of the given kind. */

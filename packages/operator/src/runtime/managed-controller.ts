@@ -9,8 +9,16 @@ import {
   type ResourceDescriptor,
   type RuntimeLogger,
 } from '@nestor/core';
-import { merge, type Observable, type Subscription } from 'rxjs';
-import { externalKeys, ownedKeys, primaryKeys, watchedKeys, type WatchSource } from './event-sources.js';
+import type { Observable, Subscription } from 'rxjs';
+import {
+  externalKeys,
+  ownedKeys,
+  primaryKeys,
+  watchedKeys,
+  type ExternalSource,
+  type StreamFault,
+  type WatchSource,
+} from './event-sources.js';
 import type { Informer, InformerCache, InformerHandle } from './informer.js';
 import type { Predicate } from './predicates.js';
 import { WorkQueue } from './queue.js';
@@ -36,8 +44,11 @@ export interface ManagedControllerOptions<T> {
   owns?: ResourceDescriptor[];
   /** Other kinds whose events map to requests. */
   watches?: WatchSource<KubeObject>[];
-  /** Any stream of requests: a poller over an external API, a message stream. */
-  sources?: Observable<ObjectRef | ObjectRef[]>[];
+  /**
+   * Any stream of requests: a poller over an external API, a message stream. Subscribed
+   * again with backoff when it errors or completes. Name it for logs and metrics.
+   */
+  sources?: Array<Observable<ObjectRef | ObjectRef[]> | ExternalSource>;
   /** Reconciles of this controller at once (default 1). */
   maxConcurrentReconciles?: number;
   /** Abort a reconcile after this long and retry it with backoff. */
@@ -61,7 +72,8 @@ export class ManagedController<T extends KubeObject = KubeObject> {
   private readonly loop: ReconcileLoop<T>;
   private primary?: Informer<T>;
   private readonly handles: InformerHandle<KubeObject>[] = [];
-  private subscription?: Subscription;
+  private readonly subscriptions: Subscription[] = [];
+  private primaryStream?: Subscription;
   private lane?: PoolLane;
   private state: 'new' | 'prepared' | 'started' | 'stopped' = 'new';
 
@@ -113,18 +125,21 @@ export class ManagedController<T extends KubeObject = KubeObject> {
     if (this.state !== 'new') return;
     this.state = 'prepared';
     const { resource, owns = [], watches = [], sources = [], namespace } = this.options;
-    const streams: Observable<string>[] = [];
+    const report = (fault: StreamFault) => this.report(fault);
 
     if (resource) {
       const handle = cache.acquire(resource, this.selector());
       this.handles.push(handle as InformerHandle<KubeObject>);
       this.primary = handle.informer;
-      streams.push(primaryKeys(handle.informer, this.options.predicates));
+      this.primaryStream = this.feed(
+        resourceName(resource),
+        primaryKeys(resourceName(resource), handle.informer, this.options.predicates ?? [], report),
+      );
     }
     for (const owned of owns) {
       const handle = cache.acquire(owned, namespace ? { namespace } : {});
       this.handles.push(handle);
-      streams.push(ownedKeys(handle.informer, resource!));
+      this.feed(`owns ${resourceName(owned)}`, ownedKeys(handle.informer, resource!));
     }
     for (const watch of watches) {
       const handle = cache.acquire(watch.resource, {
@@ -132,24 +147,23 @@ export class ManagedController<T extends KubeObject = KubeObject> {
         ...(watch.labelSelector ? { labelSelector: watch.labelSelector } : {}),
       });
       this.handles.push(handle);
-      streams.push(
-        watchedKeys(handle.informer, watch, (error, event) =>
-          this.log.error(
-            `controller ${this.name}: the mapper for ${resourceName(watch.resource)} threw; the event is ignored`,
-            { object: keyOf(refOfObject(event.object)), error: toError(error).message },
-          ),
-        ),
-      );
+      const name = `watches ${resourceName(watch.resource)}`;
+      this.feed(name, watchedKeys(name, handle.informer, watch, report));
     }
-    for (const source of sources) streams.push(externalKeys(source));
-
-    this.subscription = merge(...streams).subscribe({
-      next: (key) => this.queue.add(key),
-      error: (error: unknown) =>
-        this.log.error(`a source of controller ${this.name} failed and stopped feeding it`, {
-          error: toError(error).message,
-        }),
+    sources.forEach((source, i) => {
+      const named = 'stream' in source ? source : { name: `source ${i + 1}`, stream: source };
+      this.feed(named.name, externalKeys(named, report));
     });
+  }
+
+  /**
+   * Whether every stream still feeds the queue. The primary kind's stream ends only if its
+   * informer fails for good; a controller without it reconciles nothing new.
+   */
+  get streamsLive(): { ok: boolean; detail?: string } {
+    if (this.state === 'stopped' || this.state === 'new') return { ok: true };
+    if (this.primaryStream?.closed) return { ok: false, detail: 'the primary kind no longer feeds the queue' };
+    return { ok: true };
   }
 
   /** Starts dispatching requests to the pool. */
@@ -183,7 +197,7 @@ export class ManagedController<T extends KubeObject = KubeObject> {
     if (this.state === 'stopped') return true;
     const wasStarted = this.state === 'started';
     this.state = 'stopped';
-    this.subscription?.unsubscribe();
+    for (const subscription of this.subscriptions.splice(0)) subscription.unsubscribe();
     const drained = await this.queue.shutDownWithDrain(graceMs);
     if (!drained) {
       this.log.warn(
@@ -195,6 +209,35 @@ export class ManagedController<T extends KubeObject = KubeObject> {
     for (const handle of this.handles.splice(0)) handle.release();
     if (wasStarted) this.log.info(`controller ${this.name} stopped`);
     return drained;
+  }
+
+  /** Subscribes one stream to the queue, on its own: its end cannot end the others. */
+  private feed(name: string, keys: Observable<string>): Subscription {
+    const subscription = keys.subscribe({
+      next: (key) => this.queue.add(key),
+      error: (error: unknown) => this.report({ stream: name, kind: 'source-error', error: toError(error) }),
+    });
+    this.subscriptions.push(subscription);
+    return subscription;
+  }
+
+  private report(fault: StreamFault): void {
+    const { stream, kind, error, object, retryInMs } = fault;
+    this.options.metrics?.streamFault?.(stream, kind);
+    const what = {
+      predicate: 'a predicate threw; the event is skipped',
+      mapper: 'the mapper threw; the event is skipped',
+      'invalid-request': 'a request is not an object reference; it is skipped',
+      'source-error': `the source failed${retryInMs !== undefined ? `; subscribing again in ${retryInMs} ms` : ''}`,
+      'source-complete': `the source completed; subscribing again in ${retryInMs ?? 0} ms`,
+    }[kind];
+    this.log.error(`controller ${this.name}, ${stream}: ${what}: ${error.message}`, {
+      controller: this.name,
+      stream,
+      fault: kind,
+      error: error.message,
+      ...(object ? { object: keyOf(refOfObject(object)) } : {}),
+    });
   }
 
   private selector() {

@@ -158,6 +158,10 @@ export class Manager {
         detail: this.state,
       },
     ];
+    for (const controller of this.controllers.values()) {
+      const { ok, detail } = controller.streamsLive;
+      checks.push({ name: `controller:${controller.name}`, ok, ...(detail ? { detail } : {}) });
+    }
     for (const informer of this.informers.all()) {
       const { stats } = informer;
       const ok = informer.synced && stats.failures === 0;

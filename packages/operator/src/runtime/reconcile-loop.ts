@@ -12,6 +12,8 @@ export interface ControllerMetricsSink {
   /** One finished reconcile; `error` is what it threw, if anything. */
   reconciled(outcome: ReconcileOutcome, seconds: number, error?: Error): void;
   activeWorkers(delta: 1 | -1): void;
+  /** An event skipped or a source resubscribed (see StreamFault). */
+  streamFault?(stream: string, kind: string): void;
   queue?: QueueMetricsSink;
 }
 
