@@ -1,5 +1,6 @@
 import type { KubeClient } from '../client/kube-client.js';
-import type { KubeObject, ObjectRef, ResourceDescriptor } from '@nestor/core';
+import { resourceName, type KubeObject, type ObjectRef, type ResourceDescriptor } from '@nestor/core';
+import { getCustomResourceMetadata } from '../crd/custom-resource.decorator.js';
 import { isObservable, type Observable } from 'rxjs';
 import type { ManagedControllerOptions } from '../runtime/managed-controller.js';
 import type { WatchSource } from '../runtime/event-sources.js';
@@ -34,7 +35,12 @@ export function bindController(
 
   let reconcile: Reconciler<KubeObject> = (request) =>
     call(found.reconcile, request.object ?? request.ref, contextOf(request)) as ReturnType<Reconciler<KubeObject>>;
+  const watchNamespace = options.namespace ?? namespace;
   if (found.finalizer && resource) {
+    const foreign = !found.resource || !getCustomResourceMetadata(found.resource);
+    if (foreign && !watchNamespace && !options.labelSelector && !found.finalizer.unscoped) {
+      throw new Error(messages.UNSCOPED_FINALIZER(className, resourceName(resource)));
+    }
     const method = found.finalizer.method;
     reconcile = withFinalizer(reconcile, {
       name: found.finalizer.name ?? defaultFinalizerName(resource),
@@ -57,7 +63,6 @@ export function bindController(
     return { name: `${className}.${method}()`, stream: stream as Observable<ObjectRef | ObjectRef[]> };
   });
 
-  const watchNamespace = options.namespace ?? namespace;
   return {
     name,
     ...(resource ? { resource } : {}),

@@ -28,7 +28,7 @@ export interface ControllerDefinition {
   options: ControllerOptions;
   /** The @Reconcile() method. */
   reconcile: string;
-  finalizer?: { method: string; name?: string };
+  finalizer?: { method: string; name?: string; unscoped?: boolean };
   watches: Array<{ method: string; resource: ResourceType; options: WatchesOptions }>;
   /** The @Source() methods. */
   sources: string[];
@@ -46,7 +46,7 @@ export function readControllerDefinition(target: Type): ControllerDefinition | u
   const className = target.name;
   const prototype = target.prototype as Record<string, unknown>;
   const reconciles: string[] = [];
-  const finalizers: Array<{ method: string; name?: string }> = [];
+  const finalizers: Array<{ method: string; name?: string; unscoped?: boolean }> = [];
   const watches: ControllerDefinition['watches'] = [];
   const sources: string[] = [];
   for (const method of scanner.getAllMethodNames(prototype)) {

@@ -28,3 +28,6 @@ export const SOURCE_NOT_OBSERVABLE = (className: string, method: string) =>
 
 export const RESOURCE_NOT_SERVED = (className: string, resource: string, detail: string) =>
   `${className} watches ${resource}, which the API server does not serve (${detail}). If it is a custom resource, install its CRD first (nestor manifests, or installCustomResources in development).`;
+
+export const UNSCOPED_FINALIZER = (className: string, resource: string) =>
+  `${className} has a @Finalizer() on ${resource}, a kind this application does not define, and watches it in every namespace without a label selector: the finalizer would land on every ${resource} object in the cluster, and uninstalling the operator would block their deletion. Scope the controller (the module's or @Controller's namespace, or a labelSelector), or write @Finalizer({ unscoped: true }) if every object really is yours to finalize.`;

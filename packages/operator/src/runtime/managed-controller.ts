@@ -1,4 +1,5 @@
 import {
+  DEFAULT_MAX_CONCURRENT_RECONCILES,
   keyOf,
   refOfObject,
   resourceName,
@@ -21,6 +22,7 @@ import {
 } from './event-sources.js';
 import type { Informer, InformerCache, InformerHandle } from './informer.js';
 import type { Predicate } from './predicates.js';
+import { positiveDuration, positiveInteger, show } from './options-check.js';
 import { WorkQueue } from './queue.js';
 import { defaultControllerRateLimiter, type RateLimiter } from './rate-limiter.js';
 import { ReconcileLoop, type ControllerMetricsSink } from './reconcile-loop.js';
@@ -80,7 +82,16 @@ export class ManagedController<T extends KubeObject = KubeObject> {
   constructor(private readonly options: ManagedControllerOptions<T>) {
     this.name = options.name;
     this.log = options.logger ?? silentLogger;
-    this.maxConcurrent = Math.max(1, options.maxConcurrentReconciles ?? 1);
+    if (typeof options.name !== 'string' || options.name === '') {
+      throw new Error(`a controller needs a non-empty name, got ${show(options.name)}`);
+    }
+    this.maxConcurrent = positiveInteger(
+      options.maxConcurrentReconciles ?? DEFAULT_MAX_CONCURRENT_RECONCILES,
+      `controller ${options.name}: maxConcurrentReconciles`,
+    );
+    if (options.reconcileTimeoutMs !== undefined) {
+      positiveDuration(options.reconcileTimeoutMs, `controller ${options.name}: reconcileTimeoutMs`);
+    }
     if (!options.resource && !options.sources?.length) {
       throw new Error(
         `controller ${options.name} has neither a resource nor sources: give it a kind to watch or an Observable of object refs`,

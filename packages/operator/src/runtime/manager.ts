@@ -12,6 +12,7 @@ import { ManagedController, type ManagedControllerOptions } from './managed-cont
 import type { ControllerMetricsSink } from './reconcile-loop.js';
 import { InformerCache, type Informer } from './informer.js';
 import type { WorkQueue } from './queue.js';
+import { positiveDuration, positiveInteger } from './options-check.js';
 import { WorkerPool } from './worker-pool.js';
 
 /** Runs while this process should reconcile; returns when it must stop (lease lost). */
@@ -87,10 +88,18 @@ export class Manager {
 
   constructor(private readonly options: ManagerOptions) {
     this.log = options.logger ?? silentLogger;
-    this.pool = new WorkerPool({ concurrency: options.concurrency ?? DEFAULT_CONCURRENCY });
+    this.pool = new WorkerPool({
+      concurrency: positiveInteger(options.concurrency ?? DEFAULT_CONCURRENCY, "the manager's concurrency"),
+    });
     this.informers = options.informers ?? new InformerCache(options.transport, { logger: this.log });
-    this.syncTimeoutMs = options.syncTimeoutMs ?? DEFAULT_CACHE_SYNC_TIMEOUT_MS;
-    this.shutdownGraceMs = options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;
+    this.syncTimeoutMs = positiveDuration(
+      options.syncTimeoutMs ?? DEFAULT_CACHE_SYNC_TIMEOUT_MS,
+      'the cache sync timeout',
+    );
+    this.shutdownGraceMs = positiveDuration(
+      options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS,
+      'the shutdown grace period',
+    );
   }
 
   get transport(): Transport {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { refOf, type RuntimeLogger } from '@nestor/core';
 import type { QueueMetricsSink, WorkQueue } from './queue.js';
 import type { Reconciler } from './reconciler.js';
+import { show } from './options-check.js';
 import { isTerminal, ReconcileTimeoutError, toError, type ReconcileResult } from './result.js';
 
 /** How a reconcile ended, for metrics and hooks: controller-runtime's result label. */
@@ -87,8 +88,8 @@ export class ReconcileLoop<T> {
     const run = (async () =>
       this.options.reconcile({ ref, key, object, signal: abort.signal, attempt, reconcileId, log }))();
     try {
-      const result = await this.withTimeout(run, abort);
-      outcome = this.settle(key, result ?? undefined);
+      const result = checkResult(await this.withTimeout(run, abort), this.options.name);
+      outcome = this.settle(key, result);
     } catch (thrown) {
       failure = toError(thrown);
       outcome = this.fail(key, failure, log, attempt);
@@ -164,6 +165,29 @@ export class ReconcileLoop<T> {
     );
     return timeout ? 'timeout' : 'error';
   }
+}
+
+/**
+ * The reconciler's result, checked: nothing, `{}`, `{ requeue: boolean }` or
+ * `{ requeueAfter: ms >= 0 }`. Anything else (`'5000'`, -1, NaN) is an error that names the
+ * controller, retried with backoff, never a silent success.
+ */
+function checkResult(result: unknown, controller: string): ReconcileResult | undefined {
+  if (result === undefined || result === null) return undefined;
+  const bad = (why: string) =>
+    new TypeError(`controller ${controller}: the reconciler returned ${show(result)}: ${why}`);
+  if (typeof result !== 'object' || Array.isArray(result)) {
+    throw bad('return nothing, { requeueAfter: ms } or { requeue: true }');
+  }
+  const { requeueAfter, requeue } = result as Record<string, unknown>;
+  if (
+    requeueAfter !== undefined &&
+    (typeof requeueAfter !== 'number' || !Number.isFinite(requeueAfter) || requeueAfter < 0)
+  ) {
+    throw bad('requeueAfter must be a number of milliseconds >= 0');
+  }
+  if (requeue !== undefined && typeof requeue !== 'boolean') throw bad('requeue must be true or false');
+  return result as ReconcileResult;
 }
 
 function bindLogger(log: RuntimeLogger, bound: Record<string, unknown>): RuntimeLogger {

@@ -1,4 +1,5 @@
 import { type Clock, DEFAULT_CONCURRENCY, DEFAULT_SHUTDOWN_GRACE_MS, idleWithin, systemClock } from '@nestor/core';
+import { positiveInteger } from './options-check.js';
 import type { WorkQueue } from './queue.js';
 
 /** A controller's seat at the pool: its queue, its own concurrency bound, its run function. */
@@ -164,11 +165,6 @@ export class WorkerPool {
     }
     this.schedule(); // a full pool left lanes listed: the slot just freed is theirs
   }
-}
-
-function positiveInteger(value: number, what: string): number {
-  if (!Number.isInteger(value) || value < 1) throw new RangeError(`${what} must be a positive integer, got ${value}`);
-  return value;
 }
 
 function reportToConsole(error: unknown, lane: string, key: string): void {
