@@ -10,6 +10,7 @@ export {
 } from './transport.js';
 export { KubeApiError, describeRequest, type FailedRequest, type KubeStatus } from './errors.js';
 export { JsonLineDecoder } from './json-lines.js';
+export { Connectivity, isUnreachable, type ConnectivityListener } from './connectivity.js';
 export { listPages, type ListPage, type ListPagesOptions } from './list-pages.js';
 export { servedResources, whyNotServed } from './discovery.js';
 export {
@@ -25,3 +26,4 @@ export { ManualClock, seededRandom } from './testing-clock.js';
 export { type RuntimeLogger, silentLogger, consoleLogger } from './logger.js';
 export { sleep } from './sleep.js';
 export * from './defaults.js';
+export { retryWhileUnreachable, type RetryUnreachableOptions } from './retry-unreachable.js';

@@ -3,6 +3,7 @@ import https from 'node:https';
 import tls from 'node:tls';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { silentLogger, type RuntimeLogger } from './logger.js';
+import { Connectivity } from './connectivity.js';
 import { readCredentials, tlsChanged, type Credentials } from './credentials.js';
 import { KubeApiError, type FailedRequest } from './errors.js';
 import { JsonLineDecoder } from './json-lines.js';
@@ -50,6 +51,8 @@ const FREE_SOCKET_TIMEOUT_MS = 60_000;
 export class Transport {
   /** Requests and watch streams opened, for tests and metrics. */
   readonly stats = { requests: 0, watches: 0 };
+  /** Whether the API server answers: down on a request with no response, up on any response. */
+  readonly connectivity = new Connectivity();
   private readonly secure: boolean;
   private readonly hostname: string;
   private readonly port: number;
@@ -189,6 +192,7 @@ export class Transport {
         if (attempt === 1 && stale && IDEMPOTENT.has(method) && !options.signal?.aborted) continue;
         throw this.failure(failed, error, options.signal, req);
       }
+      this.connectivity.answered();
       if (res.statusCode === 401 && attempt === 1 && this.credentials.expiring) {
         res.resume();
         clearDeadline(req);
@@ -246,7 +250,9 @@ export class Transport {
   private failure(failed: FailedRequest, error: unknown, signal: AbortSignal | undefined, req: ClientRequest): unknown {
     if (signal?.aborted) return signal.reason ?? error;
     const cause = deadlines.get(req)?.fired ?? (error instanceof Error ? error : new Error(String(error)));
-    return KubeApiError.fromNetwork(failed, this.server, cause);
+    const failure = KubeApiError.fromNetwork(failed, this.server, cause);
+    if (!this.closed) this.connectivity.failed(failure);
+    return failure;
   }
 
   /** Reads the auth again, once for all callers waiting on it. */

@@ -1,5 +1,12 @@
 import { Inject, Injectable, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
-import { installCustomResourceDefinitions, resourceName, Transport, whyNotServed } from '@nestor/core';
+import {
+  DEFAULT_CACHE_SYNC_TIMEOUT_MS,
+  installCustomResourceDefinitions,
+  resourceName,
+  retryWhileUnreachable,
+  Transport,
+  whyNotServed,
+} from '@nestor/core';
 import { KubeClient } from '../client/kube-client.js';
 import { customResourceDefinitions } from '../crd/crd-generator.js';
 import { allVersionsOf } from '../crd/custom-resource.decorator.js';
@@ -31,8 +38,18 @@ export class OperatorLifecycle implements OnApplicationBootstrap, BeforeApplicat
 
   async onApplicationBootstrap(): Promise<void> {
     const found = this.explorer.explore();
-    if (this.options.installCustomResources) await this.installCustomResources(found);
-    await this.registerKinds(found);
+    // Started while the API server is down, the operator waits for it (bounded by the
+    // cache sync timeout) instead of failing at the first refused connection.
+    const untilAnswered = <T>(what: string, attempt: () => Promise<T>) =>
+      retryWhileUnreachable(attempt, {
+        what,
+        timeoutMs: this.options.cacheSyncTimeoutMs ?? DEFAULT_CACHE_SYNC_TIMEOUT_MS,
+        logger: runtimeLogger('Operator'),
+      });
+    if (this.options.installCustomResources) {
+      await untilAnswered('installing the CRDs', () => this.installCustomResources(found));
+    }
+    await untilAnswered('checking the kinds are served', () => this.registerKinds(found));
     for (const controller of found) this.registry.add(controller);
     if (!this.options.manualStart) await this.manager.start();
   }

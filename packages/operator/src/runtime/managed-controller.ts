@@ -56,6 +56,8 @@ export interface ManagedControllerOptions<T> {
   /** Abort a reconcile after this long and retry it with backoff. */
   reconcileTimeoutMs?: number;
   rateLimiter?: RateLimiter<string>;
+  /** Set by the manager, whose OutageGate holds dispatch while the API server is unreachable. */
+  outageHold?: boolean;
   logger?: RuntimeLogger;
   metrics?: ControllerMetricsSink;
   clock?: Clock;
@@ -110,6 +112,7 @@ export class ManagedController<T extends KubeObject = KubeObject> {
       read: (key) => (this.primary ? (this.primary.get(key) ?? null) : undefined),
       log: this.log,
       ...(options.reconcileTimeoutMs ? { timeoutMs: options.reconcileTimeoutMs } : {}),
+      ...(options.outageHold ? { outageHold: true } : {}),
       ...(options.metrics ? { metrics: options.metrics } : {}),
     });
   }

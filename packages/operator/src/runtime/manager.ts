@@ -13,6 +13,7 @@ import type { ControllerMetricsSink } from './reconcile-loop.js';
 import { InformerCache, type Informer } from './informer.js';
 import type { WorkQueue } from './queue.js';
 import { positiveDuration, positiveInteger } from './options-check.js';
+import { OutageGate } from './outage-gate.js';
 import { WorkerPool } from './worker-pool.js';
 
 /** Runs while this process should reconcile; returns when it must stop (lease lost). */
@@ -72,6 +73,8 @@ export interface ManagerHealth {
  */
 export class Manager {
   readonly pool: WorkerPool;
+  /** Holds dispatch while the API server does not answer. */
+  readonly outage: OutageGate;
   readonly informers: InformerCache;
   private readonly controllers = new Map<string, ManagedController<KubeObject>>();
   private readonly started = new Set<ManagedController<KubeObject>>();
@@ -92,6 +95,7 @@ export class Manager {
       concurrency: positiveInteger(options.concurrency ?? DEFAULT_CONCURRENCY, "the manager's concurrency"),
     });
     this.informers = options.informers ?? new InformerCache(options.transport, { logger: this.log });
+    this.outage = new OutageGate({ transport: options.transport, pool: this.pool, logger: this.log });
     this.syncTimeoutMs = positiveDuration(
       options.syncTimeoutMs ?? DEFAULT_CACHE_SYNC_TIMEOUT_MS,
       'the cache sync timeout',
@@ -137,6 +141,7 @@ export class Manager {
     const metrics = this.options.metrics;
     const controller = new ManagedController<T>({
       logger: this.log,
+      outageHold: true,
       ...(metrics ? { metrics: metrics.controllerSink(options.name, options.maxConcurrentReconciles ?? 1) } : {}),
       ...options,
     });
@@ -201,12 +206,14 @@ export class Manager {
   async start(): Promise<void> {
     if (this.state !== 'idle') throw new Error(`the manager was already started (state ${this.state})`);
     this.state = 'starting';
+    this.outage.start();
     const controllers = [...this.controllers.values()];
     for (const controller of controllers) controller.prepare(this.informers);
     try {
       await this.waitForSync(controllers.flatMap((c) => c.informers));
     } catch (error) {
       this.state = 'failed';
+      this.outage.stop();
       throw error;
     }
     this.caches = true;
@@ -261,6 +268,7 @@ export class Manager {
     await this.options.leaderElection?.release();
     this.leading = false;
     this.informers.stopAll();
+    this.outage.stop();
     this.state = 'stopped';
     this.log.info(`manager stopped${drained ? '' : ' (some reconciles were aborted after the grace period)'}`);
   }
@@ -272,8 +280,14 @@ export class Manager {
 
   private async waitForSync(informers: Informer<KubeObject>[]): Promise<void> {
     const pending = [...new Set(informers)];
-    const timeout = AbortSignal.timeout(this.syncTimeoutMs);
-    const signal = AbortSignal.any([timeout, this.abort.signal]);
+    // A timer that keeps the process alive (AbortSignal.timeout's does not): while the API
+    // server is down nothing else is pending, and Node would end a process still starting.
+    const timeout = new AbortController();
+    const timer = setTimeout(
+      () => timeout.abort(new Error(`no sync within ${this.syncTimeoutMs} ms`)),
+      this.syncTimeoutMs,
+    );
+    const signal = AbortSignal.any([timeout.signal, this.abort.signal]);
     try {
       await Promise.all(pending.map((informer) => informer.whenSynced(signal)));
     } catch (error) {
@@ -287,6 +301,8 @@ export class Manager {
           `Check that the API server is reachable, the CRDs are installed and the operator's RBAC allows list and watch.`,
         { cause: error },
       );
+    } finally {
+      clearTimeout(timer);
     }
   }
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { refOf, type RuntimeLogger } from '@nestor/core';
+import { isUnreachable, refOf, type RuntimeLogger } from '@nestor/core';
 import type { QueueMetricsSink, WorkQueue } from './queue.js';
 import type { Reconciler } from './reconciler.js';
 import { show } from './options-check.js';
@@ -30,6 +30,12 @@ export interface ReconcileLoopOptions<T> {
   read(key: string): T | undefined | null;
   /** Abort a reconcile after this long and retry it with backoff. */
   timeoutMs?: number;
+  /**
+   * Present when something holds dispatch while the API server is unreachable (the
+   * manager's OutageGate): a reconcile that failed for want of a response is then queued
+   * again without spending its backoff, to run when the server answers.
+   */
+  outageHold?: boolean;
   log: RuntimeLogger;
   metrics?: ControllerMetricsSink;
 }
@@ -153,6 +159,11 @@ export class ReconcileLoop<T> {
         error: error.message,
       });
       return 'terminal_error';
+    }
+    if (this.options.outageHold && isUnreachable(error)) {
+      queue.add(key); // not the object's fault: no backoff; it runs when dispatch resumes
+      log.debug(`reconcile failed: the API server did not answer; it runs again once it does: ${error.message}`);
+      return 'error';
     }
     queue.addRateLimited(key);
     const timeout = error instanceof ReconcileTimeoutError;

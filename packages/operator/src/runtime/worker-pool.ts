@@ -74,6 +74,7 @@ export class WorkerPool {
   private tail: Lane | undefined;
   private scheduled = false;
   private draining = false;
+  private paused = false;
   private readonly idleWaiters = new Set<() => void>();
   private readonly clock: Clock;
   private readonly onError: (error: unknown, lane: string, key: string) => void;
@@ -94,6 +95,23 @@ export class WorkerPool {
     const lane = new Lane(options, this.wake);
     this.wake(lane); // its queue may hold keys already
     return lane;
+  }
+
+  /** True while dispatch is held (the API server is unreachable). */
+  get isPaused(): boolean {
+    return this.paused;
+  }
+
+  /** Holds dispatch: runs in progress go on, queued keys wait (deduplicated) in their queues. */
+  pause(): void {
+    this.paused = true;
+  }
+
+  /** Dispatches again. */
+  resume(): void {
+    if (!this.paused) return;
+    this.paused = false;
+    this.schedule();
   }
 
   /**
@@ -121,14 +139,14 @@ export class WorkerPool {
   }
 
   private schedule(): void {
-    if (this.scheduled || this.draining || !this.head) return;
+    if (this.scheduled || this.draining || this.paused || !this.head) return;
     this.scheduled = true;
     queueMicrotask(this.dispatch);
   }
 
   /** Fills free slots from the ready list. Wakes during it only list: this loop takes them. */
   private readonly dispatch = (): void => {
-    while (this.active < this.concurrency && !this.draining && this.head) {
+    while (this.active < this.concurrency && !this.draining && !this.paused && this.head) {
       const lane = this.head;
       this.head = lane.nextReady;
       if (!this.head) this.tail = undefined;

@@ -6,6 +6,7 @@
 //   NESTOR_IDENTITY             this replica's identity
 //   NESTOR_LEASE_ID             the Lease's name
 //   NESTOR_LEASE_MS, NESTOR_RENEW_MS, NESTOR_RETRY_MS   lease timings (default: the framework's)
+//   NESTOR_SYNC_MS              the cache sync timeout (default: the framework's)
 // It reconciles ConfigMaps: each reconcile prints a 'start' and an 'end' JSON line with its
 // identity, key and timestamps, and sleeps data.sleepMs in between. Other JSON lines:
 // 'ready' once the application context is up, 'exit' when the process exits.
@@ -60,6 +61,7 @@ class RecordingController {
 const leaseDurationMs = optionalNumber('NESTOR_LEASE_MS');
 const renewDeadlineMs = optionalNumber('NESTOR_RENEW_MS');
 const retryPeriodMs = optionalNumber('NESTOR_RETRY_MS');
+const cacheSyncTimeoutMs = optionalNumber('NESTOR_SYNC_MS');
 
 @Module({
   imports: [
@@ -68,6 +70,7 @@ const retryPeriodMs = optionalNumber('NESTOR_RETRY_MS');
       namespace,
       metrics: { port: 0 },
       health: { port: 0 },
+      ...(cacheSyncTimeoutMs ? { cacheSyncTimeoutMs } : {}),
       leaderElection: {
         id: required('NESTOR_LEASE_ID'),
         namespace,

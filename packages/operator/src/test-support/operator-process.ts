@@ -19,6 +19,7 @@ export interface OperatorProcessOptions {
   leaseDurationMs?: number;
   renewDeadlineMs?: number;
   retryPeriodMs?: number;
+  cacheSyncTimeoutMs?: number;
 }
 
 export interface ProcessExit {
@@ -43,6 +44,7 @@ export class OperatorProcess {
     if (options.leaseDurationMs) timings['NESTOR_LEASE_MS'] = String(options.leaseDurationMs);
     if (options.renewDeadlineMs) timings['NESTOR_RENEW_MS'] = String(options.renewDeadlineMs);
     if (options.retryPeriodMs) timings['NESTOR_RETRY_MS'] = String(options.retryPeriodMs);
+    if (options.cacheSyncTimeoutMs) timings['NESTOR_SYNC_MS'] = String(options.cacheSyncTimeoutMs);
     this.child = spawn(NODE, ['--enable-source-maps', SCRIPT], {
       env: {
         ...process.env,
