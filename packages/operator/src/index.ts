@@ -63,16 +63,17 @@ export {
 } from './crd/crd-installer.js';
 
 // Manifests: CRDs, RBAC and a Deployment from the decorators (what `nestor manifests` writes)
-export { rbacRulesFor, leaderElectionRules, type ControllerAccess, type PolicyRule } from './crd/rbac.js';
+export { customResourcesOf, type ControllerResources } from './crd/controller-resources.js';
+export { rbacRulesFor, leaderElectionRules, type ControllerAccess, type PolicyRule } from './manifests/rbac.js';
 export {
   operatorManifests,
-  manifestFiles,
-  customResourcesOf,
-  yamlDocuments,
-  type Manifest,
   type OperatorManifests,
   type OperatorManifestOptions,
-} from './crd/manifests.js';
+} from './manifests/operator-manifests.js';
+export type { OperatorDeploymentOptions } from './manifests/deployment.js';
+export type { Manifest } from './manifests/manifest.js';
+export { manifestFiles } from './manifests/manifest-files.js';
+export { yamlDocuments } from './manifests/yaml-documents.js';
 export { allVersionsOf } from './crd/custom-resource.decorator.js';
 export { controllersOfModule, describeController, type ScannedController } from './nest/module-scanner.js';
 

@@ -2,7 +2,7 @@ import { SpanStatusCode, trace } from '@opentelemetry/api';
 import { isObservable, type Observable } from 'rxjs';
 import type { KubeClient } from '../client/kube-client.js';
 import { resourceOf, type ResourceType } from '../crd/custom-resource.decorator.js';
-import type { ControllerAccess } from '../crd/rbac.js';
+import type { ControllerAccess } from '../manifests/rbac.js';
 import type {
   ControllerOptions as RuntimeControllerOptions,
   ReconcileRequest,

@@ -2,7 +2,7 @@ import type { DynamicModule, ForwardReference, Type } from '@nestjs/common';
 import { MODULE_METADATA } from '@nestjs/common/constants.js';
 import { MetadataScanner, Reflector } from '@nestjs/core';
 import type { ResourceType } from '../crd/custom-resource.decorator.js';
-import type { ControllerAccess } from '../crd/rbac.js';
+import type { ControllerAccess } from '../manifests/rbac.js';
 import { OperatorMetadataAccessor } from './operator-metadata.accessor.js';
 
 /** A @Controller class as its decorators describe it, read without creating it. */

@@ -6,7 +6,7 @@ import { KubeApiError } from '../client/errors.js';
 import { allVersionsOf, resourceOf } from '../crd/custom-resource.decorator.js';
 import { customResourceDefinitions } from '../crd/crd-generator.js';
 import { installCustomResourceDefinitions } from '../crd/crd-installer.js';
-import { customResourcesOf } from '../crd/manifests.js';
+import { customResourcesOf } from '../crd/controller-resources.js';
 import { Manager } from '../runtime/manager.js';
 import { apiVersionOf, resourceName, type ResourceDescriptor } from '../runtime/resource.js';
 import { controllerAccess, type DiscoveredController } from './controller-binding.js';
