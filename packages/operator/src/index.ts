@@ -51,6 +51,7 @@ export {
   type TypeThunk,
 } from './crd/field.decorator.js';
 export { schemaOf, SchemaError, type JSONSchemaProps } from './crd/schema.js';
+export type { SchemaConstraints } from './crd/schema-constraints.js';
 export {
   customResourceDefinition,
   customResourceDefinitions,
