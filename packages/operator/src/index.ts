@@ -74,7 +74,8 @@ export {
 export type { OperatorDeploymentOptions } from './manifests/deployment.js';
 export type { Manifest } from './manifests/manifest.js';
 export { manifestFiles } from './manifests/manifest-files.js';
-export { yamlDocuments } from './manifests/yaml-documents.js';
+export { MANIFEST_FOLDERS } from './manifests/manifest-folders.js';
+export { yamlDocuments, GENERATED_NOTICE } from './manifests/yaml-documents.js';
 export { allVersionsOf } from './crd/custom-resource.decorator.js';
 export { controllersOfModule, describeController, type ScannedController } from './nest/module-scanner.js';
 

@@ -51,11 +51,10 @@ describe('operatorManifests', () => {
     );
   });
 
-  it('writes the namespace, a ServiceAccount, a least-privilege ClusterRole bound to it, and a leader-election Role', () => {
+  it('writes a ServiceAccount, a least-privilege ClusterRole bound to it, and a leader-election Role', () => {
     assert.deepEqual(
       manifests.rbac.map((m) => [m.kind, m.metadata.name, m.metadata.namespace]),
       [
-        ['Namespace', 'pool-system', undefined],
         ['ServiceAccount', 'pool-operator', 'pool-system'],
         ['ClusterRole', 'pool-operator', undefined],
         ['ClusterRoleBinding', 'pool-operator', undefined],
@@ -63,16 +62,30 @@ describe('operatorManifests', () => {
         ['RoleBinding', 'pool-operator-leader-election', 'pool-system'],
       ],
     );
-    const binding = manifests.rbac[3]!;
+    const binding = manifests.rbac[2]!;
     assert.deepEqual(binding.roleRef, {
       apiGroup: 'rbac.authorization.k8s.io',
       kind: 'ClusterRole',
       name: 'pool-operator',
     });
     assert.deepEqual(binding.subjects, [{ kind: 'ServiceAccount', name: 'pool-operator', namespace: 'pool-system' }]);
-    const rules = manifests.rbac[2]!.rules as Array<{ resources: string[]; verbs: string[] }>;
+    const rules = manifests.rbac[1]!.rules as Array<{ resources: string[]; verbs: string[] }>;
     assert.ok(!rules.some((r) => r.verbs.includes('*') || r.resources.includes('*')), 'no wildcards');
     assert.ok(rules.some((r) => r.resources.includes('pools/finalizers')));
-    assert.equal(operatorManifests({ ...options, leaderElection: false }).rbac.length, 4);
+    assert.equal(operatorManifests({ ...options, leaderElection: false }).rbac.length, 3);
+  });
+
+  it('writes the Namespace only when asked to, apart from the RBAC objects', () => {
+    assert.equal(manifests.namespace, undefined);
+    const withNamespace = operatorManifests({ ...options, createNamespace: true });
+    assert.deepEqual(withNamespace.namespace, {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: {
+        name: 'pool-system',
+        labels: { 'app.kubernetes.io/name': 'pool-operator', 'app.kubernetes.io/managed-by': 'nestor' },
+      },
+    });
+    assert.deepEqual(withNamespace.rbac, manifests.rbac);
   });
 });

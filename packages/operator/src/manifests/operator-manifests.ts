@@ -3,7 +3,7 @@ import { customResourceDefinitions, type GeneratedCustomResourceDefinition } fro
 import { allVersionsOf } from '../crd/custom-resource.decorator.js';
 import type { ClassType } from '../crd/field.decorator.js';
 import { operatorDeployment, type OperatorDeploymentOptions } from './deployment.js';
-import type { Manifest } from './manifest.js';
+import { operatorLabels, type Manifest } from './manifest.js';
 import { operatorRbac } from './operator-rbac.js';
 import type { ControllerAccess } from './rbac.js';
 
@@ -13,12 +13,20 @@ export interface OperatorManifestOptions extends OperatorDeploymentOptions {
   customResources?: readonly ClassType[];
   /** A Role for leader election's Lease in the operator's namespace (default true). */
   leaderElection?: boolean;
+  /**
+   * Write a Namespace object for the operator's namespace (default false: it must exist).
+   * Deleting it deletes everything in it, and it may be shared, so it is never part of
+   * the operator's own objects.
+   */
+  createNamespace?: boolean;
 }
 
 /** What `nestor manifests` writes, as objects. */
 export interface OperatorManifests {
   crds: GeneratedCustomResourceDefinition[];
-  /** Namespace, ServiceAccount, ClusterRole + ClusterRoleBinding, leader-election Role + RoleBinding. */
+  /** The operator's Namespace, only when asked for with `createNamespace`. */
+  namespace?: Manifest;
+  /** ServiceAccount, ClusterRole + ClusterRoleBinding, leader-election Role + RoleBinding. */
   rbac: Manifest[];
   deployment: Manifest[];
 }
@@ -26,8 +34,14 @@ export interface OperatorManifests {
 /** CRDs, least-privilege RBAC and a Deployment for an operator made of these controllers. */
 export function operatorManifests(options: OperatorManifestOptions): OperatorManifests {
   const classes = allVersionsOf([...customResourcesOf(options.controllers), ...(options.customResources ?? [])]);
+  const namespace: Manifest = {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name: options.namespace, labels: operatorLabels(options.name) },
+  };
   return {
     crds: customResourceDefinitions(classes),
+    ...(options.createNamespace ? { namespace } : {}),
     rbac: operatorRbac({ ...options, leaderElection: options.leaderElection ?? true }),
     deployment: [operatorDeployment(options)],
   };

@@ -9,7 +9,7 @@ export interface OperatorRbacOptions {
 }
 
 /**
- * The operator's identity and rights: the namespace, a ServiceAccount, a least-privilege
+ * The operator's identity and rights: a ServiceAccount, a least-privilege
  * ClusterRole bound to it, and a Role for leader election's Lease in its own namespace.
  */
 export function operatorRbac(options: OperatorRbacOptions): Manifest[] {
@@ -18,7 +18,6 @@ export function operatorRbac(options: OperatorRbacOptions): Manifest[] {
   const meta = (objectName: string, ns?: string) => ({ name: objectName, ...(ns ? { namespace: ns } : {}), labels });
   const subject = { kind: 'ServiceAccount', name, namespace };
   const rbac: Manifest[] = [
-    { apiVersion: 'v1', kind: 'Namespace', metadata: meta(namespace) },
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta(name, namespace) },
     {
       apiVersion: 'rbac.authorization.k8s.io/v1',
