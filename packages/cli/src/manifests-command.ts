@@ -1,16 +1,17 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, extname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import {
   controllersOfModule,
   manifestFiles,
+  MANIFEST_FOLDERS,
   operatorManifests,
   yamlDocuments,
   type OperatorManifests,
   type ScannedController,
 } from '@nestor/operator';
+import { writeManifestFiles } from './manifest-output.js';
 
 export const MANIFESTS_USAGE = `Usage: nestor manifests --module <compiled-module.js> [options]
 
@@ -21,18 +22,31 @@ ServiceAccount and binding, a leader-election Role, and a Deployment.
 The module is imported, not started: no provider runs and no cluster is needed.
 
 Options:
-  --module <path>     the compiled JavaScript file of the application's root module (required)
-  --export <name>     the module's export name (default: AppModule, else the default export,
-                      else the file's only Nest module)
-  --out <dir>         write crds.yaml, rbac.yaml, deployment.yaml and kustomization.yaml there
-                      (default: print one YAML stream to stdout)
-  --name <name>       the operator's name: ServiceAccount, ClusterRole, Deployment
-                      (default: the package.json name next to the module, without its scope)
-  --namespace <ns>    the namespace it runs in (default: <name>-system)
-  --image <image>     its container image (default: <name>:latest)
-  -h, --help          show this help
+  --module <path>      the compiled JavaScript file of the application's root module (required)
+  --export <name>      the module's export name (default: AppModule, else the default export,
+                       else the file's only Nest module)
+  --out <dir>          write one kustomization per folder there, and a README.md
+                       (default: print one YAML stream to stdout)
+  --name <name>        the operator's name: ServiceAccount, ClusterRole, Deployment
+                       (default: the package.json name next to the module, without its scope)
+  --namespace <ns>     the namespace it runs in (default: <name>-system); it must exist,
+                       unless --create-namespace
+  --create-namespace   write a Namespace too, in a folder of its own
+  --image <image>      its container image (default: <name>:latest)
+  -h, --help           show this help
 
-Apply with: kubectl apply -k <dir>   (or: nestor manifests ... | kubectl apply -f -)`;
+With --out <dir>, apply its folders in this order, each a kustomization of its own:
+  kubectl apply -k <dir>/crds        the CRDs
+  kubectl apply -k <dir>/namespace   the Namespace (only with --create-namespace)
+  kubectl apply -k <dir>/operator    ServiceAccount, RBAC, Deployment
+<dir>/README.md says so, and how to uninstall: kubectl delete -k <dir>/operator deletes
+the operator alone, and leaves the CRDs, the custom resources and the namespace.
+Deleting <dir>/crds deletes every custom resource of those kinds in the cluster;
+deleting <dir>/namespace deletes everything in the namespace.
+
+Without --out, one stream of them all, for: nestor manifests ... | kubectl apply -f -
+(kubectl delete -f on that stream deletes the CRDs too: to uninstall the operator alone,
+use --out)`;
 
 export interface ManifestsArguments {
   module: string;
@@ -40,6 +54,8 @@ export interface ManifestsArguments {
   out?: string;
   name: string;
   namespace: string;
+  /** Write a Namespace (in its own folder with --out). */
+  createNamespace?: boolean;
   image: string;
 }
 
@@ -68,6 +84,7 @@ export function parseManifestsArguments(argv: string[], cwd: string): ManifestsA
         out: { type: 'string' },
         name: { type: 'string' },
         namespace: { type: 'string' },
+        'create-namespace': { type: 'boolean' },
         image: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -101,6 +118,7 @@ export function parseManifestsArguments(argv: string[], cwd: string): ManifestsA
     ...(values.out ? { out: values.out as string } : {}),
     name,
     namespace,
+    ...(values['create-namespace'] ? { createNamespace: true } : {}),
     image: (values.image as string | undefined) ?? `${name}:latest`,
   };
 }
@@ -183,7 +201,13 @@ export async function generateManifests(
       `no @Controller classes in ${name} or the modules it imports: is --module the application's root module?`,
     );
   }
-  const manifests = operatorManifests({ name: args.name, namespace: args.namespace, image: args.image, controllers });
+  const manifests = operatorManifests({
+    name: args.name,
+    namespace: args.namespace,
+    image: args.image,
+    controllers,
+    createNamespace: args.createNamespace ?? false,
+  });
   return { controllers, manifests, moduleName: name };
 }
 
@@ -199,19 +223,17 @@ export async function manifestsCommand(argv: string[], io: CommandIo): Promise<n
     const { controllers, manifests, moduleName } = await generateManifests(args, io.cwd);
     const summary =
       `${controllers.length} controller(s) in ${moduleName} (${controllers.map((c) => c.className).join(', ')}): ` +
-      `${manifests.crds.length} CRD(s), ${manifests.rbac.length} RBAC object(s), a Deployment`;
+      `${manifests.crds.length} CRD(s), ${manifests.namespace ? 'a Namespace, ' : ''}` +
+      `${manifests.rbac.length} RBAC object(s), a Deployment`;
     if (!args.out) {
-      io.stdout(yamlDocuments([...manifests.crds, ...manifests.rbac, ...manifests.deployment]));
+      const namespace = manifests.namespace ? [manifests.namespace] : [];
+      io.stdout(yamlDocuments([...manifests.crds, ...namespace, ...manifests.rbac, ...manifests.deployment]));
       io.stderr(`${summary}\n`);
       return 0;
     }
-    const out = resolve(io.cwd, args.out);
-    await mkdir(out, { recursive: true });
     const files = manifestFiles(manifests);
-    for (const [file, text] of Object.entries(files)) await writeFile(join(out, file), text);
-    io.stderr(
-      `${summary}\nwrote ${Object.keys(files).join(', ')} to ${out}\napply with: kubectl apply -k ${args.out}\n`,
-    );
+    const removed = await writeManifestFiles(resolve(io.cwd, args.out), files);
+    io.stderr(`${summary}\n${whatWasWritten(args.out, args, files, removed)}`);
     return 0;
   } catch (error) {
     if (error instanceof UsageError) {
@@ -221,4 +243,25 @@ export async function manifestsCommand(argv: string[], io: CommandIo): Promise<n
     io.stderr(`nestor manifests: ${error instanceof Error ? error.message : String(error)}\n`);
     return 1;
   }
+}
+
+/** The folders written, and the commands to install and uninstall, in order. */
+function whatWasWritten(
+  out: string,
+  args: ManifestsArguments,
+  files: Record<string, string>,
+  removed: string[],
+): string {
+  const folders = MANIFEST_FOLDERS.filter((folder) => `${folder}/kustomization.yaml` in files);
+  const lines = [`wrote ${[...folders.map((folder) => `${folder}/`), 'README.md'].join(', ')} to ${out}`];
+  if (removed.length) lines.push(`removed what an earlier nestor manifests wrote there: ${removed.join(', ')}`);
+  if (!args.createNamespace) {
+    lines.push(`the namespace ${args.namespace} must exist: kubectl create namespace ${args.namespace}`);
+  }
+  lines.push(
+    `install, in order: ${folders.map((folder) => `kubectl apply -k ${join(out, folder)}`).join(' && ')}`,
+    `uninstall the operator: kubectl delete -k ${join(out, 'operator')}` +
+      ` (the CRDs and the namespace stay: see ${join(out, 'README.md')})`,
+  );
+  return lines.map((line) => `${line}\n`).join('');
 }

@@ -1,6 +1,8 @@
-// `nestor manifests` end to end: the generated CRD and RBAC are applied to a real API
-// server, and an operator running as the generated ServiceAccount (a token from the
-// TokenRequest API) does all its work with exactly those rights, and no more.
+// `nestor manifests` end to end: the generated kustomizations (CRDs, namespace, operator)
+// are applied to a real API server in the order the output gives, an operator running as
+// the generated ServiceAccount (a token from the TokenRequest API) does all its work with
+// exactly those rights, and no more, and deleting the operator leaves the CRDs, the
+// custom resources and the namespace.
 import 'reflect-metadata';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -14,7 +16,7 @@ import { KubeConfig, type CoreV1Event, type V1ConfigMap } from '@kubernetes/clie
 import { Test, type TestingModule } from '@nestjs/testing';
 import { KindRegistry, OperatorModule, resourcePath, type KubeObject } from '@nestor/operator';
 import { ApiClient, TestEnvironment, waitFor, type CustomResourceDefinition } from '@nestor/testing';
-import { parseAllDocuments } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 import { GadgetModule } from './fixtures/app.module.js';
 import { GADGET_GROUP, GadgetController, type Gadget } from './fixtures/gadget.js';
 
@@ -44,6 +46,16 @@ function nestor(args: string[]): Promise<{ code: number | null; stdout: string; 
 
 async function objectsIn(file: string): Promise<KubeObject[]> {
   return parseAllDocuments(await readFile(join(out, file), 'utf8')).map((d) => d.toJS() as KubeObject);
+}
+
+/** What `kubectl apply -k` or `kubectl delete -k` on a generated folder touches. */
+async function kustomization(folder: string): Promise<KubeObject[]> {
+  const { resources } = parse(await readFile(join(out, folder, 'kustomization.yaml'), 'utf8')) as {
+    resources: string[];
+  };
+  const objects: KubeObject[] = [];
+  for (const file of resources) objects.push(...(await objectsIn(join(folder, file))));
+  return objects;
 }
 
 const kinds = new KindRegistry();
@@ -80,12 +92,13 @@ async function serviceAccountKubeConfig(serviceAccount: string): Promise<KubeCon
 
 before(async () => {
   env = await TestEnvironment.start();
-  namespace = await env.createNamespace('cli-e2e');
+  // Made by the generated namespace kustomization (--create-namespace).
+  namespace = `cli-e2e-${randomBytes(4).toString('hex')}`;
   out = await mkdtemp(join(tmpdir(), 'nestor-cli-e2e-'));
 });
 
 after(async () => {
-  for (const object of applied.filter((o) => !o.metadata?.namespace && o.kind !== 'Namespace')) {
+  for (const object of applied.filter((o) => !o.metadata?.namespace)) {
     await env.client.raw('DELETE', pathOf(object));
   }
   await rm(out, { recursive: true, force: true });
@@ -93,7 +106,7 @@ after(async () => {
 });
 
 describe('nestor manifests on a real API server', () => {
-  it('writes manifests the API server accepts: CRD, RBAC and Deployment', async () => {
+  it('writes kustomizations the API server accepts, applied in order: CRDs, namespace, operator', async () => {
     const { code, stderr } = await nestor([
       'manifests',
       '--module',
@@ -106,23 +119,36 @@ describe('nestor manifests on a real API server', () => {
       namespace,
       '--image',
       'registry.example/gadget-operator:1.0.0',
+      '--create-namespace',
     ]);
     assert.equal(code, 0, stderr);
+    assert.match(
+      stderr,
+      /install, in order: kubectl apply -k \S+\/crds && kubectl apply -k \S+\/namespace && kubectl apply -k \S+\/operator/,
+    );
 
-    const crds = (await objectsIn('crds.yaml')) as unknown as CustomResourceDefinition[];
+    const crds = (await kustomization('crds')) as unknown as CustomResourceDefinition[];
     assert.deepEqual(
       crds.map((c) => c.metadata.name),
       [`gadgets.${GADGET_GROUP}`],
     );
     await env.installCRDs(crds);
 
-    const rbac = await objectsIn('rbac.yaml');
-    for (const object of rbac) {
+    for (const object of await kustomization('namespace')) {
       await apply(object);
       applied.push(object);
     }
-    // The Deployment is valid (a dry run: this control plane runs no kubelet).
-    for (const object of await objectsIn('deployment.yaml')) await apply(object, '&dryRun=All');
+    assert.equal((await env.client.raw('GET', `/api/v1/namespaces/${namespace}`)).status, 200);
+
+    for (const object of await kustomization('operator')) {
+      if (object.kind === 'Deployment') {
+        // Valid, but only a dry run: this control plane runs no kubelet.
+        await apply(object, '&dryRun=All');
+        continue;
+      }
+      await apply(object);
+      applied.push(object);
+    }
   });
 
   it('lets an operator running as the ServiceAccount do all its work, and nothing else', async () => {
@@ -258,5 +284,37 @@ describe('nestor manifests on a real API server', () => {
         /nestor manifests/.test(error.message),
     );
     await moduleRef.close();
+  });
+
+  it('deletes the operator alone with its kustomization: the namespace, the CRDs and the custom resources stay', async () => {
+    const gadgets = `/apis/${GADGET_GROUP}/v1/namespaces/${namespace}/gadgets`;
+    await env.client.request('POST', gadgets, {
+      apiVersion: `${GADGET_GROUP}/v1`,
+      kind: 'Gadget',
+      metadata: { name: 'kept' },
+      spec: { message: 'still here' },
+    });
+
+    // As `kubectl delete -k <out>/operator` does: every object the kustomization lists.
+    const operator = await kustomization('operator');
+    assert.ok(!operator.some((o) => o.kind === 'Namespace' || o.kind === 'CustomResourceDefinition'));
+    for (const object of operator) {
+      const { status } = await env.client.raw('DELETE', pathOf(object));
+      // The Deployment was only a dry run.
+      assert.equal(status, object.kind === 'Deployment' ? 404 : 200, `DELETE ${object.kind}/${object.metadata?.name}`);
+    }
+    for (const object of operator) {
+      await waitFor(async () => (await env.client.raw('GET', pathOf(object))).status === 404, {
+        what: `${object.kind}/${object.metadata?.name} to be deleted`,
+      });
+    }
+
+    const ns = await env.client.request<{ status?: { phase?: string } }>('GET', `/api/v1/namespaces/${namespace}`);
+    assert.equal(ns.status?.phase, 'Active');
+    const crdPath = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gadgets.${GADGET_GROUP}`;
+    const crd = await env.client.request<KubeObject>('GET', crdPath);
+    assert.equal(crd.metadata?.deletionTimestamp, undefined);
+    const kept = await env.client.request<Gadget>('GET', `${gadgets}/kept`);
+    assert.equal(kept.metadata?.deletionTimestamp, undefined);
   });
 });

@@ -29,6 +29,7 @@ export {
   type TypeThunk,
 } from './crd/field.decorator.js';
 export { schemaOf, SchemaError, type JSONSchemaProps } from './crd/schema.js';
+export type { SchemaConstraints } from './crd/schema-constraints.js';
 export {
   customResourceDefinition,
   customResourceDefinitions,
@@ -37,16 +38,18 @@ export {
 export { allVersionsOf } from './crd/custom-resource.decorator.js';
 
 // Manifests: CRDs, RBAC and a Deployment from the decorators (what `nestor manifests` writes)
-export { rbacRulesFor, leaderElectionRules, type ControllerAccess, type PolicyRule } from './crd/rbac.js';
+export { customResourcesOf, type ControllerResources } from './crd/controller-resources.js';
+export { rbacRulesFor, leaderElectionRules, type ControllerAccess, type PolicyRule } from './manifests/rbac.js';
 export {
   operatorManifests,
-  manifestFiles,
-  customResourcesOf,
-  yamlDocuments,
-  type Manifest,
   type OperatorManifests,
   type OperatorManifestOptions,
-} from './crd/manifests.js';
+} from './manifests/operator-manifests.js';
+export type { OperatorDeploymentOptions } from './manifests/deployment.js';
+export type { Manifest } from './manifests/manifest.js';
+export { manifestFiles } from './manifests/manifest-files.js';
+export { MANIFEST_FOLDERS } from './manifests/manifest-folders.js';
+export { yamlDocuments, GENERATED_NOTICE } from './manifests/yaml-documents.js';
 
 // Metrics
 export { OperatorMetrics, type WatchStatsSource } from './metrics/operator-metrics.js';

@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import type { SchemaConstraints } from './schema-constraints.js';
 
 export const FIELDS_METADATA = 'nestor:crd-fields';
 
@@ -20,28 +21,12 @@ export interface ValidationRule {
 }
 
 /** Constraints that apply to a value; also used for array items and map values. */
-export interface ValueOptions {
+export interface ValueOptions extends SchemaConstraints {
   type?: ScalarType | TypeThunk;
-  description?: string;
-  nullable?: boolean;
-  default?: unknown;
   /** Allowed values: a list, or a TypeScript enum object. */
   enum?: readonly (string | number | boolean)[] | Record<string, string | number>;
-  format?: string;
-  minimum?: number;
-  maximum?: number;
-  exclusiveMinimum?: boolean;
-  exclusiveMaximum?: boolean;
-  multipleOf?: number;
-  minLength?: number;
-  maxLength?: number;
-  pattern?: string;
-  minItems?: number;
-  maxItems?: number;
   /** Items are unique: written as `x-kubernetes-list-type: set` (the API server refuses `uniqueItems`). */
   uniqueItems?: boolean;
-  minProperties?: number;
-  maxProperties?: number;
   /** int-or-string (x-kubernetes-int-or-string), as for ports and percentages. */
   intOrString?: boolean;
   /** Keep fields the schema does not name (x-kubernetes-preserve-unknown-fields). */

@@ -6,28 +6,13 @@ import {
   type TypeThunk,
   type ValueOptions,
 } from './field.decorator.js';
+import { copySchemaConstraints, type SchemaConstraints } from './schema-constraints.js';
 
 /** An OpenAPI v3 schema node as apiextensions.k8s.io/v1 takes it (JSONSchemaProps). */
-export interface JSONSchemaProps {
+export interface JSONSchemaProps extends SchemaConstraints {
   type?: ScalarType;
-  description?: string;
-  nullable?: boolean;
-  default?: unknown;
   enum?: unknown[];
-  format?: string;
-  minimum?: number;
-  maximum?: number;
-  exclusiveMinimum?: boolean;
-  exclusiveMaximum?: boolean;
-  multipleOf?: number;
-  minLength?: number;
-  maxLength?: number;
-  pattern?: string;
-  minItems?: number;
-  maxItems?: number;
   uniqueItems?: boolean;
-  minProperties?: number;
-  maxProperties?: number;
   required?: string[];
   properties?: Record<string, JSONSchemaProps>;
   items?: JSONSchemaProps;
@@ -187,29 +172,7 @@ function isClass(fn: unknown): boolean {
 }
 
 function applyConstraints(schema: JSONSchemaProps, options: ValueOptions, path: string): void {
-  const copy = <K extends keyof ValueOptions & keyof JSONSchemaProps>(key: K) => {
-    if (options[key] !== undefined) (schema as Record<string, unknown>)[key] = options[key];
-  };
-  (
-    [
-      'description',
-      'nullable',
-      'default',
-      'format',
-      'minimum',
-      'maximum',
-      'exclusiveMinimum',
-      'exclusiveMaximum',
-      'multipleOf',
-      'minLength',
-      'maxLength',
-      'pattern',
-      'minItems',
-      'maxItems',
-      'minProperties',
-      'maxProperties',
-    ] as const
-  ).forEach(copy);
+  copySchemaConstraints(schema, options);
   if (options.enum) {
     schema.enum = Array.isArray(options.enum)
       ? [...options.enum]

@@ -2,7 +2,7 @@ import type { Type } from '@nestjs/common';
 import { MetadataScanner } from '@nestjs/core';
 import type { ResourceDescriptor } from '@nestor/core';
 import { resourceOf, type ResourceType } from '../crd/custom-resource.decorator.js';
-import type { ControllerAccess } from '../crd/rbac.js';
+import type { ControllerAccess } from '../manifests/rbac.js';
 import type { ControllerMetadata, ControllerOptions } from './decorators/controller.decorator.js';
 import type { FinalizerMetadata } from './decorators/finalizer.decorator.js';
 import type { WatchesMetadata, WatchesOptions } from './decorators/watches.decorator.js';

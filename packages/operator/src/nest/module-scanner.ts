@@ -1,6 +1,6 @@
 import type { DynamicModule, ForwardReference, Type } from '@nestjs/common';
 import { MODULE_METADATA } from '@nestjs/common/constants.js';
-import type { ControllerAccess } from '../crd/rbac.js';
+import type { ControllerAccess } from '../manifests/rbac.js';
 import { controllerAccess, readControllerDefinition } from './controller-metadata.js';
 
 /** A @Controller class as its decorators describe it, read without creating it. */

@@ -10,7 +10,7 @@ import {
 import { KubeClient } from '../client/kube-client.js';
 import { customResourceDefinitions } from '../crd/crd-generator.js';
 import { allVersionsOf } from '../crd/custom-resource.decorator.js';
-import { customResourcesOf } from '../crd/manifests.js';
+import { customResourcesOf } from '../crd/controller-resources.js';
 import { Manager } from '../runtime/manager.js';
 import { controllerAccess, describeKind, kindsOf } from './controller-metadata.js';
 import { runtimeLogger } from './nest-logger.js';

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ConfigMap, Deployment, Secret, Service } from '../client/kinds.js';
-import { CustomResource } from './custom-resource.decorator.js';
+import { CustomResource } from '../crd/custom-resource.decorator.js';
 import { leaderElectionRules, rbacRulesFor } from './rbac.js';
 
 @CustomResource({ group: 'cache.example.com', version: 'v1', kind: 'Memcached' })

@@ -1,13 +1,10 @@
-import { resourceOf, type ResourceType } from './custom-resource.decorator.js';
+import type { ControllerResources } from '../crd/controller-resources.js';
+import { resourceOf, type ResourceType } from '../crd/custom-resource.decorator.js';
 
-/** What one controller touches: its kind, the kinds it owns and watches, whether it has a finalizer. */
-export interface ControllerAccess {
-  /** The primary kind (absent for a controller fed only by @Source streams). */
-  resource?: ResourceType;
-  owns?: readonly ResourceType[];
+/** What one controller touches: its kind, the kinds it owns, writes and watches, whether it has a finalizer. */
+export interface ControllerAccess extends ControllerResources {
   /** Kinds it writes without owning them (declared with @Controller's `writes`). */
   writes?: readonly ResourceType[];
-  watches?: readonly ResourceType[];
   /** The controller has a @Finalizer method. */
   finalizer?: boolean;
 }

@@ -1,0 +1,64 @@
+import type { ManifestFolder } from './manifest-folders.js';
+import type { OperatorManifests } from './operator-manifests.js';
+import { GENERATED_NOTICE } from './yaml-documents.js';
+
+/** The README.md beside the manifest folders: the order to apply them, and how to uninstall. */
+export function installGuide(manifests: OperatorManifests, folders: readonly ManifestFolder[]): string {
+  const has = (folder: string) => folders.some((f) => f.folder === folder);
+  const namespace =
+    manifests.namespace?.metadata.name ??
+    [...manifests.rbac, ...manifests.deployment].find((m) => m.metadata.namespace)?.metadata.namespace;
+  const ns = namespace ? `\`${namespace}\`` : "the operator's namespace";
+  const crds = manifests.crds.map((crd) => `\`${crd.metadata.name}\``).join(', ');
+
+  const install: string[] = [];
+  if (has('crds')) {
+    install.push(
+      `\`kubectl apply -k crds\`: the CustomResourceDefinitions (${crds}). ` +
+        'Then `kubectl wait --for=condition=Established -f crds/crds.yaml`.',
+    );
+  }
+  install.push(
+    has('namespace')
+      ? `\`kubectl apply -k namespace\`: the namespace ${ns}.`
+      : `The namespace ${ns} must exist: \`kubectl create namespace ${namespace ?? '<namespace>'}\` ` +
+          '(or generate again with `--create-namespace`).',
+  );
+  install.push('`kubectl apply -k operator`: its ServiceAccount, ClusterRole and bindings, and Deployment.');
+
+  const uninstall = [
+    'Delete the custom resources you want cleaned up while the operator still runs, so its finalizers do their work.',
+    '`kubectl delete -k operator`: the operator alone. The CRDs, every custom resource and the namespace stay. ' +
+      "An object that still carries one of the operator's finalizers cannot go while the operator is not running: " +
+      'start it again, or remove the finalizer from its `metadata.finalizers` by hand (`kubectl edit`), ' +
+      'which skips its cleanup.',
+  ];
+  if (has('crds')) {
+    uninstall.push(
+      '`kubectl delete -k crds`: only if you mean to delete every custom resource of these kinds, in every ' +
+        "namespace. Objects with the operator's finalizer hold the deletion until their finalizers are removed.",
+    );
+  }
+  if (has('namespace')) {
+    uninstall.push(
+      `\`kubectl delete -k namespace\`: only if nothing else lives in ${ns}: it deletes everything in it.`,
+    );
+  }
+
+  const list = (items: string[]) => items.map((item, i) => `${i + 1}. ${item}`).join('\n');
+  return `<!-- ${GENERATED_NOTICE} -->
+
+# Deploying the operator
+
+Each folder is a kustomization, applied and deleted on its own: deleting the operator
+never deletes the CRDs (and with them every custom resource) or the namespace.
+
+## Install, in this order (from this folder)
+
+${list(install)}
+
+## Uninstall
+
+${list(uninstall)}
+`;
+}

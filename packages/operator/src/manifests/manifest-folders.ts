@@ -1,0 +1,51 @@
+import type { OperatorManifests } from './operator-manifests.js';
+
+/** The folders, in the order they are applied: each holds a kustomization of its own. */
+export const MANIFEST_FOLDERS = ['crds', 'namespace', 'operator'] as const;
+
+/** One folder with its own kustomization.yaml, applied and deleted on its own. */
+export interface ManifestFolder {
+  folder: (typeof MANIFEST_FOLDERS)[number];
+  /** What it holds and what deleting it deletes: the first lines of its kustomization.yaml. */
+  about: string[];
+  /** The objects of each file, by file name. */
+  objects: Record<string, readonly object[]>;
+}
+
+/**
+ * The folders `manifestFiles` writes, in the order they are applied. The CRDs and the
+ * namespace are apart from the operator because deleting either deletes far more than
+ * the operator: every custom resource of those kinds, everything in the namespace.
+ */
+export function manifestFolders(manifests: OperatorManifests): ManifestFolder[] {
+  const folders: ManifestFolder[] = [];
+  if (manifests.crds.length) {
+    folders.push({
+      folder: 'crds',
+      about: [
+        'The CustomResourceDefinitions: apply them before the operator.',
+        'Deleting them deletes every custom resource of their kinds, in every namespace.',
+      ],
+      objects: { 'crds.yaml': manifests.crds },
+    });
+  }
+  if (manifests.namespace) {
+    folders.push({
+      folder: 'namespace',
+      about: [
+        "The operator's namespace, written because it was asked for (--create-namespace).",
+        'Deleting it deletes everything in it, whoever made it.',
+      ],
+      objects: { 'namespace.yaml': [manifests.namespace] },
+    });
+  }
+  folders.push({
+    folder: 'operator',
+    about: [
+      "The operator's own objects: ServiceAccount, RBAC, Deployment.",
+      'Deleting them leaves the CRDs, the custom resources and the namespace in place.',
+    ],
+    objects: { 'rbac.yaml': manifests.rbac, 'deployment.yaml': manifests.deployment },
+  });
+  return folders;
+}

@@ -1,0 +1,91 @@
+import 'reflect-metadata';
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ConfigMap, Deployment } from '../client/kinds.js';
+import { CustomResource } from '../crd/custom-resource.decorator.js';
+import { Field } from '../crd/field.decorator.js';
+import { operatorManifests } from './operator-manifests.js';
+
+class Spec {
+  @Field({ type: 'integer', minimum: 1 }) size!: number;
+}
+
+@CustomResource({ group: 'manifests.example.com', version: 'v2', kind: 'Pool', storage: true })
+class PoolV2 {
+  @Field(() => Spec) spec!: Spec;
+}
+
+// Never named by a controller: its CRD version comes with PoolV2's.
+@CustomResource({ group: 'manifests.example.com', version: 'v1', kind: 'Pool' })
+export class PoolV1 {
+  @Field(() => Spec) spec!: Spec;
+}
+
+@CustomResource({ group: 'manifests.example.com', version: 'v1', kind: 'Tenant', scope: 'Cluster' })
+class Tenant {
+  @Field({ required: false }) owner?: string;
+}
+
+@CustomResource({ group: 'manifests.example.com', version: 'v1', kind: 'Unused' })
+export class Unused {
+  @Field({ required: false }) note?: string;
+}
+
+const controllers = [
+  { resource: PoolV2, owns: [Deployment], watches: [ConfigMap, Tenant], finalizer: true },
+  { resource: Tenant, owns: [ConfigMap] },
+];
+
+const options = { name: 'pool-operator', namespace: 'pool-system', image: 'registry.example/pool:1.2.3', controllers };
+
+describe('operatorManifests', () => {
+  const manifests = operatorManifests(options);
+
+  it('writes one CRD per kind used, all versions in it, one of them stored', () => {
+    assert.deepEqual(
+      manifests.crds.map((c) => [c.metadata.name, c.spec.versions.map((v) => `${v.name}${v.storage ? '*' : ''}`)]),
+      [
+        ['pools.manifests.example.com', ['v2*', 'v1']],
+        ['tenants.manifests.example.com', ['v1*']],
+      ],
+    );
+  });
+
+  it('writes a ServiceAccount, a least-privilege ClusterRole bound to it, and a leader-election Role', () => {
+    assert.deepEqual(
+      manifests.rbac.map((m) => [m.kind, m.metadata.name, m.metadata.namespace]),
+      [
+        ['ServiceAccount', 'pool-operator', 'pool-system'],
+        ['ClusterRole', 'pool-operator', undefined],
+        ['ClusterRoleBinding', 'pool-operator', undefined],
+        ['Role', 'pool-operator-leader-election', 'pool-system'],
+        ['RoleBinding', 'pool-operator-leader-election', 'pool-system'],
+      ],
+    );
+    const binding = manifests.rbac[2]!;
+    assert.deepEqual(binding.roleRef, {
+      apiGroup: 'rbac.authorization.k8s.io',
+      kind: 'ClusterRole',
+      name: 'pool-operator',
+    });
+    assert.deepEqual(binding.subjects, [{ kind: 'ServiceAccount', name: 'pool-operator', namespace: 'pool-system' }]);
+    const rules = manifests.rbac[1]!.rules as Array<{ resources: string[]; verbs: string[] }>;
+    assert.ok(!rules.some((r) => r.verbs.includes('*') || r.resources.includes('*')), 'no wildcards');
+    assert.ok(rules.some((r) => r.resources.includes('pools/finalizers')));
+    assert.equal(operatorManifests({ ...options, leaderElection: false }).rbac.length, 3);
+  });
+
+  it('writes the Namespace only when asked to, apart from the RBAC objects', () => {
+    assert.equal(manifests.namespace, undefined);
+    const withNamespace = operatorManifests({ ...options, createNamespace: true });
+    assert.deepEqual(withNamespace.namespace, {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: {
+        name: 'pool-system',
+        labels: { 'app.kubernetes.io/name': 'pool-operator', 'app.kubernetes.io/managed-by': 'nestor' },
+      },
+    });
+    assert.deepEqual(withNamespace.rbac, manifests.rbac);
+  });
+});

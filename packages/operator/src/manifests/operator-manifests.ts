@@ -1,0 +1,48 @@
+import { customResourcesOf } from '../crd/controller-resources.js';
+import { customResourceDefinitions, type GeneratedCustomResourceDefinition } from '../crd/crd-generator.js';
+import { allVersionsOf } from '../crd/custom-resource.decorator.js';
+import type { ClassType } from '../crd/field.decorator.js';
+import { operatorDeployment, type OperatorDeploymentOptions } from './deployment.js';
+import { operatorLabels, type Manifest } from './manifest.js';
+import { operatorRbac } from './operator-rbac.js';
+import type { ControllerAccess } from './rbac.js';
+
+export interface OperatorManifestOptions extends OperatorDeploymentOptions {
+  controllers: readonly ControllerAccess[];
+  /** More @CustomResource classes to write CRDs for, beyond those the controllers use. */
+  customResources?: readonly ClassType[];
+  /** A Role for leader election's Lease in the operator's namespace (default true). */
+  leaderElection?: boolean;
+  /**
+   * Write a Namespace object for the operator's namespace (default false: it must exist).
+   * Deleting it deletes everything in it, and it may be shared, so it is never part of
+   * the operator's own objects.
+   */
+  createNamespace?: boolean;
+}
+
+/** What `nestor manifests` writes, as objects. */
+export interface OperatorManifests {
+  crds: GeneratedCustomResourceDefinition[];
+  /** The operator's Namespace, only when asked for with `createNamespace`. */
+  namespace?: Manifest;
+  /** ServiceAccount, ClusterRole + ClusterRoleBinding, leader-election Role + RoleBinding. */
+  rbac: Manifest[];
+  deployment: Manifest[];
+}
+
+/** CRDs, least-privilege RBAC and a Deployment for an operator made of these controllers. */
+export function operatorManifests(options: OperatorManifestOptions): OperatorManifests {
+  const classes = allVersionsOf([...customResourcesOf(options.controllers), ...(options.customResources ?? [])]);
+  const namespace: Manifest = {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name: options.namespace, labels: operatorLabels(options.name) },
+  };
+  return {
+    crds: customResourceDefinitions(classes),
+    ...(options.createNamespace ? { namespace } : {}),
+    rbac: operatorRbac({ ...options, leaderElection: options.leaderElection ?? true }),
+    deployment: [operatorDeployment(options)],
+  };
+}
