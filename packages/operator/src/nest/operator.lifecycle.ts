@@ -1,4 +1,11 @@
-import { Inject, Injectable, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+  type OnModuleDestroy,
+} from '@nestjs/common';
+import { ModulesContainer } from '@nestjs/core';
 import {
   DEFAULT_CACHE_SYNC_TIMEOUT_MS,
   installCustomResourceDefinitions,
@@ -22,11 +29,13 @@ import { OperatorRegistry } from './operator.registry.js';
 
 /**
  * Runs what the explorer found, from bootstrap to shutdown: installs the CRDs when asked,
- * checks every kind is served, registers the controllers and starts the manager; on
- * shutdown stops the manager (drain, lease release) and closes the transport.
+ * checks every kind is served, registers the controllers and starts the manager, after
+ * every other provider is ready; on shutdown stops the manager (drain, abort what is left
+ * and wait for it, release the lease) before any other provider is torn down, and closes
+ * the transport last.
  */
 @Injectable()
-export class OperatorLifecycle implements OnApplicationBootstrap, BeforeApplicationShutdown {
+export class OperatorLifecycle implements OnApplicationBootstrap, OnModuleDestroy, OnApplicationShutdown {
   constructor(
     private readonly explorer: OperatorExplorer,
     private readonly registry: OperatorRegistry,
@@ -34,7 +43,16 @@ export class OperatorLifecycle implements OnApplicationBootstrap, BeforeApplicat
     private readonly kube: KubeClient,
     private readonly transport: Transport,
     @Inject(OPERATOR_MODULE_OPTIONS) private readonly options: OperatorModuleOptions,
-  ) {}
+    modules: ModulesContainer,
+  ) {
+    // Nest runs onModuleDestroy from the root module down (ascending distance) and the
+    // start-up hooks the other way. Placing this module above the root makes its teardown
+    // (the drain) the first of all and its bootstrap (the manager's start) the last, after
+    // the application's providers are ready: what global modules get from Nest, reversed.
+    for (const module of modules.values()) {
+      if (module.providers.has(OperatorLifecycle)) module.distance = -1;
+    }
+  }
 
   async onApplicationBootstrap(): Promise<void> {
     const found = this.explorer.explore();
@@ -54,8 +72,16 @@ export class OperatorLifecycle implements OnApplicationBootstrap, BeforeApplicat
     if (!this.options.manualStart) await this.manager.start();
   }
 
-  async beforeApplicationShutdown(): Promise<void> {
+  /**
+   * Drains the reconciles, then releases the lease. In onModuleDestroy, and this module's
+   * onModuleDestroy first of all (see the constructor): reconciles use the application's
+   * providers (a database client, an HTTP client), which must not be torn down under them.
+   */
+  async onModuleDestroy(): Promise<void> {
     await this.manager.stop();
+  }
+
+  onApplicationShutdown(): void {
     this.transport.close();
   }
 

@@ -219,6 +219,12 @@ export class ManagedController<T extends KubeObject = KubeObject> {
       );
       this.loop.abortAll(new Error('the operator is shutting down'));
     }
+    // Aborted runs (and timed-out ones that ignored their signal) may still write: nothing
+    // after this (the lease release, the user's providers' teardown) may go before they end.
+    if (this.loop.unsettledRuns > 0) {
+      this.log.info(`controller ${this.name}: waiting for ${this.loop.unsettledRuns} aborted reconcile(s) to return`);
+      await this.loop.settled();
+    }
     this.lane?.unregister();
     for (const handle of this.handles.splice(0)) handle.release();
     if (wasStarted) this.log.info(`controller ${this.name} stopped`);

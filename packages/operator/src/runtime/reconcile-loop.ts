@@ -49,6 +49,8 @@ export class ReconcileLoop<T> {
   private readonly running = new Map<string, AbortController>();
   /** Keys whose timed-out run has not settled yet: not run again until it does. */
   private readonly hung = new Map<string, { rerun: boolean }>();
+  /** Every run not settled yet, timed-out ones included: shutdown waits for them. */
+  private readonly unsettled = new Set<Promise<unknown>>();
 
   constructor(private readonly options: ReconcileLoopOptions<T>) {}
 
@@ -60,6 +62,16 @@ export class ReconcileLoop<T> {
   /** Aborts every running reconcile's signal. */
   abortAll(reason: Error): void {
     for (const controller of this.running.values()) controller.abort(reason);
+  }
+
+  /** Runs not settled yet, those that timed out and ignored their signal included. */
+  get unsettledRuns(): number {
+    return this.unsettled.size;
+  }
+
+  /** Resolves once every run started so far has settled (returned or thrown). */
+  async settled(): Promise<void> {
+    while (this.unsettled.size > 0) await Promise.allSettled([...this.unsettled]);
   }
 
   /** One run for one key. Never rejects: every outcome is turned into a queue decision. */
@@ -93,6 +105,9 @@ export class ReconcileLoop<T> {
     let failure: Error | undefined;
     const run = (async () =>
       this.options.reconcile({ ref, key, object, signal: abort.signal, attempt, reconcileId, log }))();
+    this.unsettled.add(run);
+    const forget = () => this.unsettled.delete(run);
+    run.then(forget, forget);
     try {
       const result = checkResult(await this.withTimeout(run, abort), this.options.name);
       outcome = this.settle(key, result);
