@@ -28,6 +28,11 @@ export interface CacheReader {
   ): { get(key: string): T | undefined; list(namespace?: string): T[] } | undefined;
 }
 
+/** Checked before every write: throws when this replica must not write (with leader election: its lease may have expired). */
+export interface WriteFence {
+  assertWritable(): void;
+}
+
 export interface KubeClientOptions {
   /** Field manager for server-side apply and writes (default 'nestor'). */
   fieldManager?: string;
@@ -36,6 +41,12 @@ export interface KubeClientOptions {
   kinds?: KindRegistry;
   /** `source.component` of recorded Events (default: the field manager). */
   component?: string;
+  /**
+   * Fences every write (create, replace, delete, patch, apply, status, finalizers, events):
+   * the Nest module passes the leader election's lease, so a replica that lost it, or was
+   * frozen past it, writes nothing.
+   */
+  fence?: WriteFence;
 }
 
 export interface ListOptions {
@@ -110,6 +121,7 @@ export class KubeClient {
   }
 
   async create<T extends KubeObject>(object: T, resource = this.kinds.forObject(object)): Promise<T> {
+    this.options.fence?.assertWritable();
     const { namespace } = object.metadata ?? {};
     return this.transport.json<T>('POST', resourcePath(resource, namespace), {
       body: object,
@@ -119,6 +131,7 @@ export class KubeClient {
 
   /** PUT: replaces the object; fails with 409 Conflict when its resourceVersion is stale. */
   async replace<T extends KubeObject>(object: T, resource = this.kinds.forObject(object)): Promise<T> {
+    this.options.fence?.assertWritable();
     const { namespace, name } = requireName(object);
     return this.transport.json<T>('PUT', resourcePath(resource, namespace, name), {
       body: object,
@@ -132,6 +145,7 @@ export class KubeClient {
     ref: ObjectRef,
     options: { propagationPolicy?: 'Foreground' | 'Background' | 'Orphan' } = {},
   ): Promise<boolean> {
+    this.options.fence?.assertWritable();
     try {
       await this.transport.json('DELETE', resourcePath(resource, ref.namespace, ref.name), {
         body: { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: options.propagationPolicy ?? 'Background' },
@@ -150,6 +164,7 @@ export class KubeClient {
     type: Exclude<PatchType, 'apply'> = 'merge',
     subresource?: 'status' | 'scale',
   ): Promise<T> {
+    this.options.fence?.assertWritable();
     const path = resourcePath(resource, ref.namespace, ref.name) + (subresource ? `/${subresource}` : '');
     return this.transport.json<T>('PATCH', path, {
       body: patch,
@@ -163,6 +178,7 @@ export class KubeClient {
    * Idempotent, conflict-free for controllers, and the object carries only what you say.
    */
   async apply<T extends KubeObject>(object: T, options: ApplyOptions = {}): Promise<T> {
+    this.options.fence?.assertWritable();
     const resource = this.kinds.forObject(object);
     const { namespace, name } = requireName(object);
     const body = options.owner ? withOwner(object, options.owner) : object;
@@ -181,6 +197,7 @@ export class KubeClient {
 
   /** Server-side applies the status subresource (fields owned by this operator's field manager). */
   async applyStatus<T extends KubeObject>(object: T, status: Record<string, unknown> | object): Promise<T> {
+    this.options.fence?.assertWritable();
     const resource = this.kinds.forObject(object);
     const { namespace, name } = requireName(object);
     return this.transport.json<T>('PATCH', `${resourcePath(resource, namespace, name)}/status`, {
@@ -219,6 +236,7 @@ export class KubeClient {
 
   /** Records a core/v1 Event about the object (shown by `kubectl describe`). */
   async recordEvent(object: KubeObject, type: EventType, reason: string, message: string): Promise<void> {
+    this.options.fence?.assertWritable();
     const { namespace = 'default', name, uid } = object.metadata ?? {};
     const now = new Date().toISOString();
     await this.transport.json('POST', resourcePath(CoreEvent, namespace), {

@@ -46,6 +46,11 @@ export interface LeaderElectionOptions {
   leaseDurationMs?: number;
   renewDeadlineMs?: number;
   retryPeriodMs?: number;
-  /** On losing the lease: exit the process (default, as controller-runtime) or only stop the controllers. */
+  /**
+   * On losing the lease the running reconciles are aborted at once; then the process exits
+   * ('exit', the default, as controller-runtime) or stops reconciling, stands by with warm
+   * caches and campaigns again ('stop'). Either way KubeClient refuses writes once the
+   * lease may have expired.
+   */
   onLost?: 'exit' | 'stop';
 }

@@ -57,9 +57,9 @@ function createManager(
     logger: log,
     ...(lock ? { leaderElection: lock } : {}),
     onLeadershipLost: () => {
-      if (election?.onLost === 'stop') return;
+      if (election?.onLost === 'stop') return; // the manager stands by and campaigns again
       log.error(
-        'exiting: this replica lost the lease and must not reconcile any more (set leaderElection.onLost to "stop" to keep the process)',
+        'exiting: this replica lost the lease; its reconciles were aborted (set leaderElection.onLost to "stop" to stand by and campaign again instead)',
       );
       process.exit(1);
     },
@@ -108,9 +108,15 @@ const providers: Provider[] = [
   },
   {
     provide: KubeClient,
-    inject: [Transport, InformerCache, OPERATOR_MODULE_OPTIONS],
-    useFactory: (transport: Transport, informers: InformerCache, options: OperatorModuleOptions) =>
-      new KubeClient(transport, { informers, ...(options.fieldManager ? { fieldManager: options.fieldManager } : {}) }),
+    inject: [Transport, InformerCache, Manager, OPERATOR_MODULE_OPTIONS],
+    useFactory: (transport: Transport, informers: InformerCache, manager: Manager, options: OperatorModuleOptions) => {
+      const fence = manager.writeFence;
+      return new KubeClient(transport, {
+        informers,
+        ...(fence ? { fence } : {}),
+        ...(options.fieldManager ? { fieldManager: options.fieldManager } : {}),
+      });
+    },
   },
   OperatorRegistry,
   OperatorExplorer,

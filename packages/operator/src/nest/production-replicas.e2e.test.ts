@@ -258,4 +258,43 @@ describe('operator replicas on one Lease', () => {
     assert.match(e.tail(), /lost the lease/);
     assert.equal((await readLease(namespace, leaseId))?.spec?.holderIdentity, 'usurper');
   });
+
+  it('a leader frozen past its lease writes nothing once it thaws: its writes are fenced', async () => {
+    const namespace = await env.createNamespace('fenced');
+    const leaseId = 'fenced-operator';
+    const a = replica({ namespace, identity: 'replica-f', leaseId });
+    await leaseHeldBy(namespace, leaseId, 'replica-f');
+    await a.waitForEvent('ready', (e) => e.event === 'ready');
+    const b = replica({ namespace, identity: 'replica-g', leaseId });
+    await b.waitForEvent('ready', (e) => e.event === 'ready');
+    // A reconcile that sleeps, then writes: frozen while it sleeps.
+    await createConfigMap(env.client, namespace, 'slow', { data: { sleepMs: '2000', write: 'yes' } });
+    await a.waitForEvent('the slow reconcile to start', (e) => e.event === 'start' && e.key === `${namespace}/slow`);
+    a.signal('SIGSTOP');
+    const frozenAt = Date.now();
+    try {
+      // The standby takes the lease once it expires; then the old leader thaws.
+      const taken = await leaseHeldBy(namespace, leaseId, 'replica-g', LEASE_MS * 3 + SLACK_MS);
+      assert.ok(acquiredAt(taken) >= frozenAt - 1000);
+    } finally {
+      a.signal('SIGCONT');
+    }
+    // The new leader reconciles the object and writes; the old one's write is refused.
+    await b.waitForEvent('the new leader to write', (e) => e.event === 'write' && e.ok === true, 30_000);
+    const refused = await a.waitForEvent('the thawed leader to try its write', (e) => e.event === 'write', 30_000);
+    assert.equal(refused.ok, false, `the thawed leader's write went through: ${a.tail()}`);
+    assert.match(refused.error ?? '', /refused/);
+    assert.deepEqual(
+      a.of('write').filter((e) => e.ok),
+      [],
+      'no write from the old leader',
+    );
+    const exit = await a.waitForExit();
+    assert.equal(exit.code, 1, a.tail());
+    const written = await env.client.request<{ metadata: { annotations?: Record<string, string> } }>(
+      'GET',
+      configMapsPath(namespace, 'slow'),
+    );
+    assert.equal(written.metadata.annotations?.['nestor.test/written-by'], 'replica-g');
+  });
 });

@@ -10,6 +10,7 @@ import { TestEnvironment, waitFor } from '@nestor/testing';
 import {
   ConfigMap,
   Controller,
+  KubeClient,
   Manager,
   OperatorModule,
   Reconcile,
@@ -356,7 +357,7 @@ describe('production runtime in process', () => {
     assert.equal(released.spec?.holderIdentity ?? '', '', 'the Lease should be released on close');
   });
 
-  it("with onLost: 'stop', losing the Lease stops the controllers and keeps the process", async () => {
+  it("with onLost: 'stop', losing the Lease stands by (no writes), campaigns again and leads when the Lease is free", async () => {
     const namespace = await env.createNamespace('lost');
     const leaseId = 'lost-operator';
     const metricsPort = await freePort();
@@ -380,26 +381,37 @@ describe('production runtime in process', () => {
     );
     await app.init();
     const manager = app.get(Manager);
+    const kube = app.get(KubeClient);
     await waitFor(() => manager.isLeader, { what: 'the lead' });
+    await createConfigMap(env.client, namespace, 'before');
+    await waitFor(() => app.get(BehavingController).reconciled.has(`${namespace}/before`), { what: 'a reconcile' });
     // Another replica takes the Lease over (as after a partition): the next renewal sees it.
-    await waitFor(
-      async () => {
-        const lease = await env.client.request<V1Lease>('GET', leasePath(namespace, leaseId));
-        await env.client.request('PUT', leasePath(namespace, leaseId), {
-          ...lease,
-          spec: { ...lease.spec, holderIdentity: 'usurper', renewTime: microTime(new Date()) },
-        });
-        return true;
-      },
-      { what: 'the Lease to be taken over' },
-    );
+    const usurped = await env.client.request<V1Lease>('GET', leasePath(namespace, leaseId));
+    await env.client.request('PUT', leasePath(namespace, leaseId), {
+      ...usurped,
+      spec: { ...usurped.spec, holderIdentity: 'usurper', renewTime: microTime(new Date()) },
+    });
     await waitFor(() => !manager.isLeader, { what: 'the lead to be lost' });
     await waitFor(
       async () => valueOf(await scrape(metricsPort), 'leader_election_master_status', { name: leaseId }) === 0,
       { what: 'leader_election_master_status to drop to 0' },
     );
+    // A standby: ready (warm caches), says so, and its KubeClient writes nothing.
+    const standby = manager.health();
+    assert.equal(standby.ready, true);
+    assert.equal(standby.checks.find((c) => c.name === 'manager')?.detail, 'standby');
+    await assert.rejects(
+      kube.patch(ConfigMap, { namespace, name: 'before' }, { data: { from: 'standby' } }),
+      /does not hold the lease .* this write is refused/,
+    );
+    await createConfigMap(env.client, namespace, 'while-standby');
+    // The usurper never renews: once its lease expires this replica takes it back and reconciles.
+    await waitFor(() => manager.isLeader, { timeoutMs: 20_000, what: 'the lead to be won back' });
+    await waitFor(() => app.get(BehavingController).reconciled.has(`${namespace}/while-standby`), {
+      timeoutMs: 20_000,
+      what: 'the object created during the standby to be reconciled once leading again',
+    });
+    assert.equal(manager.health().checks.find((c) => c.name === 'manager')?.detail, 'leading');
     await close(app);
-    const lease = await env.client.request<V1Lease>('GET', leasePath(namespace, leaseId));
-    assert.equal(lease.spec?.holderIdentity, 'usurper', 'a lost Lease is not released');
   });
 });

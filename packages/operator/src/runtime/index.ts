@@ -12,6 +12,7 @@ export {
   controllerReference,
   type ApplyOptions,
   type CacheReader,
+  type WriteFence,
   type EventType,
   type KubeClientOptions,
   type ListOptions,
@@ -49,4 +50,4 @@ export {
   type ManagerMetrics,
   type LeaderElection,
 } from './manager.js';
-export { LeaseLock, type LeaseLockOptions } from './leader-election.js';
+export { LeaseLock, LeaseLostError, type LeaseLockOptions } from './leader-election.js';

@@ -44,6 +44,8 @@ export class LeaseLock implements LeaderElection {
   private renewTimer?: NodeJS.Timeout;
   private renewing?: Promise<void>;
   private lastRenew = 0;
+  /** performance.now() when the last successful acquire or renewal was sent: the lease is ours from then on. */
+  private heldSince = 0;
   private readonly lostListeners: Array<() => void> = [];
 
   constructor(
@@ -63,6 +65,24 @@ export class LeaseLock implements LeaderElection {
 
   get isLeader(): boolean {
     return this.leading;
+  }
+
+  /**
+   * Fences writes (KubeClient calls it before each): throws unless this replica leads and
+   * its lease cannot have expired for anyone else. Others measure expiry from when they
+   * saw the last renewal, which is no earlier than when it was sent; this replica allows
+   * itself renewDeadline from that moment, leaseDuration - renewDeadline less than they do,
+   * on the monotonic clock, so a process frozen (SIGSTOP, a long GC, a VM pause) past its
+   * lease refuses the writes it wakes up with.
+   */
+  assertWritable(): void {
+    const age = performance.now() - this.heldSince;
+    if (this.leading && age <= this.renewDeadlineMs) return;
+    throw new LeaseLostError(
+      this.leading
+        ? `this replica's lease ${this.options.namespace}/${this.options.name} was last renewed ${Math.round(age)} ms ago (renew deadline ${this.renewDeadlineMs} ms): another replica may hold it, so this write is refused`
+        : `this replica does not hold the lease ${this.options.namespace}/${this.options.name}: only the leader writes, so this write is refused`,
+    );
   }
 
   onLost(listener: () => void): void {
@@ -165,6 +185,7 @@ export class LeaseLock implements LeaderElection {
    */
   private async tryAcquireOrRenew(deadline = performance.now() + this.renewDeadlineMs): Promise<boolean> {
     const timeoutMs = () => Math.max(1, Math.round(deadline - performance.now()));
+    const sentAt = performance.now();
     const now = new Date();
     const durationSeconds = Math.ceil(this.leaseDurationMs / 1000);
     let current: V1Lease;
@@ -188,6 +209,7 @@ export class LeaseLock implements LeaderElection {
         },
       });
       this.remember(created);
+      this.heldSince = sentAt;
       return true;
     }
     this.remember(current);
@@ -212,6 +234,7 @@ export class LeaseLock implements LeaderElection {
     try {
       // PUT carries the resourceVersion just read: if another replica wrote meanwhile, 409.
       this.remember(await this.transport.json<V1Lease>('PUT', this.path, { body: renewed, timeoutMs: timeoutMs() }));
+      this.heldSince = sentAt;
       return true;
     } catch (error) {
       if (error instanceof KubeApiError && error.status === 409) return false;
@@ -231,6 +254,11 @@ export class LeaseLock implements LeaderElection {
     }
     this.observed = record;
   }
+}
+
+/** A write refused because this replica does not hold, or may no longer hold, the lease. */
+export class LeaseLostError extends Error {
+  override readonly name = 'LeaseLostError';
 }
 
 /** A Lease's times are MicroTime: RFC 3339 with exactly six fractional digits, which the API server insists on. */

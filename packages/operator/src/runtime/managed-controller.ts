@@ -79,7 +79,8 @@ export class ManagedController<T extends KubeObject = KubeObject> {
   private readonly subscriptions: Subscription[] = [];
   private primaryStream?: Subscription;
   private lane?: PoolLane;
-  private state: 'new' | 'prepared' | 'started' | 'stopped' = 'new';
+  /** 'standby': prepared and its queue filling, but not dispatching (this replica lost the lease). */
+  private state: 'new' | 'prepared' | 'started' | 'standby' | 'stopped' = 'new';
 
   constructor(private readonly options: ManagedControllerOptions<T>) {
     this.name = options.name;
@@ -182,7 +183,7 @@ export class ManagedController<T extends KubeObject = KubeObject> {
 
   /** Starts dispatching requests to the pool. */
   start(pool: WorkerPool): void {
-    if (this.state !== 'prepared')
+    if (this.state !== 'prepared' && this.state !== 'standby')
       throw new Error(`controller ${this.name} must be prepared before it starts (state ${this.state})`);
     this.state = 'started';
     this.lane = pool.register({
@@ -195,6 +196,21 @@ export class ManagedController<T extends KubeObject = KubeObject> {
       resource: this.options.resource ? resourceName(this.options.resource) : undefined,
       maxConcurrentReconciles: this.maxConcurrent,
     });
+  }
+
+  /**
+   * Stops dispatching at once and aborts the running reconciles, without a grace period,
+   * and resolves once they returned: this replica lost the lease and must not write. The
+   * informers and the queue go on, so the controller is a warm standby; start() again
+   * when the lease is won back.
+   */
+  async standBy(): Promise<void> {
+    if (this.state !== 'started') return;
+    this.state = 'standby';
+    this.lane?.unregister();
+    this.lane = undefined;
+    this.loop.abortAll(new Error('this replica lost the lease'));
+    await this.loop.settled();
   }
 
   /** Enqueues a request directly (e.g. from an HTTP webhook). */

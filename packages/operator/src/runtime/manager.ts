@@ -6,6 +6,7 @@ import {
   resourceName,
   type RuntimeLogger,
   silentLogger,
+  sleep,
   type Transport,
 } from '@nestor/core';
 import { ManagedController, type ManagedControllerOptions } from './managed-controller.js';
@@ -24,6 +25,8 @@ export interface LeaderElection {
   release(): Promise<void>;
   /** Registers what to do when the lead is lost while running. */
   onLost(listener: () => void): void;
+  /** Throws unless this replica may write now (see LeaseLock.assertWritable); KubeClient fences its writes with it. */
+  assertWritable?(): void;
 }
 
 /** Where controllers report metrics (OperatorMetrics binds this to Prometheus). */
@@ -44,7 +47,11 @@ export interface ManagerOptions {
   informers?: InformerCache;
   leaderElection?: LeaderElection;
   metrics?: ManagerMetrics;
-  /** Called after the controllers stopped because the lease was lost. */
+  /**
+   * Called when the lease was lost, once the running reconciles were aborted and returned.
+   * The controllers are then a warm standby and the manager campaigns again, unless this
+   * ends the process (controller-runtime's default).
+   */
   onLeadershipLost?: () => void;
   logger?: RuntimeLogger;
 }
@@ -114,6 +121,12 @@ export class Manager {
     return this.state === 'running';
   }
 
+  /** What KubeClient checks before each write: the lease, with leader election; nothing without. */
+  get writeFence(): { assertWritable(): void } | undefined {
+    const election = this.options.leaderElection;
+    return election?.assertWritable ? { assertWritable: () => election.assertWritable!() } : undefined;
+  }
+
   /** True once this process leads (always, without leader election). */
   get isLeader(): boolean {
     return this.leading;
@@ -169,7 +182,8 @@ export class Manager {
       {
         name: 'manager',
         ok: this.state === 'running' || (this.state === 'starting' && this.caches),
-        detail: this.state,
+        detail:
+          this.options.leaderElection && this.state === 'running' ? (this.leading ? 'leading' : 'standby') : this.state,
       },
     ];
     for (const controller of this.controllers.values()) {
@@ -225,21 +239,36 @@ export class Manager {
     this.campaigning = this.campaign(election);
   }
 
-  /** Waits for the lease in the background, then starts the controllers. */
+  /**
+   * Waits for the lease in the background and leads while it holds it; on loss, aborts the
+   * running reconciles at once, stands the controllers by, and campaigns again.
+   */
   private async campaign(election: LeaderElection): Promise<void> {
-    try {
-      await election.acquire(this.abort.signal);
-    } catch (error) {
-      this.log.error(`leader election failed: ${(error as Error).message}`);
-      return;
-    }
-    if (this.abort.signal.aborted) return;
-    election.onLost(() => {
-      this.log.error('leader election lost: stopping the controllers');
+    const signal = this.abort.signal;
+    let lost: (() => void) | undefined;
+    election.onLost(() => lost?.());
+    while (!signal.aborted) {
+      try {
+        await election.acquire(signal);
+      } catch (error) {
+        this.log.error(`leader election failed: ${(error as Error).message}; trying again`);
+        await sleep(1000, signal);
+        continue;
+      }
+      if (signal.aborted) return;
+      const lease = new Promise<void>((resolve) => {
+        lost = resolve;
+        signal.addEventListener('abort', () => resolve(), { once: true });
+      });
+      this.lead();
+      await lease;
+      if (signal.aborted) return; // stop() drains the controllers
       this.leading = false;
-      void this.stopControllers().then(() => this.options.onLeadershipLost?.());
-    });
-    this.lead();
+      this.log.error('this replica lost the lease: aborting its reconciles at once and standing by');
+      await Promise.all([...this.started].map((controller) => controller.standBy()));
+      this.started.clear();
+      this.options.onLeadershipLost?.();
+    }
   }
 
   /** Starts every controller whose caches are synced (the others start when theirs are). */

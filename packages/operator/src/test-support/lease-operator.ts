@@ -8,18 +8,22 @@
 //   NESTOR_LEASE_MS, NESTOR_RENEW_MS, NESTOR_RETRY_MS   lease timings (default: the framework's)
 //   NESTOR_SYNC_MS              the cache sync timeout (default: the framework's)
 // It reconciles ConfigMaps: each reconcile prints a 'start' and an 'end' JSON line with its
-// identity, key and timestamps, and sleeps data.sleepMs in between. Other JSON lines:
-// 'ready' once the application context is up, 'exit' when the process exits.
+// identity, key and timestamps, and sleeps data.sleepMs in between. With data.write set, it
+// then writes its identity into the annotation nestor.test/written-by through KubeClient
+// and prints 'write' with ok: true, or ok: false and the error when the write is refused.
+// Other JSON lines: 'ready' once the application context is up, 'exit' when the process exits.
 import 'reflect-metadata';
 import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { V1ConfigMap } from '@kubernetes/client-node';
-import { ConfigMap, Controller, OperatorModule, Reconcile, type ReconcileContext } from '../index.js';
+import { ConfigMap, Controller, KubeClient, OperatorModule, Reconcile, type ReconcileContext } from '../index.js';
 
 /** One line of this process's test protocol on stdout. */
 export interface OperatorEvent {
   nestorTest: true;
-  event: 'ready' | 'start' | 'end' | 'exit';
+  event: 'ready' | 'start' | 'end' | 'exit' | 'write';
+  ok?: boolean;
+  error?: string;
   identity: string;
   at: number;
   key?: string;
@@ -48,12 +52,24 @@ function emit(event: Omit<OperatorEvent, 'nestorTest' | 'identity' | 'at'> & { a
 
 @Controller(ConfigMap)
 class RecordingController {
+  constructor(private readonly kube: KubeClient) {}
+
   @Reconcile()
   async reconcile(configMap: V1ConfigMap, ctx: ReconcileContext): Promise<void> {
     const start = Date.now();
     emit({ event: 'start', key: ctx.key, at: start });
     const sleepMs = Number(configMap.data?.['sleepMs'] ?? 0);
     if (sleepMs > 0) await new Promise((resolve) => setTimeout(resolve, sleepMs));
+    if (configMap.data?.['write']) {
+      try {
+        await this.kube.patch(ConfigMap, ctx.request, {
+          metadata: { annotations: { 'nestor.test/written-by': identity } },
+        });
+        emit({ event: 'write', key: ctx.key, ok: true });
+      } catch (error) {
+        emit({ event: 'write', key: ctx.key, ok: false, error: (error as Error).message });
+      }
+    }
     emit({ event: 'end', key: ctx.key, start, end: Date.now() });
   }
 }
