@@ -9,7 +9,7 @@
 import { fork } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { KubeConfig } from '@kubernetes/client-node';
-import { ConfigMap, InformerCache, Transport } from '@nestor/operator';
+import { ConfigMap, InformerCache, Transport } from '@nestor/operator/runtime';
 import { parallel, TestEnvironment } from '@nestor/testing';
 
 const PAYLOAD = 'x'.repeat(860); // with metadata, ~1 KiB of JSON per object

@@ -16,7 +16,7 @@ import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { Transport } from '@nestor/operator';
+import { Transport } from '@nestor/core';
 import { parallel, TestEnvironment } from '@nestor/testing';
 import { OperatorProcess, killAllChildren, processCpuSeconds } from './lib/child.mjs';
 import {

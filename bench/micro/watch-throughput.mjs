@@ -7,7 +7,7 @@ import { fork } from 'node:child_process';
 import { createServer } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { KubeConfig } from '@kubernetes/client-node';
-import { ConfigMap, Informer, Transport } from '@nestor/operator';
+import { ConfigMap, Informer, Transport } from '@nestor/operator/runtime';
 
 const events = Number(process.argv[2] ?? 100_000);
 

@@ -6,7 +6,7 @@
 // decoding the items. Same protocol as the operators.
 //   node --expose-gc bench/operators/apiserver.mjs --kubeconfig F --namespace NS --mode sync|reconcile [--workers 8]
 import { KubeConfig } from '@kubernetes/client-node';
-import { Transport } from '@nestor/operator';
+import { Transport } from '@nestor/core';
 import { FIELD_MANAGER, childConfigMap, configMapsPath, nowUs, statusFor, widgetsPath } from '../lib/common.mjs';
 import { Recorder, args, cpuUs, memory, onCommands, send } from './protocol.mjs';
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// The operator under test: Nestor's runtime (Manager, Controller, InformerCache, KubeClient)
-// without the Nest layer, doing the benchmark reconcile. Driven by bench/run.mjs.
+// The operator under test: Nestor's runtime (Manager, ManagedController, InformerCache, KubeClient)
+// through @nestor/operator/runtime, which loads no Nest module, doing the benchmark reconcile. Driven by bench/run.mjs.
 //   node --expose-gc bench/operators/nestor.mjs --kubeconfig F --namespace NS --mode sync|reconcile [--workers 8]
 import { KubeConfig } from '@kubernetes/client-node';
 import { pathToFileURL } from 'node:url';
@@ -10,7 +10,7 @@ import { Recorder, args, cpuUs, fail, memory, onCommands, profiler, send } from 
 // NESTOR_OPERATOR_DIST=path/to/dist runs another build of @nestor/operator (before/after comparisons).
 const dist = process.env.NESTOR_OPERATOR_DIST;
 const { ConfigMap, InformerCache, KindRegistry, KubeClient, Manager, Transport, generationChanged } = await import(
-  dist ? pathToFileURL(`${dist}/index.js`).href : '@nestor/operator'
+  dist ? pathToFileURL(`${dist}/runtime/index.js`).href : '@nestor/operator/runtime'
 );
 
 const { kubeconfig, namespace, mode, workers } = args();
