@@ -1,11 +1,11 @@
 import 'reflect-metadata';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { Test } from '@nestjs/testing';
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import { TestEnvironment, waitFor } from '@nestor/testing';
-import { ConfigMap, Controller, Finalizer, OperatorModule, Reconcile } from '../index.js';
+import { ConfigMap, Controller, Finalizer, Reconcile } from '../index.js';
 import { configMapsPath, createConfigMap } from '../test-support/e2e-helpers.js';
+import { bootOperatorApp } from '../test-support/operator-app.js';
 
 // A finalizer on a kind the application does not define, watched cluster-wide, would land
 // on every such object in the cluster (and block every namespace deletion once the operator
@@ -17,24 +17,8 @@ before(async () => {
 });
 after(() => env.stop());
 
-async function boot(providers: unknown[], namespace?: string) {
-  const moduleRef = await Test.createTestingModule({
-    imports: [
-      OperatorModule.forRoot({
-        kubeConfig: env.kubeConfig,
-        ...(namespace ? { namespace } : {}),
-        metrics: { port: 0 },
-        health: { port: 0 },
-      }),
-    ],
-    providers: providers as never[],
-  }).compile();
-  try {
-    return await moduleRef.init();
-  } catch (error) {
-    await moduleRef.close();
-    throw error;
-  }
+function boot(providers: unknown[], namespace?: string) {
+  return bootOperatorApp({ kubeConfig: env.kubeConfig, ...(namespace ? { namespace } : {}), providers });
 }
 
 const finalizersOf = async (namespace: string, name: string) =>

@@ -22,6 +22,7 @@ import {
   type ReconcileContext,
   type ReconcileResult,
 } from '../index.js';
+import { bootOperatorApp } from '../test-support/operator-app.js';
 import { WIDGET_CRD, Widget, widget } from '../test-support/widget.js';
 
 let env: TestEnvironment;
@@ -32,26 +33,8 @@ before(async () => {
 after(() => env.stop());
 
 /** Boots an application context with the operator watching one fresh namespace. */
-async function boot(namespace: string, providers: unknown[]): Promise<INestApplicationContext> {
-  const moduleRef = await Test.createTestingModule({
-    imports: [
-      OperatorModule.forRoot({
-        kubeConfig: env.kubeConfig,
-        namespace,
-        shutdownGraceMs: 10_000,
-        metrics: { port: 0 },
-        health: { port: 0 },
-      }),
-    ],
-    providers: providers as never[],
-  }).compile();
-  try {
-    await moduleRef.init();
-  } catch (error) {
-    await moduleRef.close();
-    throw error;
-  }
-  return moduleRef;
+function boot(namespace: string, providers: unknown[]): Promise<INestApplicationContext> {
+  return bootOperatorApp({ kubeConfig: env.kubeConfig, namespace, shutdownGraceMs: 10_000, providers });
 }
 
 const widgets = resourceOf(Widget);

@@ -2,20 +2,19 @@ import 'reflect-metadata';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { INestApplicationContext, LoggerService } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import { parallel, TestEnvironment, waitFor } from '@nestor/testing';
 import {
   ConfigMap,
   Controller,
   KubeClient,
-  OperatorModule,
   OperatorRegistry,
   Reconcile,
   type ReconcileContext,
   type ReconcileResult,
 } from '../index.js';
 import { configMapsPath, createConfigMap } from '../test-support/e2e-helpers.js';
+import { bootOperatorApp } from '../test-support/operator-app.js';
 import { OperatorProcess } from '../test-support/operator-process.js';
 
 // The API server goes away while the operator starts, and while it works. Before: a process
@@ -135,15 +134,7 @@ describe('an outage while the operator works', () => {
   before(async () => {
     namespace = await env.createNamespace('outage');
     await parallel(names, 8, (name) => createConfigMap(env.client, namespace, name));
-    const moduleRef = await Test.createTestingModule({
-      imports: [
-        OperatorModule.forRoot({ kubeConfig: env.kubeConfig, namespace, metrics: { port: 0 }, health: { port: 0 } }),
-      ],
-      providers: [ReadThroughController],
-    })
-      .setLogger(logger)
-      .compile();
-    app = await moduleRef.init();
+    app = await bootOperatorApp({ kubeConfig: env.kubeConfig, namespace, providers: [ReadThroughController], logger });
   });
   after(() => app?.close());
 

@@ -2,11 +2,11 @@ import 'reflect-metadata';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Injectable, type OnModuleDestroy } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import { TestEnvironment, waitFor } from '@nestor/testing';
-import { ConfigMap, Controller, OperatorModule, Reconcile, type ReconcileContext } from '../index.js';
+import { ConfigMap, Controller, Reconcile, type ReconcileContext } from '../index.js';
 import { createConfigMap } from '../test-support/e2e-helpers.js';
+import { bootOperatorApp } from '../test-support/operator-app.js';
 
 // Reconciles use the application's providers. Before, the drain ran in
 // beforeApplicationShutdown, after every onModuleDestroy: a database client was closed
@@ -53,19 +53,12 @@ describe('shutdown order', () => {
   it('drains running reconciles before the application providers are destroyed', async () => {
     const namespace = await env.createNamespace('shutdown');
     // The application's own provider sits in the root module: destroyed first of the app's.
-    const moduleRef = await Test.createTestingModule({
-      imports: [
-        OperatorModule.forRoot({
-          kubeConfig: env.kubeConfig,
-          namespace,
-          shutdownGraceMs: 10_000,
-          metrics: { port: 0 },
-          health: { port: 0 },
-        }),
-      ],
+    const app = await bootOperatorApp({
+      kubeConfig: env.kubeConfig,
+      namespace,
+      shutdownGraceMs: 10_000,
       providers: [Database, SlowController],
-    }).compile();
-    const app = await moduleRef.init();
+    });
     await createConfigMap(env.client, namespace, 'in-flight');
     await waitFor(() => app.get(SlowController).started, { timeoutMs: 20_000, what: 'the reconcile to start' });
     await app.close();

@@ -2,7 +2,6 @@ import 'reflect-metadata';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { INestApplicationContext } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
 import type { V1ConfigMap, V1Secret } from '@kubernetes/client-node';
 import { TestEnvironment, waitFor } from '@nestor/testing';
 import { Observable } from 'rxjs';
@@ -11,7 +10,6 @@ import {
   Controller,
   Manager,
   OperatorMetrics,
-  OperatorModule,
   Reconcile,
   Secret,
   Source,
@@ -19,6 +17,7 @@ import {
   type ObjectRef,
 } from '../index.js';
 import { createConfigMap } from '../test-support/e2e-helpers.js';
+import { bootOperatorApp } from '../test-support/operator-app.js';
 
 // A failing stream must not stop the controller: before, one throwing predicate or mapper,
 // or one @Source that errored, ended every stream of the controller while the probes
@@ -85,13 +84,7 @@ describe('a failing stream is isolated', () => {
     IsolatedController.namespace = namespace;
     await createConfigMap(env.client, namespace, 'source-target');
     await createConfigMap(env.client, namespace, 'mapped-target');
-    const moduleRef = await Test.createTestingModule({
-      imports: [
-        OperatorModule.forRoot({ kubeConfig: env.kubeConfig, namespace, metrics: { port: 0 }, health: { port: 0 } }),
-      ],
-      providers: [IsolatedController],
-    }).compile();
-    app = await moduleRef.init();
+    app = await bootOperatorApp({ kubeConfig: env.kubeConfig, namespace, providers: [IsolatedController] });
   });
   after(() => app?.close());
 
