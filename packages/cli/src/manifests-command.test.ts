@@ -123,6 +123,7 @@ describe('nestor manifests', () => {
           'ClusterRoleBinding/gadget-op',
           'Role/gadget-op-leader-election',
           'RoleBinding/gadget-op-leader-election',
+          'ClusterRole/gadget-op-metrics-reader',
         ],
       );
       const [deployment] = await docs('deployment.yaml');
@@ -150,6 +151,7 @@ describe('nestor manifests', () => {
       'ClusterRoleBinding',
       'Role',
       'RoleBinding',
+      'ClusterRole',
       'Deployment',
     ]);
   });

@@ -68,6 +68,7 @@ describe('operatorManifests', () => {
         ['ClusterRoleBinding', 'pool-operator', undefined],
         ['Role', 'pool-operator-leader-election', 'pool-system'],
         ['RoleBinding', 'pool-operator-leader-election', 'pool-system'],
+        ['ClusterRole', 'pool-operator-metrics-reader', undefined],
       ],
     );
     const binding = manifests.rbac[3]!;
@@ -80,7 +81,7 @@ describe('operatorManifests', () => {
     const rules = manifests.rbac[2]!.rules as Array<{ resources: string[]; verbs: string[] }>;
     assert.ok(!rules.some((r) => r.verbs.includes('*') || r.resources.includes('*')), 'no wildcards');
     assert.ok(rules.some((r) => r.resources.includes('pools/finalizers')));
-    assert.equal(operatorManifests({ ...options, leaderElection: false }).rbac.length, 4);
+    assert.equal(operatorManifests({ ...options, leaderElection: false }).rbac.length, 5);
   });
 
   it('writes a Deployment that runs as the ServiceAccount, probed, limited and locked down', () => {

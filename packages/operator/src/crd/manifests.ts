@@ -3,6 +3,7 @@ import { allVersionsOf, getCustomResourceMetadata } from './custom-resource.deco
 import { customResourceDefinitions, type GeneratedCustomResourceDefinition } from './crd-generator.js';
 import type { ClassType } from './field.decorator.js';
 import { leaderElectionRules, rbacRulesFor, type ControllerAccess } from './rbac.js';
+import { metricsAuthRules, metricsReaderRole } from './metrics-auth-rules.js'; // secure /metrics
 
 /** A Kubernetes object to apply. */
 export interface Manifest {
@@ -69,7 +70,7 @@ export function operatorManifests(options: OperatorManifestOptions): OperatorMan
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'ClusterRole',
       metadata: meta(name),
-      rules: rbacRulesFor(options.controllers),
+      rules: [...rbacRulesFor(options.controllers), ...metricsAuthRules()], // + reviews for secure /metrics
     },
     {
       apiVersion: 'rbac.authorization.k8s.io/v1',
@@ -97,6 +98,7 @@ export function operatorManifests(options: OperatorManifestOptions): OperatorMan
       },
     );
   }
+  rbac.push(metricsReaderRole(`${name}-metrics-reader`, labels)); // secure /metrics: bind it to Prometheus
   return { crds: customResourceDefinitions(classes), rbac, deployment: [deploymentOf(options, labels)] };
 }
 
