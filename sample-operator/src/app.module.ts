@@ -15,6 +15,7 @@ export interface AppOptions {
  *   WATCH_NAMESPACE     watch one namespace (default: all)
  *   LEADER_ELECT=true   one active replica, elected through the Lease "memcached-operator"
  *   METRICS_PORT        Prometheus /metrics (default 8080, as controller-runtime; 0: off)
+ *   METRICS_SECURE      true (default): HTTPS, callers authorized by the API server; false: plain HTTP
  *   HEALTH_PORT         /healthz and /readyz (default 8081, as controller-runtime; 0: off)
  *   INVENTORY_NAMESPACE where the inventory ConfigMaps go (default: WATCH_NAMESPACE, else "default")
  *   INVENTORY_POLL_MS   how often the inventory is polled (default 5000)
@@ -27,6 +28,9 @@ export function appOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): AppOpti
       throw new Error(`${name}=${value} is not a port number (0 turns it off)`);
     return n;
   };
+  const secure = env.METRICS_SECURE ?? 'true';
+  if (secure !== 'true' && secure !== 'false')
+    throw new Error(`METRICS_SECURE=${secure} is neither true (HTTPS with authorization) nor false (plain HTTP)`);
   const pollMs = Number(env.INVENTORY_POLL_MS ?? 5000);
   if (!(pollMs > 0))
     throw new Error(`INVENTORY_POLL_MS=${env.INVENTORY_POLL_MS} is not a positive number of milliseconds`);
@@ -34,7 +38,7 @@ export function appOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): AppOpti
     operator: {
       ...(env.WATCH_NAMESPACE ? { namespace: env.WATCH_NAMESPACE } : {}),
       ...(env.LEADER_ELECT === 'true' ? { leaderElection: { id: 'memcached-operator' } } : {}),
-      metrics: { port: port('METRICS_PORT', 8080) },
+      metrics: { port: port('METRICS_PORT', 8080), secure: secure === 'true' },
       health: { port: port('HEALTH_PORT', 8081) },
     },
     inventory: {

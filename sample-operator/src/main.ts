@@ -12,7 +12,7 @@ try {
   const { namespace, leaderElection, metrics, health } = appOptions.operator;
   logger.log(
     `running: namespace ${namespace ?? '(all)'}, leader election ${leaderElection ? `on (Lease ${leaderElection.id})` : 'off'}, ` +
-      `metrics :${metrics?.port || 'off'}, health :${health?.port || 'off'}, inventory polled every ${appOptions.inventory.pollIntervalMs} ms`,
+      `metrics ${metrics?.port ? `${metrics.secure === false ? 'http' : 'https'} :${metrics.port}` : 'off'}, health :${health?.port || 'off'}, inventory polled every ${appOptions.inventory.pollIntervalMs} ms`,
   );
 } catch (error) {
   logger.error(`could not start: ${(error as Error).message}`);

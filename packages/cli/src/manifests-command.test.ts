@@ -117,7 +117,7 @@ describe('nestor manifests', () => {
     const { code, stderr, dir, files, docs, kustomization } = await generate([]);
     try {
       assert.equal(code, 0, stderr);
-      assert.match(stderr, /1 controller\(s\) in AppModule \(GadgetController\): 1 CRD\(s\), 5 RBAC object/);
+      assert.match(stderr, /1 controller\(s\) in AppModule \(GadgetController\): 1 CRD\(s\), 6 RBAC object/);
       assert.deepEqual(await files(), [
         'README.md',
         'crds/crds.yaml',
@@ -150,6 +150,7 @@ describe('nestor manifests', () => {
           'ClusterRoleBinding/gadget-op',
           'Role/gadget-op-leader-election',
           'RoleBinding/gadget-op-leader-election',
+          'ClusterRole/gadget-op-metrics-reader',
           'Deployment/gadget-op',
         ],
         'deleting the operator deletes neither the CRDs nor the namespace',
@@ -166,7 +167,7 @@ describe('nestor manifests', () => {
     const { code, stderr, dir, files, kustomization } = await generate(['--create-namespace']);
     try {
       assert.equal(code, 0, stderr);
-      assert.match(stderr, /1 CRD\(s\), a Namespace, 5 RBAC object/);
+      assert.match(stderr, /1 CRD\(s\), a Namespace, 6 RBAC object/);
       assert.deepEqual(
         (await files()).filter((path) => path.startsWith('namespace/')),
         ['namespace/kustomization.yaml', 'namespace/namespace.yaml'],
@@ -235,7 +236,15 @@ describe('nestor manifests', () => {
       assert.equal(code, 0);
       return parseAllDocuments(stdout).map((d) => (d.toJS() as { kind: string }).kind);
     };
-    const operator = ['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'Deployment'];
+    const operator = [
+      'ServiceAccount',
+      'ClusterRole',
+      'ClusterRoleBinding',
+      'Role',
+      'RoleBinding',
+      'ClusterRole',
+      'Deployment',
+    ];
     assert.deepEqual(await kindsOf([]), ['CustomResourceDefinition', ...operator]);
     assert.deepEqual(await kindsOf(['--create-namespace']), ['CustomResourceDefinition', 'Namespace', ...operator]);
   });

@@ -3,7 +3,12 @@
 
 // Nest layer
 export { OperatorModule, loadKubeConfig } from './nest/operator.module.js';
-export type { OperatorModuleOptions, LeaderElectionOptions } from './nest/operator-options.interface.js';
+export type {
+  OperatorModuleOptions,
+  LeaderElectionOptions,
+  MetricsServerOptions,
+  HealthServerOptions,
+} from './nest/operator-options.interface.js';
 export { OPERATOR_MODULE_OPTIONS } from './nest/operator.module-definition.js';
 export { KUBE_CONFIG } from './nest/operator.constants.js';
 export { Controller, OperatorController, type ControllerOptions } from './nest/decorators/controller.decorator.js';

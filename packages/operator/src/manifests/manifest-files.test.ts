@@ -61,6 +61,7 @@ describe('manifestFiles', () => {
       'ClusterRoleBinding',
       'Role',
       'RoleBinding',
+      'ClusterRole',
       'Deployment',
     ]);
     assert.deepEqual(kindsIn(files, 'crds'), ['CustomResourceDefinition']);

@@ -60,6 +60,7 @@ describe('operatorManifests', () => {
         ['ClusterRoleBinding', 'pool-operator', undefined],
         ['Role', 'pool-operator-leader-election', 'pool-system'],
         ['RoleBinding', 'pool-operator-leader-election', 'pool-system'],
+        ['ClusterRole', 'pool-operator-metrics-reader', undefined],
       ],
     );
     const binding = manifests.rbac[2]!;
@@ -72,7 +73,7 @@ describe('operatorManifests', () => {
     const rules = manifests.rbac[1]!.rules as Array<{ resources: string[]; verbs: string[] }>;
     assert.ok(!rules.some((r) => r.verbs.includes('*') || r.resources.includes('*')), 'no wildcards');
     assert.ok(rules.some((r) => r.resources.includes('pools/finalizers')));
-    assert.equal(operatorManifests({ ...options, leaderElection: false }).rbac.length, 3);
+    assert.equal(operatorManifests({ ...options, leaderElection: false }).rbac.length, 4);
   });
 
   it('writes the Namespace only when asked to, apart from the RBAC objects', () => {

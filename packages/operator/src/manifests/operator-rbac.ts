@@ -1,4 +1,5 @@
 import { operatorLabels, type Manifest } from './manifest.js';
+import { metricsAuthRules, metricsReaderRole } from './metrics-auth-rules.js';
 import { leaderElectionRules, rbacRulesFor, type ControllerAccess } from './rbac.js';
 
 export interface OperatorRbacOptions {
@@ -10,7 +11,8 @@ export interface OperatorRbacOptions {
 
 /**
  * The operator's identity and rights: a ServiceAccount, a least-privilege
- * ClusterRole bound to it, and a Role for leader election's Lease in its own namespace.
+ * ClusterRole bound to it, a Role for leader election's Lease in its own namespace, and
+ * the metrics-reader ClusterRole for whoever scrapes its secure /metrics.
  */
 export function operatorRbac(options: OperatorRbacOptions): Manifest[] {
   const { name, namespace } = options;
@@ -23,7 +25,8 @@ export function operatorRbac(options: OperatorRbacOptions): Manifest[] {
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'ClusterRole',
       metadata: meta(name),
-      rules: rbacRulesFor(options.controllers),
+      // + the reviews secure /metrics makes of its callers
+      rules: [...rbacRulesFor(options.controllers), ...metricsAuthRules()],
     },
     {
       apiVersion: 'rbac.authorization.k8s.io/v1',
@@ -51,5 +54,7 @@ export function operatorRbac(options: OperatorRbacOptions): Manifest[] {
       },
     );
   }
+  // Secure /metrics: what Prometheus' ServiceAccount is to be bound to.
+  rbac.push(metricsReaderRole(`${name}-metrics-reader`, labels));
   return rbac;
 }

@@ -1,74 +1,89 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { Transport } from '@nestor/core';
 import { OperatorMetrics } from '../metrics/operator-metrics.js';
-import { Manager } from '../runtime/manager.js';
+import { Manager, type ManagerHealth } from '../runtime/manager.js';
+import { apiServerReviews } from './access-reviews.js';
+import { httpEndpoints, type MetricsEndpoint } from './http-endpoints.js';
+import { MetricsAccess } from './metrics-access.js';
+import { runtimeLogger } from './nest-logger.js';
 import { OPERATOR_MODULE_OPTIONS } from './operator.module-definition.js';
 import type { OperatorModuleOptions } from './operator-options.interface.js';
+import { probeChecks, probeResponse, type Probe } from './probe-response.js';
+import { ServingCertificate } from './serving-certificate.js';
 
-type Route = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;
+type Route = (req: IncomingMessage, res: ServerResponse, query: URLSearchParams) => Promise<void> | void;
+
+/** One listening socket and what it serves. */
+interface Listener {
+  port: number;
+  host: string;
+  secure: boolean;
+  routes: Map<string, Route>;
+}
+
+const TEXT = 'text/plain; charset=utf-8';
 
 /**
- * Serves /metrics (Prometheus) and /healthz, /readyz (kubelet probes) on their own ports,
- * as controller-runtime does (defaults 8080 and 8081; 0 turns one off; one port for both
- * is fine). Listens before the manager starts, so probes answer during the cache sync.
+ * Serves /metrics and the kubelet probes /healthz, /readyz on their own ports, as
+ * controller-runtime does (defaults 8080 and 8081; 0 turns one off). /metrics is HTTPS and
+ * answers only callers the API server authenticates and authorizes (`metrics.secure: false`
+ * serves plain HTTP to anyone). Probes are plain HTTP and say which checks failed, never
+ * why: the reasons go to the log. Listens before the manager starts, so probes answer
+ * during the cache sync.
  */
 @Injectable()
 export class OperatorHttpServer implements OnModuleInit, OnApplicationShutdown {
   private readonly servers: Server[] = [];
+  private certificate?: ServingCertificate;
   private readonly logger = new Logger('OperatorHttp');
+  /** The reason last logged for each failing probe check: logged when it changes, not on every probe. */
+  private readonly loggedFailures = new Map<string, string>();
 
   constructor(
     private readonly manager: Manager,
     private readonly metrics: OperatorMetrics,
+    private readonly transport: Transport,
     @Inject(OPERATOR_MODULE_OPTIONS) private readonly options: OperatorModuleOptions,
   ) {}
 
-  /** Ports actually listened on, by what they serve (useful with port numbers chosen by the OS). */
+  /** Ports actually listened on, by what they serve. */
   readonly addresses: { metrics?: number; health?: number } = {};
 
   async onModuleInit(): Promise<void> {
-    const metricsPort = this.options.metrics?.port ?? 8080;
-    const healthPort = this.options.health?.port ?? 8081;
-    const host = this.options.metrics?.host ?? this.options.health?.host ?? '0.0.0.0';
-    const routes = new Map<number, Map<string, Route>>();
-    const at = (port: number) => routes.get(port) ?? routes.set(port, new Map()).get(port)!;
-    if (metricsPort > 0) at(metricsPort).set('/metrics', (_, res) => this.serveMetrics(res));
-    if (healthPort > 0) {
-      at(healthPort).set('/healthz', (_, res) => this.serveHealth(res, 'live'));
-      at(healthPort).set('/readyz', (_, res) => this.serveHealth(res, 'ready'));
+    const { metrics, health } = httpEndpoints(this.options);
+    const listeners: Listener[] = [];
+    const listenerFor = (port: number, host: string, secure: boolean) => {
+      let listener = listeners.find((l) => l.port === port);
+      if (!listener) listeners.push((listener = { port, host, secure, routes: new Map() }));
+      return listener;
+    };
+    if (metrics) {
+      const access = metrics.auth
+        ? new MetricsAccess(apiServerReviews(this.transport), { logger: runtimeLogger('MetricsAuth') })
+        : undefined;
+      if (metrics.secure) this.certificate = this.servingCertificate(metrics);
+      listenerFor(metrics.port, metrics.host, metrics.secure).routes.set('/metrics', (req, res) =>
+        this.serveMetrics(req, res, access),
+      );
     }
-    for (const [port, table] of routes) {
-      const server = createServer((req, res) => {
-        const path = (req.url ?? '/').split('?')[0]!;
-        const route = table.get(path);
-        if (!route) {
-          res.writeHead(404, { 'content-type': 'text/plain' }).end(`not found; try ${[...table.keys()].join(', ')}\n`);
-          return;
-        }
-        Promise.resolve(route(req, res)).catch((error: unknown) => {
-          res.writeHead(500, { 'content-type': 'text/plain' }).end(`${(error as Error).message}\n`);
-        });
-      });
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', (error: NodeJS.ErrnoException) =>
-          reject(
-            new Error(
-              error.code === 'EADDRINUSE'
-                ? `port ${port} for ${[...table.keys()].join(', ')} is in use: set OperatorModule options metrics.port / health.port (0 turns one off)`
-                : `cannot serve ${[...table.keys()].join(', ')} on ${host}:${port}: ${error.message}`,
-            ),
-          ),
-        );
-        server.listen(port, host, () => resolve());
-      });
-      this.servers.push(server);
-      if (table.has('/metrics')) this.addresses.metrics = port;
-      if (table.has('/readyz')) this.addresses.health = port;
-      this.logger.log(`serving ${[...table.keys()].join(', ')} on ${host}:${port}`);
+    if (health) {
+      const { routes } = listenerFor(health.port, health.host, false);
+      routes.set('/healthz', (_, res, query) => this.serveProbe(res, 'healthz', query));
+      routes.set('/readyz', (_, res, query) => this.serveProbe(res, 'readyz', query));
+    }
+    try {
+      for (const listener of listeners) await this.listen(listener, metrics);
+    } catch (error) {
+      await this.onApplicationShutdown();
+      throw error;
     }
   }
 
   async onApplicationShutdown(): Promise<void> {
+    this.certificate?.stop();
     await Promise.all(
       this.servers.splice(0).map(
         (server) =>
@@ -80,19 +95,109 @@ export class OperatorHttpServer implements OnModuleInit, OnApplicationShutdown {
     );
   }
 
-  private async serveMetrics(res: ServerResponse): Promise<void> {
+  private servingCertificate(metrics: MetricsEndpoint): ServingCertificate {
+    const specificHost = metrics.host !== '0.0.0.0' && metrics.host !== '::' && metrics.host !== 'localhost';
+    return new ServingCertificate({
+      ...(metrics.certDir ? { certDir: metrics.certDir } : {}),
+      ...(metrics.certName ? { certName: metrics.certName } : {}),
+      ...(metrics.keyName ? { keyName: metrics.keyName } : {}),
+      hosts: ['localhost', '127.0.0.1', ...(specificHost && metrics.host !== '127.0.0.1' ? [metrics.host] : [])],
+      logger: runtimeLogger('MetricsCertificate'),
+    });
+  }
+
+  private async listen(listener: Listener, metrics: MetricsEndpoint | undefined): Promise<void> {
+    const { port, host, secure, routes } = listener;
+    const paths = [...routes.keys()].join(', ');
+    const handle = (req: IncomingMessage, res: ServerResponse) => this.route(routes, req, res);
+    let server: Server;
+    if (secure) {
+      const certificate = this.certificate!;
+      const https = createHttpsServer({ ...certificate.current }, handle);
+      certificate.watch((pair) => https.setSecureContext(pair));
+      server = https;
+    } else {
+      server = createHttpServer(handle);
+    }
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', (error: NodeJS.ErrnoException) =>
+        reject(
+          new Error(
+            error.code === 'EADDRINUSE'
+              ? `port ${port} for ${paths} is in use: set OperatorModule options metrics.port / health.port (0 turns one off)`
+              : `cannot serve ${paths} on ${host}:${port}: ${error.message}`,
+          ),
+        ),
+      );
+      server.listen(port, host, () => resolve());
+    });
+    this.servers.push(server);
+    const bound = (server.address() as AddressInfo).port;
+    if (routes.has('/metrics')) this.addresses.metrics = bound;
+    if (routes.has('/readyz')) this.addresses.health = bound;
+    const how = !secure
+      ? 'plain HTTP, no authentication'
+      : `HTTPS with ${this.certificate!.source}${metrics?.auth ? ', callers authorized by the API server' : ', no authentication'}`;
+    this.logger.log(`serving ${paths} on ${host}:${bound} (${how})`);
+  }
+
+  private route(routes: Map<string, Route>, req: IncomingMessage, res: ServerResponse): void {
+    const url = req.url ?? '/';
+    const queryAt = url.indexOf('?');
+    const path = queryAt < 0 ? url : url.slice(0, queryAt);
+    const route = routes.get(path);
+    if (!route) {
+      res.writeHead(404, { 'content-type': TEXT }).end(`not found; try ${[...routes.keys()].join(', ')}\n`);
+      return;
+    }
+    const query = new URLSearchParams(queryAt < 0 ? '' : url.slice(queryAt + 1));
+    Promise.resolve()
+      .then(() => route(req, res, query))
+      .catch((error: unknown) => {
+        // The reason stays in the log: these ports answer callers who may not see internals.
+        this.logger.error(`${req.method ?? 'GET'} ${path} failed: ${(error as Error).message}`);
+        if (!res.headersSent) res.writeHead(500, { 'content-type': TEXT });
+        res.end('internal error\n');
+      });
+  }
+
+  private async serveMetrics(req: IncomingMessage, res: ServerResponse, access?: MetricsAccess): Promise<void> {
+    if (access) {
+      // As controller-runtime: the request's method, lower-cased, is the verb on the URL.
+      const verb = (req.method ?? 'GET').toLowerCase();
+      const decision = await access.check(req.headers.authorization, { verb, path: '/metrics' });
+      if (decision.status !== 200) {
+        res
+          .writeHead(decision.status, {
+            'content-type': TEXT,
+            ...(decision.status === 401 ? { 'www-authenticate': 'Bearer realm="metrics"' } : {}),
+          })
+          .end(`${decision.message}\n`);
+        return;
+      }
+    }
     const body = await this.metrics.scrape();
     res.writeHead(200, { 'content-type': this.metrics.contentType }).end(body);
   }
 
-  private serveHealth(res: ServerResponse, kind: 'live' | 'ready'): void {
+  private serveProbe(res: ServerResponse, probe: Probe, query: URLSearchParams): void {
     const health = this.manager.health();
-    const ok = kind === 'live' ? health.live : health.ready;
-    const lines = (kind === 'live' ? health.checks.slice(0, 1) : health.checks).map(
-      (c) => `[${c.ok ? '+' : '-'}]${c.name} ${c.ok ? 'ok' : `failed: ${c.detail ?? ''}`}`,
-    );
-    res
-      .writeHead(ok ? 200 : 503, { 'content-type': 'text/plain; charset=utf-8' })
-      .end(`${lines.join('\n')}\n${kind === 'live' ? 'healthz' : 'readyz'} ${ok ? 'check passed' : 'check failed'}\n`);
+    this.logFailures(probe, health);
+    const { status, body } = probeResponse(probe, health, query.has('verbose'));
+    res.writeHead(status, { 'content-type': TEXT }).end(body);
+  }
+
+  private logFailures(probe: Probe, health: ManagerHealth): void {
+    for (const check of probeChecks(probe, health)) {
+      const key = `${probe} ${check.name}`;
+      if (check.ok) {
+        this.loggedFailures.delete(key);
+        continue;
+      }
+      const reason = check.detail ?? 'no reason given';
+      if (this.loggedFailures.get(key) === reason) continue;
+      this.loggedFailures.set(key, reason);
+      this.logger.warn(`${probe}: ${check.name} failed: ${reason}`);
+    }
   }
 }

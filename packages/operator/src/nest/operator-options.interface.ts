@@ -27,12 +27,49 @@ export interface OperatorModuleOptions {
    * the CRDs `nestor manifests` writes, so the operator needs no rights on CRDs.
    */
   installCustomResources?: boolean | ClassType[];
-  /** Prometheus metrics on GET /metrics (default port 8080; 0 turns it off). */
-  metrics?: { port?: number; host?: string };
-  /** Probes GET /healthz and /readyz (default port 8081; 0 turns it off; may share the metrics port). */
-  health?: { port?: number; host?: string };
+  /**
+   * Prometheus metrics on GET /metrics: by default over HTTPS on 0.0.0.0:8080, for callers
+   * whose bearer token the API server accepts and whose user may `get` the non-resource URL
+   * /metrics, as controller-runtime's secure metrics serving.
+   */
+  metrics?: MetricsServerOptions;
+  /** Kubelet probes GET /healthz and /readyz, plain HTTP, no authentication (default 0.0.0.0:8081). */
+  health?: HealthServerOptions;
   /** Run controllers on one replica at a time, elected through a coordination.k8s.io Lease. */
   leaderElection?: LeaderElectionOptions;
+}
+
+export interface MetricsServerOptions {
+  /** Default 8080; 0 turns /metrics off. */
+  port?: number;
+  /** Address to listen on (default 0.0.0.0: Prometheus scrapes the pod IP). */
+  host?: string;
+  /**
+   * HTTPS (default true). `false` serves plain HTTP without authentication, for development
+   * or behind a proxy that authenticates (anyone who reaches the port reads the metrics).
+   */
+  secure?: boolean;
+  /**
+   * Authenticate each caller with a TokenReview and authorize it with a SubjectAccessReview
+   * for `get` on /metrics (default: on when secure; needs HTTPS). The operator's identity
+   * needs `create` on tokenreviews and subjectaccessreviews, as `nestor manifests` grants.
+   */
+  auth?: boolean;
+  /**
+   * A directory with the serving certificate and key (e.g. a mounted cert-manager Secret),
+   * read again when they change. Default: a self-signed certificate made at start-up.
+   */
+  certDir?: string;
+  /** File names in certDir (default tls.crt and tls.key). */
+  certName?: string;
+  keyName?: string;
+}
+
+export interface HealthServerOptions {
+  /** Default 8081; 0 turns the probes off. It may equal the metrics port only when metrics are plain HTTP. */
+  port?: number;
+  /** Address to listen on (default 0.0.0.0: the kubelet probes the pod IP). */
+  host?: string;
 }
 
 export interface LeaderElectionOptions {

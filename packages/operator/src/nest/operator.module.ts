@@ -10,6 +10,7 @@ import { Manager } from '../runtime/manager.js';
 import { OperatorMetrics } from '../metrics/operator-metrics.js';
 import { OperatorHttpServer } from './operator-http.server.js';
 import { runtimeLogger } from './nest-logger.js';
+import { loadKubeConfig } from './load-kube-config.js';
 import { KUBE_CONFIG } from './operator.constants.js';
 import { OperatorExplorer } from './operator.explorer.js';
 import { OperatorLifecycle } from './operator.lifecycle.js';
@@ -17,7 +18,8 @@ import { ConfigurableOperatorModule, OPERATOR_MODULE_OPTIONS } from './operator.
 import type { OperatorModuleOptions } from './operator-options.interface.js';
 import { OperatorRegistry } from './operator.registry.js';
 
-const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
+export { loadKubeConfig } from './load-kube-config.js';
+
 const SERVICE_ACCOUNT_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 
 /** Where the Lease lives when the options name no namespace. */
@@ -67,21 +69,6 @@ function createManager(
     ...(options.cacheSyncTimeoutMs ? { syncTimeoutMs: options.cacheSyncTimeoutMs } : {}),
     ...(options.shutdownGraceMs ? { shutdownGraceMs: options.shutdownGraceMs } : {}),
   });
-}
-
-/** In-cluster first, then KUBECONFIG, then ~/.kube/config. */
-export function loadKubeConfig(source?: KubeConfig | string): KubeConfig {
-  if (source instanceof KubeConfig) return source;
-  const kubeConfig = new KubeConfig();
-  if (typeof source === 'string') kubeConfig.loadFromFile(source);
-  else if (process.env.KUBERNETES_SERVICE_HOST && existsSync(SERVICE_ACCOUNT_TOKEN)) kubeConfig.loadFromCluster();
-  else kubeConfig.loadFromDefault();
-  if (!kubeConfig.getCurrentCluster()) {
-    throw new Error(
-      'no Kubernetes cluster is configured: run in a cluster, set KUBECONFIG, write ~/.kube/config, or pass kubeConfig to OperatorModule.forRoot()',
-    );
-  }
-  return kubeConfig;
 }
 
 const providers: Provider[] = [

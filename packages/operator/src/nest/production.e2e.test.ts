@@ -4,7 +4,7 @@ import 'reflect-metadata';
 import assert from 'node:assert/strict';
 import { createServer, type AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { Test, type TestingModule } from '@nestjs/testing';
+import { CapturingLogger, Test, type TestingModule } from '@nestjs/testing';
 import { KubeConfig, type V1ConfigMap, type V1Lease } from '@kubernetes/client-node';
 import { TestEnvironment, waitFor } from '@nestor/testing';
 import {
@@ -114,7 +114,8 @@ describe('production runtime in process', () => {
       {
         kubeConfig: env.kubeConfig,
         namespace,
-        metrics: { port, host: '127.0.0.1' },
+        // Plain HTTP: this test is about the values; metrics-auth.e2e.test.ts covers HTTPS and auth.
+        metrics: { port, host: '127.0.0.1', secure: false },
         health: { port: 0 },
         // Default timings: a sole candidate takes the Lease at once.
         leaderElection: { id: leaseId, namespace, identity: 'metrics-test' },
@@ -251,6 +252,9 @@ describe('production runtime in process', () => {
     const app = await compile({ kubeConfig, namespace, metrics: { port: 0 }, health: { port, host: '127.0.0.1' } }, [
       BehavingController,
     ]);
+    // What the operator logs (until the next compile() puts the testing logger back).
+    const logger = new CapturingLogger();
+    app.useLogger(logger);
     // Bootstrap waits for the sync, so it stays pending while the probes answer.
     const init = app.init();
     init.catch(() => undefined);
@@ -258,11 +262,24 @@ describe('production runtime in process', () => {
     const notReady = await waitFor(
       async () => {
         const readyz = await get(port, '/readyz');
-        return readyz.status === 503 && /\[-\]informer:configmaps.*forbidden/i.test(readyz.body) ? readyz : undefined;
+        return readyz.status === 503 && /\[-\]informer:configmaps failed/.test(readyz.body) ? readyz : undefined;
       },
       { what: '/readyz to fail on the forbidden list' },
     );
     assert.match(notReady.body, /readyz check failed/);
+    // Why goes to the log, not to the unauthenticated probe port; once per reason.
+    const reasons = () =>
+      logger.filter({ level: 'warn', context: 'OperatorHttp', message: /^readyz: informer:configmaps failed:/ });
+    await waitFor(() => reasons().some((entry) => /forbidden/i.test(String(entry.message))), {
+      what: 'the reason in the log',
+    });
+    const logLines = reasons().length;
+    for (let i = 0; i < 5; i++) {
+      const readyz = await get(port, '/readyz');
+      assert.equal(readyz.status, 503);
+      assert.doesNotMatch(readyz.body, /forbidden|system:serviceaccount|configmaps is/i);
+    }
+    assert.equal(reasons().length, logLines, 'an unchanged reason is not logged again on every probe');
     assert.equal((await get(port, '/healthz')).status, 200, 'a starting operator is alive');
     assert.equal(app.get(BehavingController).reconciled.size, 0);
 
@@ -282,7 +299,7 @@ describe('production runtime in process', () => {
 
     const ready = await waitFor(
       async () => {
-        const readyz = await get(port, '/readyz');
+        const readyz = await get(port, '/readyz?verbose');
         return readyz.status === 200 ? readyz : undefined;
       },
       { timeoutMs: 60_000, what: '/readyz to pass once the operator may list' },
@@ -311,7 +328,7 @@ describe('production runtime in process', () => {
       {
         kubeConfig: env.kubeConfig,
         namespace,
-        metrics: { port: metricsPort, host: '127.0.0.1' },
+        metrics: { port: metricsPort, host: '127.0.0.1', secure: false },
         health: { port: healthPort, host: '127.0.0.1' },
         leaderElection: {
           id: leaseId,
@@ -328,7 +345,7 @@ describe('production runtime in process', () => {
     await app.init();
     const readyz = await waitFor(
       async () => {
-        const response = await get(healthPort, '/readyz');
+        const response = await get(healthPort, '/readyz?verbose');
         return response.status === 200 ? response : undefined;
       },
       { what: 'the standby to be ready' },
@@ -365,7 +382,7 @@ describe('production runtime in process', () => {
       {
         kubeConfig: env.kubeConfig,
         namespace,
-        metrics: { port: metricsPort, host: '127.0.0.1' },
+        metrics: { port: metricsPort, host: '127.0.0.1', secure: false },
         health: { port: 0 },
         leaderElection: {
           id: leaseId,

@@ -1,0 +1,150 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createSecureContext } from 'node:tls';
+import { silentLogger, systemClock, type Clock, type RuntimeLogger, type TimerHandle } from '@nestor/core';
+import { selfSignedCertificate } from './self-signed-certificate.js';
+
+export interface KeyPair {
+  cert: string;
+  key: string;
+}
+
+export interface ServingCertificateOptions {
+  /**
+   * A directory holding the certificate and its key (a mounted kubernetes.io/tls Secret, as
+   * cert-manager writes one). Without it, a self-signed certificate is made in memory.
+   */
+  certDir?: string;
+  /** File names in certDir (default tls.crt and tls.key, a TLS Secret's keys). */
+  certName?: string;
+  keyName?: string;
+  /** Names the self-signed certificate is for (default localhost and 127.0.0.1). */
+  hosts?: readonly string[];
+  /** How often the files are checked for a new certificate (default 10 s). */
+  pollMs?: number;
+  clock?: Clock;
+  logger?: RuntimeLogger;
+}
+
+/** A self-signed certificate is made again this long before it expires (it lasts a year). */
+const RENEW_BEFORE_MS = 30 * 24 * 3600_000;
+
+/**
+ * The certificate an HTTPS server presents, kept current: files are read again when they
+ * change (cert-manager rotates them in place, as controller-runtime's certwatcher expects),
+ * and a self-signed one is made again before it expires. A pair that does not load (a
+ * rotation half written) is logged and tried again on the next check; the old one stays.
+ */
+export class ServingCertificate {
+  private pair: KeyPair;
+  private notAfter?: number;
+  private timer?: TimerHandle;
+  private readonly clock: Clock;
+  private readonly log: RuntimeLogger;
+
+  constructor(private readonly options: ServingCertificateOptions = {}) {
+    this.clock = options.clock ?? systemClock;
+    this.log = options.logger ?? silentLogger;
+    this.pair = options.certDir ? this.validated(this.readFiles()) : this.generate();
+  }
+
+  /** The PEM certificate and key to serve now. */
+  get current(): KeyPair {
+    return this.pair;
+  }
+
+  /** Where the certificate comes from, for the start-up log line. */
+  get source(): string {
+    return this.options.certDir ? `${this.certPath} and ${this.keyPath}` : 'a self-signed certificate made at start-up';
+  }
+
+  /** Calls `onChange` with each new pair, until stop(). */
+  watch(onChange: (pair: KeyPair) => void): void {
+    let lastProblem = '';
+    const tick = () => {
+      try {
+        if (this.refresh()) onChange(this.pair);
+        lastProblem = '';
+      } catch (error) {
+        // Once per problem, not on every check.
+        const problem = (error as Error).message;
+        if (problem !== lastProblem) this.log.warn(`keeping the current serving certificate: ${problem}`);
+        lastProblem = problem;
+      }
+      this.timer = this.clock.setTimeout(tick, this.options.pollMs ?? 10_000);
+    };
+    this.timer = this.clock.setTimeout(tick, this.options.pollMs ?? 10_000);
+  }
+
+  stop(): void {
+    if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  /** True when the pair changed. */
+  private refresh(): boolean {
+    if (!this.options.certDir) {
+      if (this.clock.now() < this.notAfter! - RENEW_BEFORE_MS) return false;
+      this.pair = this.generate();
+      this.log.info('made a new self-signed serving certificate: the last one was about to expire');
+      return true;
+    }
+    // Two small files every few seconds: comparing contents is cheap and needs no mtime.
+    const files = this.readFiles();
+    if (files.cert === this.pair.cert && files.key === this.pair.key) return false;
+    this.pair = this.validated(files);
+    this.log.info(`loaded the new serving certificate from ${this.certPath}`);
+    return true;
+  }
+
+  private get certPath(): string {
+    return join(this.options.certDir!, this.options.certName ?? 'tls.crt');
+  }
+
+  private get keyPath(): string {
+    return join(this.options.certDir!, this.options.keyName ?? 'tls.key');
+  }
+
+  private generate(): KeyPair {
+    const generated = selfSignedCertificate({
+      ...(this.options.hosts ? { hosts: this.options.hosts } : {}),
+      now: new Date(this.clock.now()),
+    });
+    this.notAfter = generated.notAfter.getTime();
+    return { cert: generated.cert, key: generated.key };
+  }
+
+  private readFiles(): KeyPair {
+    return {
+      cert: readOrExplain(this.certPath, this.options.certDir!),
+      key: readOrExplain(this.keyPath, this.options.certDir!),
+    };
+  }
+
+  /** The pair, once TLS accepts it: a PEM certificate and the private key of its public key. */
+  private validated(pair: KeyPair): KeyPair {
+    try {
+      createSecureContext(pair);
+    } catch (error) {
+      throw new Error(
+        `${this.certPath} and ${this.keyPath} are not a PEM certificate and its private key (${(error as Error).message}): ` +
+          'write both files together, or leave metrics.certDir out for a self-signed certificate',
+        { cause: error },
+      );
+    }
+    return pair;
+  }
+}
+
+function readOrExplain(path: string, certDir: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new Error(
+      `cannot read ${path} (${code ?? (error as Error).message}): metrics.certDir ${certDir} must hold the certificate and its key ` +
+        '(mount a kubernetes.io/tls Secret there, or set certName/keyName), or leave metrics.certDir out for a self-signed certificate',
+      { cause: error },
+    );
+  }
+}
