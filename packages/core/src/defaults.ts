@@ -11,3 +11,10 @@ export const DEFAULT_CACHE_SYNC_TIMEOUT_MS = 120_000;
 export const DEFAULT_MAX_CONCURRENT_RECONCILES = 1;
 /** Field manager of server-side apply and writes. */
 export const DEFAULT_FIELD_MANAGER = 'nestor';
+/**
+ * A watch that received nothing, bookmarks included, for this long is reconnected: the
+ * API server sends a bookmark about every minute on an idle watch (59.2 s measured on
+ * v1.37), so silence past 70 s means a connection that died without closing (a NAT or load
+ * balancer that dropped it). client-go waits for the watch timeout (5 to 10 minutes).
+ */
+export const DEFAULT_WATCH_STALL_MS = 70_000;

@@ -186,6 +186,9 @@ export class Transport {
       try {
         res = await responseOf(req);
       } catch (error) {
+        // No answer at all within the deadline: the connection may have died without closing
+        // (a NAT or load balancer that dropped it), and its idle siblings with it.
+        if (deadlines.get(req)?.fired) dropIdleSockets(agent);
         clearDeadline(req);
         // A kept-alive socket the server closed just as we reused it: safe to resend a read.
         const stale = req.reusedSocket && (error as NodeJS.ErrnoException).code === 'ECONNRESET';
@@ -306,6 +309,13 @@ export class Transport {
       timeout: FREE_SOCKET_TIMEOUT_MS,
     });
     this.watchAgent = new Agent(common);
+  }
+}
+
+/** Closes the agent's idle kept-alive sockets, so the next requests open fresh connections. */
+function dropIdleSockets(agent: http.Agent): void {
+  for (const sockets of Object.values(agent.freeSockets)) {
+    for (const socket of sockets ?? []) socket.destroy();
   }
 }
 

@@ -11,3 +11,4 @@ export {
 } from './controlplane-binaries.js';
 export { waitFor, type WaitForOptions } from './wait-for.js';
 export { parallel } from './parallel.js';
+export { TcpRelay } from './tcp-relay.js';

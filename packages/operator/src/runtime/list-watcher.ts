@@ -1,5 +1,6 @@
 import {
   apiVersionOf,
+  DEFAULT_WATCH_STALL_MS,
   type Clock,
   keyOf,
   KubeApiError,
@@ -131,7 +132,7 @@ export class ListWatcher<T extends KubeObject> {
     if (this.watches++ > 0) this.stats.restarts++;
     const minTimeout = this.options.minWatchTimeoutSeconds ?? 300;
     const timeoutSeconds = Math.floor(minTimeout * (1 + this.random()));
-    const stallMs = this.options.stallTimeoutMs ?? timeoutSeconds * 1000 + 60_000;
+    const stallMs = this.options.stallTimeoutMs ?? Math.min(DEFAULT_WATCH_STALL_MS, timeoutSeconds * 1000 + 60_000);
     const abort = new AbortController();
     const forward = () => abort.abort(this.signal.reason);
     this.signal.addEventListener('abort', forward, { once: true });

@@ -65,7 +65,7 @@ export interface WatchOptions {
   backoff?: BackoffOptions;
   /** Server-side watch timeout is random in [min, 2·min) seconds (default 300, as client-go's reflector). */
   minWatchTimeoutSeconds?: number;
-  /** Reconnect a watch that received nothing, bookmarks included, for this long (default: its timeout + 60 s). */
+  /** Reconnect a watch that received nothing, bookmarks included, for this long (default 70 s: DEFAULT_WATCH_STALL_MS). */
   stallTimeoutMs?: number;
   clock?: Clock;
   random?: () => number;

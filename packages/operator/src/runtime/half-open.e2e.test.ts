@@ -1,0 +1,73 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { V1ConfigMap } from '@kubernetes/client-node';
+import { Transport, type KubeObject } from '@nestor/core';
+import { parallel, TcpRelay, TestEnvironment, waitFor } from '@nestor/testing';
+import { ConfigMap } from '../client/kinds.js';
+import { configMapsPath, createConfigMap } from '../test-support/e2e-helpers.js';
+import { Manager } from './manager.js';
+
+// Half-open connections: a middlebox drops every connection without closing any. Before,
+// a watch on such a connection waited for its stall timeout (its watch timeout + 60 s: 6 to
+// 11 minutes) and requests timed out one pooled socket after another; an operator behind
+// such a relay converged on 0 of 500 changes in 240 s. Defaults only here: the watch's
+// stall limit (DEFAULT_WATCH_STALL_MS, from the API server's bookmark period) is what is tested.
+
+let env: TestEnvironment;
+let relay: TcpRelay;
+before(async () => {
+  env = await TestEnvironment.start();
+  relay = await TcpRelay.start(env.server);
+});
+after(async () => {
+  await relay?.close();
+  await env?.stop();
+});
+
+describe('connections that die without closing', () => {
+  it('are noticed, replaced, and the changes made meanwhile reconciled', async () => {
+    const namespace = await env.createNamespace('half-open');
+    const names = Array.from({ length: 20 }, (_, i) => `cm-${i}`);
+    await parallel(names, 8, (name) => createConfigMap(env.client, namespace, name, { data: { v: '1' } }));
+
+    const transport = await Transport.fromKubeConfig(relay.kubeConfig(env.kubeConfig), { requestTimeoutMs: 5_000 });
+    const manager = new Manager({ transport });
+    const seen = new Map<string, string>();
+    manager.addController<V1ConfigMap & KubeObject>({
+      name: 'half-open',
+      resource: ConfigMap,
+      namespace,
+      maxConcurrentReconciles: 4,
+      reconcile: async ({ object, signal }) => {
+        // A read through the API (not the cache): requests must find a live connection too.
+        const fresh = await transport.json<V1ConfigMap>('GET', configMapsPath(namespace, object!.metadata!.name!), {
+          signal,
+        });
+        seen.set(fresh.metadata!.name!, fresh.data?.['v'] ?? '');
+      },
+    });
+    await manager.start();
+    try {
+      await waitFor(() => names.every((n) => seen.get(n) === '1'), { timeoutMs: 30_000, what: 'the first reconciles' });
+      const connectionsBefore = relay.accepted;
+      relay.silence();
+      await parallel(names, 8, (name) =>
+        env.client.request(
+          'PATCH',
+          configMapsPath(namespace, name),
+          { data: { v: '2' } },
+          'application/merge-patch+json',
+        ),
+      );
+      await waitFor(() => names.every((n) => seen.get(n) === '2'), {
+        timeoutMs: 150_000,
+        intervalMs: 500,
+        what: 'every change made after the connections went silent to be reconciled',
+      });
+      assert.ok(relay.accepted > connectionsBefore, 'new connections replaced the silent ones');
+    } finally {
+      await manager.stop();
+      transport.close();
+    }
+  });
+});

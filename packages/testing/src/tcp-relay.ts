@@ -1,0 +1,93 @@
+import { createConnection, createServer, type Server, type Socket } from 'node:net';
+import { KubeConfig } from '@kubernetes/client-node';
+
+/**
+ * A TCP relay between a client and the API server, for half-open connection faults: after
+ * silence(), every connection open at that moment stops forwarding in both directions and
+ * nothing is closed (a NAT or load balancer that lost its state); connections made after
+ * are forwarded again. Listens on 127.0.0.1.
+ */
+export class TcpRelay {
+  private readonly pairs = new Set<{ client: Socket; upstream: Socket; silenced: boolean }>();
+  /** Connections accepted since start. */
+  accepted = 0;
+
+  private constructor(
+    private readonly server: Server,
+    /** The port it listens on, on 127.0.0.1. */
+    readonly port: number,
+  ) {}
+
+  /** Relays 127.0.0.1:<free port> to `target` (an https:// or http:// URL, as a kubeconfig's server). */
+  static async start(target: string): Promise<TcpRelay> {
+    const url = new URL(target);
+    const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+    const port = Number(url.port) || (url.protocol === 'https:' ? 443 : 80);
+    let relay: TcpRelay | undefined;
+    const server = createServer((client) => relay?.accept(client, host, port));
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', resolve);
+    });
+    relay = new TcpRelay(server, (server.address() as { port: number }).port);
+    return relay;
+  }
+
+  /** The relay's address, in place of the API server's. */
+  get url(): string {
+    return `https://127.0.0.1:${this.port}`;
+  }
+
+  /** Connections open now. */
+  get open(): number {
+    return this.pairs.size;
+  }
+
+  /** A copy of `kubeConfig` whose current cluster is reached through this relay. */
+  kubeConfig(kubeConfig: KubeConfig): KubeConfig {
+    const current = kubeConfig.getCurrentCluster();
+    if (!current) throw new Error('the kubeconfig has no current cluster to relay');
+    const relayed = new KubeConfig();
+    relayed.loadFromOptions({
+      clusters: kubeConfig.clusters.map((c) => (c.name === current.name ? { ...c, server: this.url } : c)),
+      users: kubeConfig.users,
+      contexts: kubeConfig.contexts,
+      currentContext: kubeConfig.currentContext,
+    });
+    return relayed;
+  }
+
+  /** Every open connection stops forwarding, silently: nothing is closed, nothing arrives. */
+  silence(): void {
+    for (const pair of this.pairs) pair.silenced = true;
+  }
+
+  async close(): Promise<void> {
+    for (const { client, upstream } of this.pairs) {
+      client.destroy();
+      upstream.destroy();
+    }
+    this.pairs.clear();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private accept(client: Socket, host: string, port: number): void {
+    this.accepted++;
+    const upstream = createConnection({ host, port });
+    const pair = { client, upstream, silenced: false };
+    this.pairs.add(pair);
+    const forward = (from: Socket, to: Socket) =>
+      from.on('data', (chunk: Buffer) => {
+        if (!pair.silenced) to.write(chunk);
+      });
+    forward(client, upstream);
+    forward(upstream, client);
+    const end = () => {
+      this.pairs.delete(pair);
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('close', end).on('error', end);
+    upstream.on('close', end).on('error', end);
+  }
+}
