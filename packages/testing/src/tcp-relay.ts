@@ -23,13 +23,13 @@ export class TcpRelay {
     const url = new URL(target);
     const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
     const port = Number(url.port) || (url.protocol === 'https:' ? 443 : 80);
-    let relay: TcpRelay | undefined;
-    const server = createServer((client) => relay?.accept(client, host, port));
+    const server = createServer();
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(0, '127.0.0.1', resolve);
     });
-    relay = new TcpRelay(server, (server.address() as { port: number }).port);
+    const relay = new TcpRelay(server, (server.address() as { port: number }).port);
+    server.on('connection', (client: Socket) => relay.accept(client, host, port));
     return relay;
   }
 
