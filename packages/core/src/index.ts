@@ -27,3 +27,4 @@ export { type RuntimeLogger, silentLogger, consoleLogger } from './logger.js';
 export { sleep } from './sleep.js';
 export * from './defaults.js';
 export { retryWhileUnreachable, type RetryUnreachableOptions } from './retry-unreachable.js';
+export { ambientSignal, withAbortSignal } from './abort-scope.js';

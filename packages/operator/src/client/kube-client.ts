@@ -1,4 +1,5 @@
 import {
+  ambientSignal,
   apiVersionOf,
   DEFAULT_FIELD_MANAGER,
   keyOf,
@@ -98,7 +99,7 @@ export class KubeClient {
     const cached = this.options.informers?.find(resource, ref.namespace);
     if (cached) return cached.get(keyOf(ref)) as T | undefined;
     try {
-      return await this.transport.json<T>('GET', resourcePath(resource, ref.namespace, ref.name));
+      return await this.transport.json<T>('GET', resourcePath(resource, ref.namespace, ref.name), this.cancellation());
     } catch (error) {
       if (error instanceof KubeApiError && error.status === 404) return undefined;
       throw error;
@@ -113,7 +114,11 @@ export class KubeClient {
     }
     let items: T[] = [];
     const query = { labelSelector: options.labelSelector, fieldSelector: options.fieldSelector };
-    for await (const page of listPages<T>(this.transport, resourcePath(resource, options.namespace), { query })) {
+    const pages = listPages<T>(this.transport, resourcePath(resource, options.namespace), {
+      query,
+      ...this.cancellation(),
+    });
+    for await (const page of pages) {
       if (page.restarted) items = [];
       for (const item of page.items) items.push(withKind(item, resource));
     }
@@ -124,6 +129,7 @@ export class KubeClient {
     this.options.fence?.assertWritable();
     const { namespace } = object.metadata ?? {};
     return this.transport.json<T>('POST', resourcePath(resource, namespace), {
+      ...this.cancellation(),
       body: object,
       query: { fieldManager: this.fieldManager },
     });
@@ -134,6 +140,7 @@ export class KubeClient {
     this.options.fence?.assertWritable();
     const { namespace, name } = requireName(object);
     return this.transport.json<T>('PUT', resourcePath(resource, namespace, name), {
+      ...this.cancellation(),
       body: object,
       query: { fieldManager: this.fieldManager },
     });
@@ -148,6 +155,7 @@ export class KubeClient {
     this.options.fence?.assertWritable();
     try {
       await this.transport.json('DELETE', resourcePath(resource, ref.namespace, ref.name), {
+        ...this.cancellation(),
         body: { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: options.propagationPolicy ?? 'Background' },
       });
       return true;
@@ -167,6 +175,7 @@ export class KubeClient {
     this.options.fence?.assertWritable();
     const path = resourcePath(resource, ref.namespace, ref.name) + (subresource ? `/${subresource}` : '');
     return this.transport.json<T>('PATCH', path, {
+      ...this.cancellation(),
       body: patch,
       contentType: CONTENT_TYPES[type],
       query: { fieldManager: this.fieldManager },
@@ -183,6 +192,7 @@ export class KubeClient {
     const { namespace, name } = requireName(object);
     const body = options.owner ? withOwner(object, options.owner) : object;
     return this.transport.json<T>('PATCH', resourcePath(resource, namespace, name), {
+      ...this.cancellation(),
       body,
       contentType: CONTENT_TYPES.apply,
       query: { fieldManager: options.fieldManager ?? this.fieldManager, force: String(options.force ?? true) },
@@ -201,6 +211,7 @@ export class KubeClient {
     const resource = this.kinds.forObject(object);
     const { namespace, name } = requireName(object);
     return this.transport.json<T>('PATCH', `${resourcePath(resource, namespace, name)}/status`, {
+      ...this.cancellation(),
       body: { apiVersion: object.apiVersion, kind: object.kind, metadata: { name, namespace }, status },
       contentType: CONTENT_TYPES.apply,
       query: { fieldManager: this.fieldManager, force: 'true' },
@@ -240,6 +251,7 @@ export class KubeClient {
     const { namespace = 'default', name, uid } = object.metadata ?? {};
     const now = new Date().toISOString();
     await this.transport.json('POST', resourcePath(CoreEvent, namespace), {
+      ...this.cancellation(),
       body: {
         apiVersion: 'v1',
         kind: 'Event',
@@ -264,6 +276,12 @@ export class KubeClient {
         count: 1,
       },
     });
+  }
+
+  /** The ambient abort signal (a reconcile's): its requests are cut when it aborts. */
+  private cancellation(): { signal?: AbortSignal } {
+    const signal = ambientSignal();
+    return signal ? { signal } : {};
   }
 
   /**
@@ -297,7 +315,11 @@ export class KubeClient {
         if (error instanceof KubeApiError && error.status === 404) return current; // gone: nothing left to change
         const stale = error instanceof KubeApiError && (error.status === 409 || error.status === 422);
         if (!stale || attempt >= 5) throw error;
-        const fresh = await this.transport.json<T>('GET', resourcePath(resource, ref.namespace, ref.name));
+        const fresh = await this.transport.json<T>(
+          'GET',
+          resourcePath(resource, ref.namespace, ref.name),
+          this.cancellation(),
+        );
         current = withKind(fresh, resource);
       }
     }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { isUnreachable, refOf, type RuntimeLogger } from '@nestor/core';
+import { isUnreachable, refOf, withAbortSignal, type RuntimeLogger } from '@nestor/core';
 import type { QueueMetricsSink, WorkQueue } from './queue.js';
 import type { Reconciler } from './reconciler.js';
 import { show } from './options-check.js';
@@ -103,8 +103,10 @@ export class ReconcileLoop<T> {
     metrics?.activeWorkers(1);
     let outcome: ReconcileOutcome;
     let failure: Error | undefined;
-    const run = (async () =>
-      this.options.reconcile({ ref, key, object, signal: abort.signal, attempt, reconcileId, log }))();
+    // The signal is ambient too: KubeClient's requests inside the reconcile are cut when it aborts.
+    const run = withAbortSignal(abort.signal, async () =>
+      this.options.reconcile({ ref, key, object, signal: abort.signal, attempt, reconcileId, log }),
+    );
     this.unsettled.add(run);
     const forget = () => this.unsettled.delete(run);
     run.then(forget, forget);
