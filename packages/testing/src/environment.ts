@@ -6,6 +6,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import { installCustomResourceDefinitions, KubeApiError, sleep } from '@nestor/core';
 import { ApiClient } from './api-client.js';
+import { auditLogFlags, readAuditLog, type AuditEvent } from './audit-log.js';
 import { ensureControlPlaneBinaries, type ControlPlaneBinaries } from './controlplane-binaries.js';
 import {
   createAdminIdentity,
@@ -40,6 +41,11 @@ export interface TestEnvironmentOptions {
   etcdPort?: number;
   /** Extra kube-apiserver flags, e.g. ['--watch-cache=false']. */
   apiServerFlags?: string[];
+  /**
+   * Turn on the API server's audit log: every write (not reads), at Metadata level, the
+   * record of who wrote what and when for fault tests. Read it with auditEvents().
+   */
+  auditLog?: boolean;
   /** Where progress of a first control-plane build goes (default: stderr). */
   onProgress?: (line: string) => void;
 }
@@ -75,6 +81,7 @@ interface OwnedControlPlane {
   apiServerArgs: string[];
   processOptions: ProcessOptions;
   controllerManager?: ControlPlaneProcess;
+  auditLogPath?: string;
 }
 
 /**
@@ -196,6 +203,7 @@ export class TestEnvironment {
         return response?.ok === true;
       });
 
+      const audit = options.auditLog ? await auditLogFlags(dir) : undefined;
       const port = options.apiServerPort ?? (await freePort());
       const certDir = join(dir, 'certs');
       const apiServerArgs = [
@@ -213,6 +221,7 @@ export class TestEnvironment {
         `--service-account-signing-key-file=${saKey.privateKey}`,
         '--disable-admission-plugins=ServiceAccount',
         ...identity.apiServerFlags,
+        ...(audit?.flags ?? []),
         ...(options.apiServerFlags ?? []),
       ];
       const apiServer = new ControlPlaneProcess(
@@ -271,6 +280,7 @@ export class TestEnvironment {
         apiServerArgs,
         processOptions,
         ...(controllerManager ? { controllerManager } : {}),
+        ...(audit ? { auditLogPath: audit.path } : {}),
       });
     } catch (error) {
       for (const proc of started.reverse()) await proc.stop();
@@ -323,6 +333,13 @@ export class TestEnvironment {
       owned.processOptions,
     );
     await waitReady(this.client, this.options.startTimeoutMs, [owned.apiServer]);
+  }
+
+  /** The API server's audit log so far: every write (see the auditLog option). */
+  async auditEvents(): Promise<AuditEvent[]> {
+    const path = this.requireOwned('auditEvents').auditLogPath;
+    if (!path) throw new Error('auditEvents() needs TestEnvironment.start({ auditLog: true })');
+    return readAuditLog(path);
   }
 
   /**

@@ -12,3 +12,4 @@ export {
 export { waitFor, type WaitForOptions } from './wait-for.js';
 export { parallel } from './parallel.js';
 export { TcpRelay } from './tcp-relay.js';
+export type { AuditEvent } from './audit-log.js';

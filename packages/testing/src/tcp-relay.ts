@@ -9,6 +9,8 @@ import { KubeConfig } from '@kubernetes/client-node';
  */
 export class TcpRelay {
   private readonly pairs = new Set<{ client: Socket; upstream: Socket; silenced: boolean }>();
+  /** Partitioned: new connections are accepted and silenced too. */
+  private partitioned = false;
   /** Connections accepted since start. */
   accepted = 0;
 
@@ -62,6 +64,17 @@ export class TcpRelay {
     for (const pair of this.pairs) pair.silenced = true;
   }
 
+  /** A partition: every connection, open now or made later, forwards nothing until heal(). */
+  partition(): void {
+    this.partitioned = true;
+    this.silence();
+  }
+
+  /** Ends a partition: new connections are forwarded again (the silenced ones stay dead, as after a real one). */
+  heal(): void {
+    this.partitioned = false;
+  }
+
   async close(): Promise<void> {
     for (const { client, upstream } of this.pairs) {
       client.destroy();
@@ -74,7 +87,7 @@ export class TcpRelay {
   private accept(client: Socket, host: string, port: number): void {
     this.accepted++;
     const upstream = createConnection({ host, port });
-    const pair = { client, upstream, silenced: false };
+    const pair = { client, upstream, silenced: this.partitioned };
     this.pairs.add(pair);
     const forward = (from: Socket, to: Socket) =>
       from.on('data', (chunk: Buffer) => {

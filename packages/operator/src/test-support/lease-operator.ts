@@ -7,9 +7,11 @@
 //   NESTOR_LEASE_ID             the Lease's name
 //   NESTOR_LEASE_MS, NESTOR_RENEW_MS, NESTOR_RETRY_MS   lease timings (default: the framework's)
 //   NESTOR_SYNC_MS              the cache sync timeout (default: the framework's)
+//   NESTOR_WORKERS              maxConcurrentReconciles (default 1)
 // It reconciles ConfigMaps: each reconcile prints a 'start' and an 'end' JSON line with its
 // identity, key and timestamps, and sleeps data.sleepMs in between. With data.write set, it
-// then writes its identity into the annotation nestor.test/written-by through KubeClient
+// then writes its identity into the annotation nestor.test/written-by, and data.v into
+// nestor.test/observed (what it converged on), through KubeClient
 // and prints 'write' with ok: true, or ok: false and the error when the write is refused.
 // Other JSON lines: 'ready' once the application context is up, 'exit' when the process exits.
 import 'reflect-metadata';
@@ -50,7 +52,7 @@ function emit(event: Omit<OperatorEvent, 'nestorTest' | 'identity' | 'at'> & { a
   process.stdout.write(`${JSON.stringify({ nestorTest: true, identity, at: Date.now(), ...event })}\n`);
 }
 
-@Controller(ConfigMap)
+@Controller(ConfigMap, { maxConcurrentReconciles: Number(process.env['NESTOR_WORKERS'] ?? 1) })
 class RecordingController {
   constructor(private readonly kube: KubeClient) {}
 
@@ -63,7 +65,9 @@ class RecordingController {
     if (configMap.data?.['write']) {
       try {
         await this.kube.patch(ConfigMap, ctx.request, {
-          metadata: { annotations: { 'nestor.test/written-by': identity } },
+          metadata: {
+            annotations: { 'nestor.test/written-by': identity, 'nestor.test/observed': configMap.data?.['v'] ?? '' },
+          },
         });
         emit({ event: 'write', key: ctx.key, ok: true });
       } catch (error) {

@@ -20,6 +20,7 @@ export interface OperatorProcessOptions {
   renewDeadlineMs?: number;
   retryPeriodMs?: number;
   cacheSyncTimeoutMs?: number;
+  workers?: number;
 }
 
 export interface ProcessExit {
@@ -45,6 +46,7 @@ export class OperatorProcess {
     if (options.renewDeadlineMs) timings['NESTOR_RENEW_MS'] = String(options.renewDeadlineMs);
     if (options.retryPeriodMs) timings['NESTOR_RETRY_MS'] = String(options.retryPeriodMs);
     if (options.cacheSyncTimeoutMs) timings['NESTOR_SYNC_MS'] = String(options.cacheSyncTimeoutMs);
+    if (options.workers) timings['NESTOR_WORKERS'] = String(options.workers);
     this.child = spawn(NODE, ['--enable-source-maps', SCRIPT], {
       env: {
         ...process.env,
