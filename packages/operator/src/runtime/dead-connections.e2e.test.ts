@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import { Transport, type KubeObject } from '@nestor/core';
 import { parallel, TcpRelay, TestEnvironment, waitFor } from '@nestor/testing';
+import { KubeClient } from '../client/kube-client.js';
 import { ConfigMap } from '../client/kinds.js';
 import { configMapsPath, createConfigMap } from '../test-support/e2e-helpers.js';
 import { Manager } from './manager.js';
@@ -13,20 +14,33 @@ import { Manager } from './manager.js';
 // such a relay converged on 0 of 500 changes in 240 s. Defaults only here: the watch's
 // stall limit (DEFAULT_WATCH_STALL_MS, from the API server's bookmark period) is what is tested.
 
+// A reconcile's signal aborts on its timeout, a lost lease and shutdown past the grace
+// period; the user need not pass it on: KubeClient's requests inside the reconcile carry it.
+// Before, a request on a dead connection kept the aborted reconcile (and its object) held
+// until the request's own deadline, 60 s later.
+
 let env: TestEnvironment;
-let relay: TcpRelay;
+/** One relay per test: silencing one must not touch another test's connections. */
+const relays = {
+  open: [] as TcpRelay[],
+  async start(): Promise<TcpRelay> {
+    const relay = await TcpRelay.start(env.server);
+    this.open.push(relay);
+    return relay;
+  },
+};
 before(async () => {
   env = await TestEnvironment.start();
-  relay = await TcpRelay.start(env.server);
 });
 after(async () => {
-  await relay?.close();
+  await Promise.all(relays.open.map((r) => r.close()));
   await env?.stop();
 });
 
 describe('connections that die without closing', () => {
   it('are noticed, replaced, and the changes made meanwhile reconciled', async () => {
     const namespace = await env.createNamespace('half-open');
+    const relay = await relays.start();
     const names = Array.from({ length: 20 }, (_, i) => `cm-${i}`);
     await parallel(names, 8, (name) => createConfigMap(env.client, namespace, name, { data: { v: '1' } }));
 
@@ -65,6 +79,48 @@ describe('connections that die without closing', () => {
         what: 'every change made after the connections went silent to be reconciled',
       });
       assert.ok(relay.accepted > connectionsBefore, 'new connections replaced the silent ones');
+    } finally {
+      await manager.stop();
+      transport.close();
+    }
+  });
+});
+
+describe('an aborted reconcile', () => {
+  it('cuts the KubeClient requests it made, without being handed the signal', async () => {
+    const namespace = await env.createNamespace('abort');
+    const relay = await relays.start();
+    await createConfigMap(env.client, namespace, 'stuck');
+    const transport = await Transport.fromKubeConfig(relay.kubeConfig(env.kubeConfig));
+    const manager = new Manager({ transport });
+    const kube = new KubeClient(transport, { informers: manager.informers });
+    const settled: string[] = [];
+    let silenced = false;
+    manager.addController<V1ConfigMap & KubeObject>({
+      name: 'abort',
+      resource: ConfigMap,
+      namespace,
+      reconcileTimeoutMs: 1_000,
+      reconcile: async ({ object }) => {
+        if (!silenced) {
+          silenced = true;
+          relay.silence(); // this request, and every open connection, now hangs
+        }
+        try {
+          await kube.patch(ConfigMap, { namespace, name: object!.metadata!.name! }, { data: { touched: 'yes' } });
+          settled.push('written');
+        } catch (error) {
+          settled.push((error as Error).message);
+          throw error;
+        }
+      },
+    });
+    await manager.start();
+    try {
+      // The timeout aborts the reconcile at 1 s; its hanging request must end with it, not at
+      // the transport's 60 s deadline.
+      const first = await waitFor(() => settled[0], { timeoutMs: 15_000, what: 'the aborted request to end' });
+      assert.match(first, /did not finish within its timeout of 1000 ms/);
     } finally {
       await manager.stop();
       transport.close();
