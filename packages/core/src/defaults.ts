@@ -18,3 +18,11 @@ export const DEFAULT_FIELD_MANAGER = 'nestor';
  * balancer that dropped it). client-go waits for the watch timeout (5 to 10 minutes).
  */
 export const DEFAULT_WATCH_STALL_MS = 70_000;
+/**
+ * Watches ask the server to end them after a random [25, 50) s (client-go: [300, 600) s),
+ * so a watch on a connection that died without closing is noticed within a minute: the
+ * server's end, or a bookmark, never comes, and the watch is reconnected 10 s after the
+ * end was due. Reconnecting resumes from the last resourceVersion (no relist): one small
+ * request per informer every ~40 s.
+ */
+export const DEFAULT_MIN_WATCH_TIMEOUT_SECONDS = 25;

@@ -1,5 +1,6 @@
 import {
   apiVersionOf,
+  DEFAULT_MIN_WATCH_TIMEOUT_SECONDS,
   DEFAULT_WATCH_STALL_MS,
   type Clock,
   keyOf,
@@ -24,6 +25,9 @@ interface RawWatchEvent {
   type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
   object: KubeObject;
 }
+
+/** How long past its timeout a watch may take to be ended by the server on a loaded machine. */
+const WATCH_END_MARGIN_MS = 10_000;
 
 /** The watch stream went quiet for too long (a half-open connection): reconnect. */
 export class WatchStalledError extends Error {
@@ -130,9 +134,12 @@ export class ListWatcher<T extends KubeObject> {
   private async watch(): Promise<void> {
     this.phase = 'watch';
     if (this.watches++ > 0) this.stats.restarts++;
-    const minTimeout = this.options.minWatchTimeoutSeconds ?? 300;
+    const minTimeout = this.options.minWatchTimeoutSeconds ?? DEFAULT_MIN_WATCH_TIMEOUT_SECONDS;
     const timeoutSeconds = Math.floor(minTimeout * (1 + this.random()));
-    const stallMs = this.options.stallTimeoutMs ?? Math.min(DEFAULT_WATCH_STALL_MS, timeoutSeconds * 1000 + 60_000);
+    // The server ends the watch at timeoutSeconds, and sends a bookmark about every minute
+    // before that: silence past the earlier of the two (plus a margin) is a dead connection.
+    const stallMs =
+      this.options.stallTimeoutMs ?? Math.min(DEFAULT_WATCH_STALL_MS, timeoutSeconds * 1000 + WATCH_END_MARGIN_MS);
     const abort = new AbortController();
     const forward = () => abort.abort(this.signal.reason);
     this.signal.addEventListener('abort', forward, { once: true });

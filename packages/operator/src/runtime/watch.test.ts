@@ -58,7 +58,7 @@ describe('watch()', () => {
     assert.equal(stream.query.watch, true);
     assert.equal(stream.query.allowWatchBookmarks, true);
     assert.equal(stream.query.resourceVersion, '10');
-    assert.equal(stream.query.timeoutSeconds, 450);
+    assert.equal(stream.query.timeoutSeconds, 37, 'random in [25, 50) s');
     sub.unsubscribe();
   });
 
@@ -243,6 +243,20 @@ describe('watch()', () => {
     t.clock.advance(800);
     const next = await t.transport.watchNumber(1);
     assert.equal(next.query.resourceVersion, '9');
+    sub.unsubscribe();
+  });
+
+  it('by default, reconnects a watch whose server-side end is 10 s overdue: within a minute of its last data', async () => {
+    const t = start({ random: () => 0.5 }); // timeoutSeconds 37
+    const sub = t.subscribe();
+    const stream = await t.transport.watchNumber(0);
+    t.clock.advance(46_900);
+    await flush();
+    assert.equal(stream.closed, false, 'the server may still end it');
+    t.clock.advance(100);
+    await flush();
+    assert.equal(stream.closed, true, 'silent 47 s: dead');
+    assert.equal(t.errors[0]?.error.name, 'WatchStalledError');
     sub.unsubscribe();
   });
 

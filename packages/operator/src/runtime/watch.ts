@@ -63,9 +63,9 @@ export interface WatchOptions {
   /** Updated in place as the watch runs. */
   stats?: WatchStats;
   backoff?: BackoffOptions;
-  /** Server-side watch timeout is random in [min, 2·min) seconds (default 300, as client-go's reflector). */
+  /** Server-side watch timeout is random in [min, 2·min) seconds (default 25: DEFAULT_MIN_WATCH_TIMEOUT_SECONDS; client-go's reflector: 300). */
   minWatchTimeoutSeconds?: number;
-  /** Reconnect a watch that received nothing, bookmarks included, for this long (default 70 s: DEFAULT_WATCH_STALL_MS). */
+  /** Reconnect a watch that received nothing, bookmarks included, for this long (default: its timeout + 10 s, at most 70 s). */
   stallTimeoutMs?: number;
   clock?: Clock;
   random?: () => number;
