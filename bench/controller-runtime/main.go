@@ -33,8 +33,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 )
 
 const writtenAtAnnotation = "bench.nestor.dev/written-at"
@@ -246,6 +246,10 @@ func (w *WidgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 }
 
 func main() {
+	if os.Getenv("NESTOR_CHAOS") == "1" {
+		runChaos() // bench/chaos.mjs: configured through the environment
+		return
+	}
 	// Its own flag set: controller-runtime registers -kubeconfig on the global one.
 	flags := flag.NewFlagSet("bench-operator", flag.ExitOnError)
 	kubeconfig := flags.String("kubeconfig", "", "kubeconfig file")

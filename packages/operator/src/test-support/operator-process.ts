@@ -21,6 +21,11 @@ export interface OperatorProcessOptions {
   retryPeriodMs?: number;
   cacheSyncTimeoutMs?: number;
   workers?: number;
+  /**
+   * Another operator speaking the same protocol, configured by the same variables (the
+   * chaos suite's controller-runtime peer): its executable, and variables of its own.
+   */
+  executable?: { file: string; env?: Record<string, string> };
 }
 
 export interface ProcessExit {
@@ -47,9 +52,11 @@ export class OperatorProcess {
     if (options.retryPeriodMs) timings['NESTOR_RETRY_MS'] = String(options.retryPeriodMs);
     if (options.cacheSyncTimeoutMs) timings['NESTOR_SYNC_MS'] = String(options.cacheSyncTimeoutMs);
     if (options.workers) timings['NESTOR_WORKERS'] = String(options.workers);
-    this.child = spawn(NODE, ['--enable-source-maps', SCRIPT], {
+    const [file, args] = options.executable ? [options.executable.file, []] : [NODE, ['--enable-source-maps', SCRIPT]];
+    this.child = spawn(file, args, {
       env: {
         ...process.env,
+        ...options.executable?.env,
         KUBECONFIG: options.kubeconfigPath,
         NESTOR_NAMESPACE: options.namespace,
         NESTOR_IDENTITY: options.identity,
