@@ -16,6 +16,10 @@ import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { parallel, TcpRelay, TestEnvironment } from '@nestor/testing';
 import { OperatorProcess } from '../packages/operator/dist/test-support/operator-process.js';
+import {
+  overlappingReconciles,
+  reconcileIntervals,
+} from '../packages/operator/dist/test-support/reconcile-intervals.js';
 import { controllerRuntimeVersion, ensureGoOperator } from './lib/go-build.mjs';
 
 const { values } = parseArgs({
@@ -212,27 +216,10 @@ async function runSuite(impl, goBinary) {
     partitioned.relay.heal();
 
     // The record: no overlapping reconciles, no write while another replica held the lease.
-    const intervals = [];
-    for (const p of processes) {
-      const exit = p.running ? Infinity : (await p.exited).at;
-      const ends = new Map(p.of('end').map((e) => [`${e.key} ${e.start}`, e.end]));
-      for (const s of p.of('start'))
-        intervals.push({ who: p.identity, key: s.key, start: s.at, end: ends.get(`${s.key} ${s.at}`) ?? exit });
-    }
-    const byKey = new Map();
-    for (const i of intervals) byKey.set(i.key, [...(byKey.get(i.key) ?? []), i]);
-    let overlaps = 0;
-    const overlapSamples = [];
-    for (const list of byKey.values()) {
-      list.sort((a, b) => a.start - b.start);
-      for (let i = 1; i < list.length; i++) {
-        const prev = list.slice(0, i).reduce((m, x) => (x.end > m.end ? x : m));
-        if (list[i].start < prev.end && list[i].who !== prev.who) {
-          overlaps++;
-          if (overlapSamples.length < 5) overlapSamples.push([prev, list[i]]);
-        }
-      }
-    }
+    const intervals = await reconcileIntervals(processes);
+    const overlapping = overlappingReconciles(intervals);
+    const overlaps = overlapping.length;
+    const overlapSamples = overlapping.slice(0, 5);
     const audit = await env.auditEvents();
     const users = new Map(slots.map((s) => [s.user, s.name]));
     const ok = (e) => (e.responseStatus?.code ?? 0) < 300;

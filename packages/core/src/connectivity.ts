@@ -9,17 +9,11 @@ export type ConnectivityListener = (up: boolean, error?: KubeApiError) => void;
  */
 export class Connectivity {
   private up = true;
-  private downAt = 0;
   private cause?: KubeApiError;
   private readonly listeners = new Set<ConnectivityListener>();
 
   get isUp(): boolean {
     return this.up;
-  }
-
-  /** When it went down (Date.now()), while down. */
-  get downSince(): number | undefined {
-    return this.up ? undefined : this.downAt;
   }
 
   /** The failure that took it down, while down. */
@@ -40,7 +34,6 @@ export class Connectivity {
     this.cause = error;
     if (!this.up) return;
     this.up = false;
-    this.downAt = Date.now();
     for (const listener of this.listeners) listener(false, error);
   }
 

@@ -13,3 +13,4 @@ export { waitFor, type WaitForOptions } from './wait-for.js';
 export { parallel } from './parallel.js';
 export { TcpRelay } from './tcp-relay.js';
 export type { AuditEvent } from './audit-log.js';
+export { freePort } from './ports.js';

@@ -40,11 +40,6 @@ export class TcpRelay {
     return `https://127.0.0.1:${this.port}`;
   }
 
-  /** Connections open now. */
-  get open(): number {
-    return this.pairs.size;
-  }
-
   /** A copy of `kubeConfig` whose current cluster is reached through this relay. */
   kubeConfig(kubeConfig: KubeConfig): KubeConfig {
     const current = kubeConfig.getCurrentCluster();

@@ -6,6 +6,7 @@ import {
   KubeApiError,
   type KubeObject,
   listPages,
+  type RequestOptions,
   type ObjectRef,
   type OwnerReference,
   type ResourceDescriptor,
@@ -99,7 +100,7 @@ export class KubeClient {
     const cached = this.options.informers?.find(resource, ref.namespace);
     if (cached) return cached.get(keyOf(ref)) as T | undefined;
     try {
-      return await this.transport.json<T>('GET', resourcePath(resource, ref.namespace, ref.name), this.cancellation());
+      return await this.json<T>('GET', resourcePath(resource, ref.namespace, ref.name));
     } catch (error) {
       if (error instanceof KubeApiError && error.status === 404) return undefined;
       throw error;
@@ -116,7 +117,7 @@ export class KubeClient {
     const query = { labelSelector: options.labelSelector, fieldSelector: options.fieldSelector };
     const pages = listPages<T>(this.transport, resourcePath(resource, options.namespace), {
       query,
-      ...this.cancellation(),
+      signal: ambientSignal(),
     });
     for await (const page of pages) {
       if (page.restarted) items = [];
@@ -128,8 +129,7 @@ export class KubeClient {
   async create<T extends KubeObject>(object: T, resource = this.kinds.forObject(object)): Promise<T> {
     this.options.fence?.assertWritable();
     const { namespace } = object.metadata ?? {};
-    return this.transport.json<T>('POST', resourcePath(resource, namespace), {
-      ...this.cancellation(),
+    return this.json<T>('POST', resourcePath(resource, namespace), {
       body: object,
       query: { fieldManager: this.fieldManager },
     });
@@ -139,8 +139,7 @@ export class KubeClient {
   async replace<T extends KubeObject>(object: T, resource = this.kinds.forObject(object)): Promise<T> {
     this.options.fence?.assertWritable();
     const { namespace, name } = requireName(object);
-    return this.transport.json<T>('PUT', resourcePath(resource, namespace, name), {
-      ...this.cancellation(),
+    return this.json<T>('PUT', resourcePath(resource, namespace, name), {
       body: object,
       query: { fieldManager: this.fieldManager },
     });
@@ -154,8 +153,7 @@ export class KubeClient {
   ): Promise<boolean> {
     this.options.fence?.assertWritable();
     try {
-      await this.transport.json('DELETE', resourcePath(resource, ref.namespace, ref.name), {
-        ...this.cancellation(),
+      await this.json('DELETE', resourcePath(resource, ref.namespace, ref.name), {
         body: { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: options.propagationPolicy ?? 'Background' },
       });
       return true;
@@ -174,8 +172,7 @@ export class KubeClient {
   ): Promise<T> {
     this.options.fence?.assertWritable();
     const path = resourcePath(resource, ref.namespace, ref.name) + (subresource ? `/${subresource}` : '');
-    return this.transport.json<T>('PATCH', path, {
-      ...this.cancellation(),
+    return this.json<T>('PATCH', path, {
       body: patch,
       contentType: CONTENT_TYPES[type],
       query: { fieldManager: this.fieldManager },
@@ -191,8 +188,7 @@ export class KubeClient {
     const resource = this.kinds.forObject(object);
     const { namespace, name } = requireName(object);
     const body = options.owner ? withOwner(object, options.owner) : object;
-    return this.transport.json<T>('PATCH', resourcePath(resource, namespace, name), {
-      ...this.cancellation(),
+    return this.json<T>('PATCH', resourcePath(resource, namespace, name), {
       body,
       contentType: CONTENT_TYPES.apply,
       query: { fieldManager: options.fieldManager ?? this.fieldManager, force: String(options.force ?? true) },
@@ -210,8 +206,7 @@ export class KubeClient {
     this.options.fence?.assertWritable();
     const resource = this.kinds.forObject(object);
     const { namespace, name } = requireName(object);
-    return this.transport.json<T>('PATCH', `${resourcePath(resource, namespace, name)}/status`, {
-      ...this.cancellation(),
+    return this.json<T>('PATCH', `${resourcePath(resource, namespace, name)}/status`, {
       body: { apiVersion: object.apiVersion, kind: object.kind, metadata: { name, namespace }, status },
       contentType: CONTENT_TYPES.apply,
       query: { fieldManager: this.fieldManager, force: 'true' },
@@ -250,8 +245,7 @@ export class KubeClient {
     this.options.fence?.assertWritable();
     const { namespace = 'default', name, uid } = object.metadata ?? {};
     const now = new Date().toISOString();
-    await this.transport.json('POST', resourcePath(CoreEvent, namespace), {
-      ...this.cancellation(),
+    await this.json('POST', resourcePath(CoreEvent, namespace), {
       body: {
         apiVersion: 'v1',
         kind: 'Event',
@@ -278,10 +272,10 @@ export class KubeClient {
     });
   }
 
-  /** The ambient abort signal (a reconcile's): its requests are cut when it aborts. */
-  private cancellation(): { signal?: AbortSignal } {
+  /** Every request of this client: the ambient abort signal (a reconcile's) cuts it when it aborts. */
+  private json<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
     const signal = ambientSignal();
-    return signal ? { signal } : {};
+    return this.transport.json<T>(method, path, signal ? { ...options, signal } : options);
   }
 
   /**
@@ -315,11 +309,7 @@ export class KubeClient {
         if (error instanceof KubeApiError && error.status === 404) return current; // gone: nothing left to change
         const stale = error instanceof KubeApiError && (error.status === 409 || error.status === 422);
         if (!stale || attempt >= 5) throw error;
-        const fresh = await this.transport.json<T>(
-          'GET',
-          resourcePath(resource, ref.namespace, ref.name),
-          this.cancellation(),
-        );
+        const fresh = await this.json<T>('GET', resourcePath(resource, ref.namespace, ref.name));
         current = withKind(fresh, resource);
       }
     }

@@ -6,12 +6,11 @@ import 'reflect-metadata';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { request, type RequestOptions } from 'node:https';
-import { createServer, type AddressInfo } from 'node:net';
 import type { PeerCertificate, TLSSocket } from 'node:tls';
 import { after, before, describe, it } from 'node:test';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
-import { TestEnvironment, waitFor } from '@nestor/testing';
+import { freePort, TestEnvironment, waitFor } from '@nestor/testing';
 import { ConfigMap, Controller, OperatorModule, Reconcile, operatorManifests, type Manifest } from '../index.js';
 import { createConfigMap } from '../test-support/e2e-helpers.js';
 import { parseMetrics, valueOf } from '../test-support/prometheus.js';
@@ -43,14 +42,6 @@ class CountingController {
   reconcile(_: V1ConfigMap): void {
     this.reconciled++;
   }
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /** Creates the object at its collection's path; cluster-scoped ones are deleted after the file. */

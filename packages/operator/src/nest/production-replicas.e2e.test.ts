@@ -9,6 +9,7 @@ import { TestEnvironment, waitFor } from '@nestor/testing';
 import { configMapsPath, createConfigMap } from '../test-support/e2e-helpers.js';
 import type { OperatorEvent } from '../test-support/lease-operator.js';
 import { OperatorProcess, type OperatorProcessOptions } from '../test-support/operator-process.js';
+import { overlappingReconciles, reconcileIntervals } from '../test-support/reconcile-intervals.js';
 
 // Shorter than the defaults (15 s / 10 s / 2 s, covered by the unit tests) to keep the run short.
 const LEASE_MS = 4_000;
@@ -87,37 +88,6 @@ function churn(namespace: string, names: string[]): { stop: () => Promise<void> 
       await loop;
     },
   };
-}
-
-interface Interval {
-  identity: string;
-  key: string;
-  start: number;
-  end: number;
-}
-
-/** Each replica's reconciles as [start, end]; a run cut short by the process's death ends at its exit. */
-async function intervals(replicas: OperatorProcess[]): Promise<Interval[]> {
-  const all: Interval[] = [];
-  for (const r of replicas) {
-    const exit = r.running ? Infinity : (await r.exited).at;
-    const ends = new Map(r.of('end').map((e) => [`${e.key} ${e.start}`, e.end!]));
-    for (const s of r.of('start')) {
-      all.push({ identity: r.identity, key: s.key!, start: s.at, end: ends.get(`${s.key} ${s.at}`) ?? exit });
-    }
-  }
-  return all;
-}
-
-/** Pairs of reconciles of one object by two replicas that overlap in time. */
-function overlaps(all: Interval[]): Array<[Interval, Interval]> {
-  const found: Array<[Interval, Interval]> = [];
-  for (const [i, a] of all.entries()) {
-    for (const b of all.slice(i + 1)) {
-      if (a.key === b.key && a.identity !== b.identity && a.start < b.end && b.start < a.end) found.push([a, b]);
-    }
-  }
-  return found;
 }
 
 const keysOf = (events: OperatorEvent[]) => new Set(events.map((e) => e.key));
@@ -199,8 +169,8 @@ describe('operator replicas on one Lease', () => {
 
     // Every object reconciled by every leader, and no two replicas ever reconciled one object at once.
     assert.deepEqual(keysOf(c.of('end')), new Set(keys));
-    const runs = await intervals([a, b, c]);
-    assert.deepEqual(overlaps(runs), [], 'two replicas reconciled the same object at the same time');
+    const runs = await reconcileIntervals([a, b, c]);
+    assert.deepEqual(overlappingReconciles(runs), [], 'two replicas reconciled the same object at the same time');
     t.diagnostic(`${runs.length} reconciles checked for overlap`);
 
     c.signal('SIGTERM');

@@ -2,11 +2,10 @@
 // that move, /readyz before and after the caches sync, and a standby replica that is ready.
 import 'reflect-metadata';
 import assert from 'node:assert/strict';
-import { createServer, type AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { CapturingLogger, Test, type TestingModule } from '@nestjs/testing';
 import { KubeConfig, type V1ConfigMap, type V1Lease } from '@kubernetes/client-node';
-import { TestEnvironment, waitFor } from '@nestor/testing';
+import { freePort, TestEnvironment, waitFor } from '@nestor/testing';
 import {
   ConfigMap,
   Controller,
@@ -31,15 +30,6 @@ after(async () => {
   for (const app of apps.splice(0)) await app.close();
   await env.stop();
 });
-
-/** A port nothing listens on now. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** Compiles an application with the operator; init() is the caller's (it may be left pending). */
 async function compile(options: OperatorModuleOptions, providers: unknown[]): Promise<TestingModule> {

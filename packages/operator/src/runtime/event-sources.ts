@@ -3,6 +3,7 @@ import { defer, mergeMap, Observable, repeat, retry, timer } from 'rxjs';
 import { Backoff } from './backoff.js';
 import type { Informer } from './informer.js';
 import type { Predicate, ResourceEvent } from './predicates.js';
+import { toError } from './result.js';
 
 // The four kinds of event source a controller has, each turned into its own stream of queue
 // keys: its primary kind, the kinds it owns, the kinds it watches through a mapper, and
@@ -81,7 +82,7 @@ export function watchedKeys(
       try {
         mapped = watch.map(event.object, event);
       } catch (error) {
-        report({ stream: name, kind: 'mapper', error: asError(error), object: event.object });
+        report({ stream: name, kind: 'mapper', error: toError(error), object: event.object });
         return [];
       }
       return requestKeys(name, mapped, report);
@@ -107,7 +108,7 @@ export function externalKeys(
   };
   return defer(() => source.stream).pipe(
     mergeMap((refs) => requestKeys(source.name, refs, report)),
-    retry({ delay: (error: unknown) => again('source-error', asError(error)) }),
+    retry({ delay: (error: unknown) => again('source-error', toError(error)) }),
     repeat({ delay: () => again('source-complete', new Error('the source completed')) }),
   );
 }
@@ -125,7 +126,7 @@ function passes<T>(name: string, predicates: Predicate<T>[], event: ResourceEven
   try {
     return predicates.every((p) => p(event));
   } catch (error) {
-    report({ stream: name, kind: 'predicate', error: asError(error), object: event.object as KubeObject });
+    report({ stream: name, kind: 'predicate', error: toError(error), object: event.object as KubeObject });
     return false;
   }
 }
@@ -152,10 +153,6 @@ function isObjectRef(value: unknown): value is ObjectRef {
   if (typeof value !== 'object' || value === null) return false;
   const { name, namespace } = value as { name?: unknown; namespace?: unknown };
   return typeof name === 'string' && name !== '' && (namespace === undefined || typeof namespace === 'string');
-}
-
-function asError(thrown: unknown): Error {
-  return thrown instanceof Error ? thrown : new Error(String(thrown));
 }
 
 /** The key of the object's controller owner when it is of the given kind. */

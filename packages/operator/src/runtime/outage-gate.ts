@@ -29,11 +29,6 @@ export class OutageGate {
     this.probeIntervalMs = options.probeIntervalMs ?? 1000;
   }
 
-  /** True while reconciles are held. */
-  get isHolding(): boolean {
-    return this.holding;
-  }
-
   start(): void {
     this.unsubscribe ??= this.options.transport.connectivity.onChange((up, error) => {
       if (!up) this.hold(error);

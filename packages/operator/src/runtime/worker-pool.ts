@@ -97,11 +97,6 @@ export class WorkerPool {
     return lane;
   }
 
-  /** True while dispatch is held (the API server is unreachable). */
-  get isPaused(): boolean {
-    return this.paused;
-  }
-
   /** Holds dispatch: runs in progress go on, queued keys wait (deduplicated) in their queues. */
   pause(): void {
     this.paused = true;
