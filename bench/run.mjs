@@ -33,7 +33,9 @@ import { controllerRuntimeVersion, ensureGoOperator, goCommand } from './lib/go-
 import { IMPL_LABELS, renderTables, summarize } from './lib/report.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const ALL_IMPLS = ['nestor', 'client-node', 'controller-runtime', 'apiserver'];
+const ALL_IMPLS = ['nestor', 'nestor-nest', 'client-node', 'controller-runtime', 'apiserver'];
+const NODE_IMPLS = ['nestor', 'nestor-nest', 'client-node'];
+const DEFAULT_NODE_FLAGS = '';
 
 const { values: opts } = parseArgs({
   options: {
@@ -49,6 +51,7 @@ const { values: opts } = parseArgs({
     workers: { type: 'string', default: '8' },
     'budget-min': { type: 'string' },
     profile: { type: 'boolean', default: false },
+    'node-flags': { type: 'string' },
     out: { type: 'string' },
     help: { type: 'boolean', default: false },
   },
@@ -70,6 +73,8 @@ if (opts.help) {
   --budget-min N           stop starting runs after N minutes (default 60; quick 15); hard stop 10 min later
   --profile                V8 CPU profiles of the Node operators' measured windows, first repetition
                            (bench/results/profiles; summarize with node bench/profile.mjs FILE)
+  --node-flags "FLAGS"     V8/Node flags of the Node operators (default "${DEFAULT_NODE_FLAGS}", as the
+                           Deployment that nestor manifests writes; "" for Node's defaults)
   --out FILE               result JSON path (default bench/results/<date>[-quick].json)`);
   process.exit(0);
 }
@@ -96,6 +101,7 @@ const config = {
   budgetMin: Number(opts['budget-min'] ?? (quick ? 15 : 60)),
   profile: opts.profile,
   createConcurrency: 32,
+  nodeFlags: list((opts['node-flags'] ?? DEFAULT_NODE_FLAGS).replace(/\s+/g, ',')),
 };
 const repsFor = (scenario, n) =>
   scenario === 'sync' || (scenario === 'churn' ? n <= 100 : n <= 1000) ? config.smallReps : 1;
@@ -200,7 +206,8 @@ async function startOperator(impl, namespace, mode, profileName) {
     mode,
     workers: config.workers,
     goBinary,
-    ...(profileName && (impl === 'nestor' || impl === 'client-node')
+    nodeFlags: config.nodeFlags,
+    ...(profileName && NODE_IMPLS.includes(impl)
       ? { profile: join(profileDir, `${profileName}-${impl}.cpuprofile`) }
       : {}),
   });
@@ -277,10 +284,11 @@ async function scenarioSync() {
             cpuMs: synced.cpuUs / 1000,
             heapPerObject: (synced.after.heap - synced.before.heap) / size,
             rssPerObject: (synced.after.rss - synced.before.rss) / size,
+            rssBeforeMB: synced.before.rss / 2 ** 20,
             rssAfterMB: synced.after.rss / 2 ** 20,
             heapAfterMB: synced.after.heap / 2 ** 20,
             controlPlaneCpuMs: (cp1 - cp0) * 1000,
-            profiled: Boolean(profile) && (impl === 'nestor' || impl === 'client-node'),
+            profiled: Boolean(profile) && NODE_IMPLS.includes(impl),
           };
           doc.runs.sync.push(run);
           log(
@@ -348,7 +356,7 @@ async function scenarioBurst() {
             controlPlaneCpuPer1k: ((cp1 - cp0) / size) * 1000,
             maxRssMB: stats.maxRss / 2 ** 20,
             rssMB: stats.rss / 2 ** 20,
-            profiled: Boolean(profile) && (impl === 'nestor' || impl === 'client-node'),
+            profiled: Boolean(profile) && NODE_IMPLS.includes(impl),
           };
           doc.runs.burst.push(run);
           log(
@@ -490,7 +498,19 @@ async function scenarioChurn() {
           await settle();
           const marked = await op.ask({ cmd: 'mark' }, 'marked');
           const cp0 = controlPlaneCpu();
-          const gen = await generate(ns, widgets, rate, config.churnSeconds, impl === 'apiserver' ? op : undefined);
+          // RSS every 10 s: whether memory stays flat under churn, not only its peak.
+          const rssSeriesMB = [];
+          const sampler = setInterval(() => {
+            op.ask({ cmd: 'stats', lite: true }, 'stats')
+              .then((s) => rssSeriesMB.push(Math.round((s.rss / 2 ** 20) * 10) / 10))
+              .catch(() => {});
+          }, 10_000);
+          let gen;
+          try {
+            gen = await generate(ns, widgets, rate, config.churnSeconds, impl === 'apiserver' ? op : undefined);
+          } finally {
+            clearInterval(sampler);
+          }
           const drained = await drain(op);
           const cp1 = controlPlaneCpu();
           const stats = await op.ask({ cmd: 'stats' }, 'stats');
@@ -517,9 +537,11 @@ async function scenarioChurn() {
             cpuSecondsPer1k: (cpuSeconds / events) * 1000,
             controlPlaneCpuPer1k: ((cp1 - cp0) / events) * 1000,
             maxRssMB: stats.maxRss / 2 ** 20,
+            rssEndMB: stats.rss / 2 ** 20,
+            rssSeriesMB,
             drained,
             held: gen.missed === 0 && events / gen.elapsed >= 0.95 * rate && percentile(lat, 99) < 1e6 ? 1 : 0,
-            profiled: Boolean(profile) && (impl === 'nestor' || impl === 'client-node'),
+            profiled: Boolean(profile) && NODE_IMPLS.includes(impl),
           };
           doc.runs.churn.push(run);
           log(
@@ -562,6 +584,7 @@ function summarizeAll() {
       'cpuMs',
       'heapPerObject',
       'rssPerObject',
+      'rssBeforeMB',
       'rssAfterMB',
       'heapAfterMB',
       'controlPlaneCpuMs',
@@ -586,6 +609,7 @@ function summarizeAll() {
       'cpuSecondsPer1k',
       'controlPlaneCpuPer1k',
       'maxRssMB',
+      'rssEndMB',
       'held',
     ]),
   };

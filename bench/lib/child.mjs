@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 const here = dirname(fileURLToPath(import.meta.url));
 const NODE_OPERATORS = {
   nestor: join(here, '..', 'operators', 'nestor.mjs'),
+  'nestor-nest': join(here, '..', 'operators', 'nestor-nest.mjs'),
   'client-node': join(here, '..', 'operators', 'client-node.mjs'),
   apiserver: join(here, '..', 'operators', 'apiserver.mjs'),
 };
@@ -21,8 +22,8 @@ export function killAllChildren() {
 
 export class OperatorProcess {
   /**
-   * @param impl 'nestor' | 'client-node' | 'apiserver' | 'controller-runtime'
-   * @param options { kubeconfig, namespace, mode, workers, goBinary, profile (a .cpuprofile path; Node only) }
+   * @param impl 'nestor' | 'nestor-nest' | 'client-node' | 'apiserver' | 'controller-runtime'
+   * @param options { kubeconfig, namespace, mode, workers, goBinary, profile (a .cpuprofile path; Node only), nodeFlags (Node only) }
    */
   static async start(impl, options) {
     const args = [
@@ -46,7 +47,7 @@ export class OperatorProcess {
     } else {
       // A profile covers the measured window only (bench/operators/protocol.mjs).
       if (options.profile) args.push('--profile', options.profile);
-      child = spawn(process.execPath, ['--expose-gc', NODE_OPERATORS[impl], ...args], {
+      child = spawn(process.execPath, ['--expose-gc', ...(options.nodeFlags ?? []), NODE_OPERATORS[impl], ...args], {
         stdio: ['pipe', 'pipe', 'pipe'],
       });
     }

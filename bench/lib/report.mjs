@@ -4,10 +4,14 @@ import { mean, stddev } from './common.mjs';
 
 export const IMPL_LABELS = {
   nestor: 'Nestor',
+  'nestor-nest': 'Nestor in a Nest app',
   'client-node': 'client-node informer',
   'controller-runtime': 'controller-runtime (Go)',
   apiserver: 'API server alone',
 };
+
+/** The implementations whose ratios to the baselines are reported. */
+const NESTORS = ['nestor', 'nestor-nest'];
 
 /** { metric: { mean, sd, n, values } } over the runs' metric values (NaN/undefined skipped). */
 export function summarize(runs, metrics) {
@@ -51,8 +55,17 @@ export function markdownTable(header, rows) {
 export function renderTables(doc) {
   const parts = [];
   const groups = doc.summary;
-  const implOrder = ['nestor', 'client-node', 'controller-runtime', 'apiserver'];
+  const implOrder = ['nestor', 'nestor-nest', 'client-node', 'controller-runtime', 'apiserver'];
   const byImpl = (entries) => implOrder.map((impl) => entries.find((e) => e.impl === impl)).filter(Boolean);
+  /** Each Nestor variant against each baseline: [label, Nestor's stats, the baseline's stats]. */
+  const versus = (entries) =>
+    entries
+      .filter((n) => NESTORS.includes(n.impl))
+      .flatMap((n) =>
+        entries
+          .filter((e) => !NESTORS.includes(e.impl))
+          .map((e) => [`${IMPL_LABELS[n.impl]} / ${IMPL_LABELS[e.impl]}`, n.stats, e.stats, e.impl]),
+      );
 
   if (groups.sync?.length) {
     const rows = [];
@@ -69,27 +82,35 @@ export function renderTables(doc) {
           cell(s.cpuMs),
           e.impl === 'apiserver' ? 'n/a' : cell(s.heapPerObject),
           e.impl === 'apiserver' ? 'n/a' : cell(s.rssPerObject),
+          cell(s.rssBeforeMB, 1),
           cell(s.rssAfterMB, 1),
         ]);
       }
-      const nestor = entries.find((e) => e.impl === 'nestor')?.stats;
-      if (nestor) {
-        for (const e of entries.filter((x) => x.impl !== 'nestor')) {
-          ratios.push([
-            fmt(size),
-            `Nestor / ${IMPL_LABELS[e.impl]}`,
-            ratio(nestor.syncMs, e.stats.syncMs),
-            ratio(nestor.cpuMs, e.stats.cpuMs),
-            e.impl === 'apiserver' ? '–' : ratio(nestor.heapPerObject, e.stats.heapPerObject),
-            ratio(nestor.rssAfterMB, e.stats.rssAfterMB),
-          ]);
-        }
+      for (const [label, nestor, other, impl] of versus(entries)) {
+        ratios.push([
+          fmt(size),
+          label,
+          ratio(nestor.syncMs, other.syncMs),
+          ratio(nestor.cpuMs, other.cpuMs),
+          impl === 'apiserver' ? '–' : ratio(nestor.heapPerObject, other.heapPerObject),
+          ratio(nestor.rssAfterMB, other.rssAfterMB),
+        ]);
       }
     }
     parts.push(
       '### Initial sync: N existing ConfigMaps (~1 KiB each) listed and cached\n\n' +
         markdownTable(
-          ['objects', 'implementation', 'runs', 'sync ms', 'CPU ms', 'heap B/object', 'RSS B/object', 'RSS after MB'],
+          [
+            'objects',
+            'implementation',
+            'runs',
+            'sync ms',
+            'CPU ms',
+            'heap B/object',
+            'RSS B/object',
+            'RSS before (nothing cached) MB',
+            'RSS after MB',
+          ],
           rows,
         ) +
         '\n\n' +
@@ -116,17 +137,14 @@ export function renderTables(doc) {
           cell(s.maxRssMB),
         ]);
       }
-      const nestor = entries.find((e) => e.impl === 'nestor')?.stats;
-      if (nestor) {
-        for (const e of entries.filter((x) => x.impl !== 'nestor')) {
-          ratios.push([
-            fmt(size),
-            `Nestor / ${IMPL_LABELS[e.impl]}`,
-            ratio(nestor.wallMs, e.stats.wallMs),
-            ratio(nestor.cpuSecondsPer1k, e.stats.cpuSecondsPer1k),
-            ratio(nestor.maxRssMB, e.stats.maxRssMB),
-          ]);
-        }
+      for (const [label, nestor, other] of versus(entries)) {
+        ratios.push([
+          fmt(size),
+          label,
+          ratio(nestor.wallMs, other.wallMs),
+          ratio(nestor.cpuSecondsPer1k, other.cpuSecondsPer1k),
+          ratio(nestor.maxRssMB, other.maxRssMB),
+        ]);
       }
     }
     parts.push(
@@ -169,20 +187,18 @@ export function renderTables(doc) {
           cell(s.cpuSecondsPer1k, 2),
           cell(s.controlPlaneCpuPer1k, 2),
           cell(s.maxRssMB),
+          cell(s.rssEndMB),
         ]);
       }
-      const nestor = entries.find((e) => e.impl === 'nestor')?.stats;
-      if (nestor) {
-        for (const e of entries.filter((x) => x.impl !== 'nestor')) {
-          ratios.push([
-            `${fmt(rate)}/s`,
-            `Nestor / ${IMPL_LABELS[e.impl]}`,
-            ratio(nestor.p50Ms, e.stats.p50Ms),
-            ratio(nestor.p99Ms, e.stats.p99Ms),
-            ratio(nestor.cpuSecondsPer1k, e.stats.cpuSecondsPer1k),
-            ratio(nestor.maxRssMB, e.stats.maxRssMB),
-          ]);
-        }
+      for (const [label, nestor, other] of versus(entries)) {
+        ratios.push([
+          `${fmt(rate)}/s`,
+          label,
+          ratio(nestor.p50Ms, other.p50Ms),
+          ratio(nestor.p99Ms, other.p99Ms),
+          ratio(nestor.cpuSecondsPer1k, other.cpuSecondsPer1k),
+          ratio(nestor.maxRssMB, other.maxRssMB),
+        ]);
       }
     }
     parts.push(
@@ -200,6 +216,7 @@ export function renderTables(doc) {
             'CPU s / 1k events',
             'apiserver+etcd CPU s / 1k',
             'peak RSS MB',
+            'RSS at end MB',
           ],
           rows,
         ) +

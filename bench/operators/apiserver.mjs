@@ -5,15 +5,12 @@
 // client (one Transport, no framework). In sync mode it pages through the same LIST without
 // decoding the items. Same protocol as the operators.
 //   node --expose-gc bench/operators/apiserver.mjs --kubeconfig F --namespace NS --mode sync|reconcile [--workers 8]
-import { KubeConfig } from '@kubernetes/client-node';
-import { Transport } from '@nestor/core';
+import { ClusterConfig, Transport } from '@nestor/core';
 import { FIELD_MANAGER, childConfigMap, configMapsPath, nowUs, statusFor, widgetsPath } from '../lib/common.mjs';
 import { Recorder, args, cpuUs, memory, onCommands, send } from './protocol.mjs';
 
 const { kubeconfig, namespace, mode, workers } = args();
-const kc = new KubeConfig();
-kc.loadFromFile(kubeconfig);
-const transport = await Transport.fromKubeConfig(kc);
+const transport = await Transport.fromKubeConfig(ClusterConfig.fromFile(kubeconfig));
 send({ ev: 'hello', pid: process.pid, runtime: process.version });
 
 if (mode === 'sync') {

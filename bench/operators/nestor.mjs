@@ -2,21 +2,17 @@
 // The operator under test: Nestor's runtime (Manager, ManagedController, InformerCache, KubeClient)
 // through @nestor/operator/runtime, which loads no Nest module, doing the benchmark reconcile. Driven by bench/run.mjs.
 //   node --expose-gc bench/operators/nestor.mjs --kubeconfig F --namespace NS --mode sync|reconcile [--workers 8]
-import { KubeConfig } from '@kubernetes/client-node';
 import { pathToFileURL } from 'node:url';
 import { FIELD_MANAGER, WIDGETS, WRITTEN_AT, childConfigMap, nowUs, statusFor } from '../lib/common.mjs';
 import { Recorder, args, cpuUs, fail, memory, onCommands, profiler, send } from './protocol.mjs';
 
 // NESTOR_OPERATOR_DIST=path/to/dist runs another build of @nestor/operator (before/after comparisons).
 const dist = process.env.NESTOR_OPERATOR_DIST;
-const { ConfigMap, InformerCache, KindRegistry, KubeClient, Manager, Transport, generationChanged } = await import(
-  dist ? pathToFileURL(`${dist}/runtime/index.js`).href : '@nestor/operator/runtime'
-);
+const { ClusterConfig, ConfigMap, InformerCache, KindRegistry, KubeClient, Manager, Transport, generationChanged } =
+  await import(dist ? pathToFileURL(`${dist}/runtime/index.js`).href : '@nestor/operator/runtime');
 
 const { kubeconfig, namespace, mode, workers } = args();
-const kc = new KubeConfig();
-kc.loadFromFile(kubeconfig);
-const transport = await Transport.fromKubeConfig(kc);
+const transport = await Transport.fromKubeConfig(ClusterConfig.fromFile(kubeconfig));
 send({ ev: 'hello', pid: process.pid, runtime: process.version });
 
 if (mode === 'sync') {

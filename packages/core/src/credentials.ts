@@ -1,6 +1,6 @@
 import type { Agent as HttpAgent } from 'node:http';
 import type { AgentOptions, RequestOptions } from 'node:https';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfigSource } from './cluster-config.js';
 
 /** TLS settings for the connection pool, from the kubeconfig's cluster and user. */
 export type TlsMaterial = Pick<
@@ -8,14 +8,14 @@ export type TlsMaterial = Pick<
   'ca' | 'cert' | 'key' | 'pfx' | 'passphrase' | 'rejectUnauthorized' | 'servername'
 >;
 
-/** What client-node's KubeConfig yields for the current context. */
+/** What the kubeconfig yields for the current context. */
 export interface Credentials {
   tls: TlsMaterial;
   /** Authorization (bearer or basic) and impersonation headers, lower-cased. */
   headers: Record<string, string>;
   /** True when the auth can expire and must be read again now and then (exec, OIDC, token file). */
   expiring: boolean;
-  /** client-node's own agent, only used when the cluster goes through a proxy (proxy-url). */
+  /** client-node's agent, only used when the cluster goes through a proxy (proxy-url). */
   proxyAgent?: HttpAgent;
 }
 
@@ -25,7 +25,7 @@ const TLS_KEYS = ['ca', 'cert', 'key', 'pfx', 'passphrase', 'rejectUnauthorized'
  * Reads TLS material and auth through `KubeConfig.applyToHTTPSOptions`, which runs the
  * exec plugin, OIDC refresh or token-file read as needed (and caches their tokens).
  */
-export async function readCredentials(kc: KubeConfig): Promise<Credentials> {
+export async function readCredentials(kc: KubeConfigSource): Promise<Credentials> {
   const user = kc.getCurrentUser();
   const cluster = kc.getCurrentCluster();
   const options: RequestOptions = {};

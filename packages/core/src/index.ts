@@ -10,6 +10,8 @@ export {
 } from './transport.js';
 export { KubeApiError, describeRequest, type FailedRequest, type KubeStatus } from './errors.js';
 export { JsonLineDecoder } from './json-lines.js';
+export { ClusterConfig, type KubeConfigSource } from './cluster-config.js';
+export { loadKubeConfig, type KubeConfigSearch } from './load-kube-config.js';
 export { Connectivity, isUnreachable, type ConnectivityListener } from './connectivity.js';
 export { listPages, type ListPage, type ListPagesOptions } from './list-pages.js';
 export { servedResources, whyNotServed } from './discovery.js';

@@ -1,7 +1,7 @@
 import http, { type ClientRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import tls from 'node:tls';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfigSource } from './cluster-config.js';
 import { silentLogger, type RuntimeLogger } from './logger.js';
 import { Connectivity } from './connectivity.js';
 import { readCredentials, tlsChanged, type Credentials } from './credentials.js';
@@ -45,8 +45,8 @@ const FREE_SOCKET_TIMEOUT_MS = 60_000;
 /**
  * The HTTP path to one API server as one user: a keep-alive connection pool for requests
  * and another for watches (a watch holds its connection for minutes and must never wait
- * behind, or starve, ordinary requests). TLS material and auth come from client-node's
- * KubeConfig; auth that can expire is read again periodically and once on a 401.
+ * behind, or starve, ordinary requests). TLS material and auth come from the kubeconfig
+ * (`ClusterConfig` or client-node's `KubeConfig`); auth that can expire is read again periodically and once on a 401.
  */
 export class Transport {
   /** Requests and watch streams opened, for tests and metrics. */
@@ -66,7 +66,7 @@ export class Transport {
   private closed = false;
 
   private constructor(
-    private readonly kubeConfig: KubeConfig,
+    private readonly kubeConfig: KubeConfigSource,
     /** The API server's URL. */
     readonly server: string,
     private credentials: Credentials,
@@ -83,7 +83,7 @@ export class Transport {
     this.createAgents();
   }
 
-  static async fromKubeConfig(kubeConfig: KubeConfig, options: TransportOptions = {}): Promise<Transport> {
+  static async fromKubeConfig(kubeConfig: KubeConfigSource, options: TransportOptions = {}): Promise<Transport> {
     const cluster = kubeConfig.getCurrentCluster();
     if (!cluster) {
       throw new Error('the kubeconfig has no current cluster: set its current-context (kubectl config use-context)');

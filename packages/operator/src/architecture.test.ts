@@ -149,6 +149,30 @@ describe('architecture', () => {
     );
   });
 
+  it('loads none of client-node but its kubeconfig parsing, from either entry (its generated API costs ~55 MB)', () => {
+    // Resolved URLs, so that a deep import inside client-node (its index, gen/) is seen too.
+    for (const entry of ['@nestor/operator', '@nestor/operator/runtime']) {
+      const program = [
+        "import { registerHooks } from 'node:module';",
+        'const seen = new Set();',
+        'registerHooks({ resolve(specifier, context, next) { const r = next(specifier, context); seen.add(r.url); return r; } });',
+        `await import('${entry}');`,
+        'console.log(JSON.stringify([...seen]));',
+      ].join('\n');
+      const loaded = JSON.parse(
+        execFileSync(process.execPath, ['--input-type=module', '-e', program], { cwd: SRC, encoding: 'utf8' }),
+      ) as string[];
+      const clientNode = loaded
+        .filter((url) => url.includes('/@kubernetes/client-node/'))
+        .map((url) => url.slice(url.indexOf('/@kubernetes/client-node/') + '/@kubernetes/client-node/'.length));
+      assert.ok(
+        loaded.some((url) => url.includes('/core/dist/')),
+        `the hook saw ${entry}'s imports`,
+      );
+      assert.deepEqual(clientNode, ['dist/config_types.js'], `${entry} loads these client-node modules`);
+    }
+  });
+
   it('keeps @nestor/core at the bottom: it imports no other layer, no Nest, no RxJS', () => {
     const violations = sources(CORE_SRC).flatMap((file) =>
       file.imports

@@ -2,7 +2,7 @@
 // Nest layer; everything it exports is exported here too.
 
 // Nest layer
-export { OperatorModule, loadKubeConfig } from './nest/operator.module.js';
+export { OperatorModule } from './nest/operator.module.js';
 export type {
   OperatorModuleOptions,
   LeaderElectionOptions,

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
-import { KubeApiError } from '@nestor/core';
+import { ClusterConfig, KubeApiError, Transport } from '@nestor/core';
 import { ApiClient } from './api-client.js';
 import type { CustomResourceDefinition } from './crds.js';
 import { TestEnvironment } from './environment.js';
@@ -296,6 +296,20 @@ describe('a private control plane (client-certificate auth)', () => {
       assert.ok(status === 401 || status === 403, `anonymous list of namespaces: HTTP ${status}`);
     } finally {
       stranger.close();
+    }
+  });
+
+  it('is reached with a client certificate through Nestor’s ClusterConfig, as with client-node', async () => {
+    const transport = await Transport.fromKubeConfig(ClusterConfig.fromFile(env.kubeconfigPath));
+    try {
+      const review = await transport.json<{ status: { userInfo: { username: string } } }>(
+        'POST',
+        '/apis/authentication.k8s.io/v1/selfsubjectreviews',
+        { body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' } },
+      );
+      assert.equal(review.status.userInfo.username, 'admin');
+    } finally {
+      transport.close();
     }
   });
 

@@ -1,12 +1,13 @@
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfigSource } from '@nestor/core';
 import type { ClassType } from '../crd/field.decorator.js';
 
 export interface OperatorModuleOptions {
   /**
-   * Where to find the cluster: a KubeConfig, a kubeconfig file path, or nothing for the
-   * usual order (in-cluster service account, then KUBECONFIG, then ~/.kube/config).
+   * Where to find the cluster: a `ClusterConfig` or client-node `KubeConfig`, a kubeconfig
+   * file path, or nothing for the usual order (in-cluster service account, then KUBECONFIG,
+   * then ~/.kube/config).
    */
-  kubeConfig?: KubeConfig | string;
+  kubeConfig?: KubeConfigSource | string;
   /** Watch only these namespaces (default: all). One namespace is the common case. */
   namespace?: string;
   /** Reconciles running at once across all controllers (default 16). */

@@ -4,5 +4,9 @@ export const OPERATOR_WATCHES_METADATA = 'nestor:watches';
 export const OPERATOR_FINALIZER_METADATA = 'nestor:finalizer';
 export const OPERATOR_SOURCE_METADATA = 'nestor:source';
 
-/** Injection token of the @kubernetes/client-node KubeConfig the operator uses. */
+/**
+ * Injection token of the kubeconfig the operator uses (a `KubeConfigSource`: Nestor's
+ * `ClusterConfig`, or the client-node `KubeConfig` passed to forRoot). For client-node's
+ * generated API clients, `await clusterConfig.toClientNode()`.
+ */
 export const KUBE_CONFIG = Symbol('nestor:kube-config');

@@ -1,24 +1,20 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { Module, type Provider } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient } from '../client/kube-client.js';
-import { resourceName, Transport } from '@nestor/core';
+import { type KubeConfigSource, loadKubeConfig, resourceName, Transport } from '@nestor/core';
 import { InformerCache } from '../runtime/informer.js';
 import { LeaseLock } from '../runtime/leader-election.js';
 import { Manager } from '../runtime/manager.js';
 import { OperatorMetrics } from '../metrics/operator-metrics.js';
 import { OperatorHttpServer } from './operator-http.server.js';
 import { runtimeLogger } from './nest-logger.js';
-import { loadKubeConfig } from './load-kube-config.js';
 import { KUBE_CONFIG } from './operator.constants.js';
 import { OperatorExplorer } from './operator.explorer.js';
 import { OperatorLifecycle } from './operator.lifecycle.js';
 import { ConfigurableOperatorModule, OPERATOR_MODULE_OPTIONS } from './operator.module-definition.js';
 import type { OperatorModuleOptions } from './operator-options.interface.js';
 import { OperatorRegistry } from './operator.registry.js';
-
-export { loadKubeConfig } from './load-kube-config.js';
 
 const SERVICE_ACCOUNT_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 
@@ -80,7 +76,7 @@ const providers: Provider[] = [
   {
     provide: Transport,
     inject: [KUBE_CONFIG],
-    useFactory: (kubeConfig: KubeConfig) => Transport.fromKubeConfig(kubeConfig),
+    useFactory: (kubeConfig: KubeConfigSource) => Transport.fromKubeConfig(kubeConfig),
   },
   {
     provide: InformerCache,

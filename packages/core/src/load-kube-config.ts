@@ -1,9 +1,9 @@
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
+import { ClusterConfig, type KubeConfigSource, SERVICE_ACCOUNT_DIR } from './cluster-config.js';
 
-const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
+const SERVICE_ACCOUNT_TOKEN = `${SERVICE_ACCOUNT_DIR}/token`;
 
 export interface KubeConfigSearch {
   /** Prefix of the in-cluster service account paths (tests; default none). */
@@ -16,27 +16,22 @@ export interface KubeConfigSearch {
  * client-node's loadFromDefault it never falls back to http://localhost:8080 (which fails
  * later with a confusing TLS error): when nothing is found it says where it looked.
  */
-export function loadKubeConfig(source?: KubeConfig | string, search: KubeConfigSearch = {}): KubeConfig {
-  if (source instanceof KubeConfig) return source;
-  const kubeConfig = new KubeConfig();
+export function loadKubeConfig(source?: KubeConfigSource | string, search: KubeConfigSearch = {}): KubeConfigSource {
+  if (source !== undefined && typeof source !== 'string') return source;
   if (typeof source === 'string') {
     if (!existsSync(source)) {
       throw new Error(
         `the kubeConfig option of OperatorModule names ${source}, which does not exist: pass the path of a kubeconfig file, or leave kubeConfig out to use the in-cluster service account, KUBECONFIG or ~/.kube/config`,
       );
     }
-    kubeConfig.loadFromFile(source);
-    return withCluster(kubeConfig, source);
+    return withCluster(ClusterConfig.fromFile(source), source);
   }
 
   const { KUBERNETES_SERVICE_HOST: host, KUBERNETES_SERVICE_PORT: port, KUBECONFIG: kubeconfigVariable } = process.env;
   const root = search.root ?? '';
   const tokenPath = `${root}${SERVICE_ACCOUNT_TOKEN}`;
   const hasToken = existsSync(tokenPath);
-  if (host && port && hasToken) {
-    kubeConfig.loadFromCluster(root);
-    return kubeConfig;
-  }
+  if (host && port && hasToken) return ClusterConfig.inCluster(root);
 
   const files = (kubeconfigVariable ?? '').split(delimiter).filter(Boolean);
   if (files.length) {
@@ -48,21 +43,13 @@ export function loadKubeConfig(source?: KubeConfig | string, search: KubeConfigS
           'set KUBECONFIG to a kubeconfig file (as kubectl uses it), or unset it to use ~/.kube/config',
       );
     }
-    kubeConfig.loadFromFile(present[0]!);
-    for (const file of present.slice(1)) {
-      const next = new KubeConfig();
-      next.loadFromFile(file);
-      // As kubectl: the first file that sets current-context decides it.
-      kubeConfig.mergeConfig(next, Boolean(kubeConfig.currentContext));
-    }
-    return withCluster(kubeConfig, `KUBECONFIG (${present.join(delimiter)})`);
+    // As kubectl: the first file that defines a name or sets current-context decides it.
+    const merged = present.map((file) => ClusterConfig.fromFile(file)).reduce((config, next) => config.merge(next));
+    return withCluster(merged, `KUBECONFIG (${present.join(delimiter)})`);
   }
 
   const home = join(homedir(), '.kube', 'config');
-  if (existsSync(home)) {
-    kubeConfig.loadFromFile(home);
-    return withCluster(kubeConfig, home);
-  }
+  if (existsSync(home)) return withCluster(ClusterConfig.fromFile(home), home);
 
   const inCluster =
     host && port
@@ -80,7 +67,7 @@ export function loadKubeConfig(source?: KubeConfig | string, search: KubeConfigS
   );
 }
 
-function withCluster(kubeConfig: KubeConfig, from: string): KubeConfig {
+function withCluster(kubeConfig: ClusterConfig, from: string): ClusterConfig {
   if (!kubeConfig.getCurrentCluster()) {
     throw new Error(
       `the kubeconfig from ${from} has no current cluster: set its current-context to a context whose cluster it defines (kubectl config use-context <name>)`,

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { after, afterEach, describe, it } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
+import type { ClusterConfig } from './cluster-config.js';
 import { loadKubeConfig } from './load-kube-config.js';
 
 const VARIABLES = ['HOME', 'KUBECONFIG', 'KUBERNETES_SERVICE_HOST', 'KUBERNETES_SERVICE_PORT'] as const;
@@ -121,7 +122,7 @@ describe('loadKubeConfig', () => {
     const kubeConfig = loadKubeConfig(undefined, { root: dir });
     assert.equal(kubeConfig.getCurrentCluster()?.server, 'https://first.example:6443');
     assert.deepEqual(
-      kubeConfig.getClusters().map((c) => c.name),
+      (kubeConfig as ClusterConfig).clusters.map((c) => c.name),
       ['first', 'second'],
     );
   });
@@ -160,7 +161,7 @@ describe('loadKubeConfig', () => {
     assert.equal(kubeConfig.getCurrentCluster()?.server, 'https://10.96.0.1:443');
   });
 
-  it('returns a given KubeConfig as it is', () => {
+  it('returns a given client-node KubeConfig as it is', () => {
     const given = new KubeConfig();
     assert.equal(loadKubeConfig(given), given);
   });

@@ -1,0 +1,127 @@
+#!/usr/bin/env node
+// The operator under test written as users write it: a Nest application context importing
+// OperatorModule, a @Controller(Widget) class with an injected KubeClient and a @Reconcile()
+// method, metrics (HTTPS, authenticated) and probes served as in production. Beside
+// bench/operators/nestor.mjs (the runtime alone) it shows what Nest costs. Driven by bench/run.mjs.
+//   node --expose-gc bench/operators/nestor-nest.mjs --kubeconfig F --namespace NS --mode sync|reconcile [--workers 8]
+// Decorators are applied by hand (this file is JavaScript); the result is what TypeScript emits.
+import 'reflect-metadata';
+import { createServer } from 'node:net';
+import { Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { FIELD_MANAGER, WIDGETS, WRITTEN_AT, childConfigMap, nowUs, statusFor } from '../lib/common.mjs';
+import { Recorder, args, cpuUs, fail, memory, onCommands, profiler, send } from './protocol.mjs';
+
+const { ConfigMap, Controller, InformerCache, KubeClient, OperatorModule, Reconcile, generationChanged } =
+  await import('@nestor/operator');
+
+const { kubeconfig, namespace, mode, workers } = args();
+const recorder = new Recorder();
+
+class WidgetController {
+  constructor(kube) {
+    this.kube = kube;
+  }
+
+  async reconcile(widget) {
+    const key = `${widget.metadata.namespace}/${widget.metadata.name}`;
+    recorder.start(key, widget.metadata.annotations?.[WRITTEN_AT]);
+    let ok = false;
+    try {
+      await this.kube.apply(childConfigMap(widget, { ownerReference: false }), { owner: widget });
+      await this.kube.patchStatus(widget, statusFor(widget));
+      ok = true;
+    } finally {
+      recorder.finish(key, ok);
+    }
+  }
+}
+Reflect.decorate(
+  [Reconcile()],
+  WidgetController.prototype,
+  'reconcile',
+  Object.getOwnPropertyDescriptor(WidgetController.prototype, 'reconcile'),
+);
+Reflect.defineMetadata('design:paramtypes', [KubeClient], WidgetController);
+Reflect.decorate(
+  [Controller(WIDGETS, { predicates: [generationChanged], maxConcurrentReconciles: workers })],
+  WidgetController,
+);
+
+/** A free port on 127.0.0.1 for the metrics and probe servers (several bench runs may share the machine). */
+const freePort = () =>
+  new Promise((resolve, reject) => {
+    const server = createServer().once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+
+class AppModule {}
+Reflect.decorate(
+  [
+    Module({
+      imports: [
+        OperatorModule.forRoot({
+          kubeConfig: kubeconfig,
+          namespace,
+          concurrency: workers,
+          fieldManager: FIELD_MANAGER,
+          metrics: { host: '127.0.0.1', port: await freePort() },
+          health: { host: '127.0.0.1', port: await freePort() },
+        }),
+      ],
+      providers: mode === 'sync' ? [] : [WidgetController],
+    }),
+  ],
+  AppModule,
+);
+
+// Nest's logs go to stderr: stdout carries the protocol only.
+const logger = {
+  log: () => {},
+  debug: () => {},
+  verbose: () => {},
+  warn: (message) => process.stderr.write(`WARN ${message}\n`),
+  error: (message, trace) => process.stderr.write(`ERROR ${message}${trace ? `\n${trace}` : ''}\n`),
+};
+
+let app;
+try {
+  app = await NestFactory.createApplicationContext(AppModule, { logger, abortOnError: false });
+} catch (error) {
+  fail(error);
+}
+send({ ev: 'hello', pid: process.pid, runtime: process.version });
+
+if (mode === 'sync') {
+  // The application is up with nothing cached: `before` is what Node, Nest and Nestor cost.
+  onCommands(async (command) => {
+    if (command.cmd === 'start') {
+      const before = memory(true);
+      await profiler.start();
+      const cpuBefore = cpuUs();
+      const started = nowUs();
+      const { informer } = app.get(InformerCache).acquire(ConfigMap, { namespace });
+      await informer.whenSynced();
+      const synced = nowUs();
+      const cpuAfter = cpuUs();
+      const after = memory(true);
+      send({
+        ev: 'synced',
+        objects: informer.size,
+        syncUs: synced - started,
+        cpuUs: cpuAfter - cpuBefore,
+        before,
+        after,
+      });
+    } else if (command.cmd === 'stats') {
+      send({ ev: 'stats', ...memory(command.gc), cpuUs: cpuUs(), at: nowUs() });
+    }
+  });
+} else {
+  // OperatorLifecycle started the manager during bootstrap and waited for its caches.
+  send({ ev: 'ready', at: nowUs() });
+  onCommands((command) => recorder.command(command));
+}
