@@ -17,6 +17,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Transport } from '@nestor/core';
+import { OPERATOR_NODE_OPTIONS } from '@nestor/operator';
 import { parallel, TestEnvironment } from '@nestor/testing';
 import { OperatorProcess, killAllChildren, processCpuSeconds } from './lib/child.mjs';
 import {
@@ -35,7 +36,7 @@ import { IMPL_LABELS, renderTables, summarize } from './lib/report.mjs';
 const here = dirname(fileURLToPath(import.meta.url));
 const ALL_IMPLS = ['nestor', 'nestor-nest', 'client-node', 'controller-runtime', 'apiserver'];
 const NODE_IMPLS = ['nestor', 'nestor-nest', 'client-node'];
-const DEFAULT_NODE_FLAGS = '';
+const DEFAULT_NODE_FLAGS = OPERATOR_NODE_OPTIONS;
 
 const { values: opts } = parseArgs({
   options: {
@@ -73,7 +74,7 @@ if (opts.help) {
   --budget-min N           stop starting runs after N minutes (default 60; quick 15); hard stop 10 min later
   --profile                V8 CPU profiles of the Node operators' measured windows, first repetition
                            (bench/results/profiles; summarize with node bench/profile.mjs FILE)
-  --node-flags "FLAGS"     V8/Node flags of the Node operators (default "${DEFAULT_NODE_FLAGS}", as the
+  --node-flags=FLAGS       V8/Node flags of the Node operators (default "${DEFAULT_NODE_FLAGS}", as the
                            Deployment that nestor manifests writes; "" for Node's defaults)
   --out FILE               result JSON path (default bench/results/<date>[-quick].json)`);
   process.exit(0);
@@ -323,7 +324,7 @@ async function scenarioBurst() {
         try {
           await settle();
           op = await startOperator(impl, ns, 'reconcile', profile);
-          await op.next('ready', 120_000);
+          const ready = await op.next('ready', 120_000);
           const marked = await op.ask({ cmd: 'mark' }, 'marked');
           const all = op.next('all', Math.max(180_000, size * 40));
           op.send({ cmd: 'expect', n: size });
@@ -348,6 +349,8 @@ async function scenarioBurst() {
             size,
             rep: rep + 1,
             wallMs,
+            // Process start to ready: module loading, bootstrap, discovery, the first LIST (Node operators).
+            startupMs: ready.startupMs,
             createMs: (createdAt - t0) / 1000,
             reconcilesPerSecond: size / (wallMs / 1000),
             reconciles: done.reconciles,
@@ -591,6 +594,7 @@ function summarizeAll() {
     ]),
     burst: group(doc.runs.burst, (r) => `${r.size}/${r.impl}`, [
       'wallMs',
+      'startupMs',
       'createMs',
       'reconcilesPerSecond',
       'cpuSeconds',

@@ -88,7 +88,7 @@ if (mode === 'sync') {
       recorder.finish(key, ok);
     }
   };
-  send({ ev: 'ready', at: nowUs() });
+  send({ ev: 'ready', at: nowUs(), startupMs: performance.now() });
   onCommands((command) => {
     if (command.cmd !== 'obj') return recorder.command(command);
     // {cmd: 'obj', name, uid, generation, size, round, writtenAt}: the generator's write, as written.

@@ -136,6 +136,6 @@ if (mode === 'sync') {
   }
   started = true;
   pump();
-  send({ ev: 'ready', at: nowUs() });
+  send({ ev: 'ready', at: nowUs(), startupMs: performance.now() });
   onCommands((command) => recorder.command(command));
 }

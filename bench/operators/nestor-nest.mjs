@@ -122,6 +122,6 @@ if (mode === 'sync') {
   });
 } else {
   // OperatorLifecycle started the manager during bootstrap and waited for its caches.
-  send({ ev: 'ready', at: nowUs() });
+  send({ ev: 'ready', at: nowUs(), startupMs: performance.now() });
   onCommands((command) => recorder.command(command));
 }

@@ -70,6 +70,6 @@ if (mode === 'sync') {
   } catch (error) {
     fail(error);
   }
-  send({ ev: 'ready', at: nowUs() });
+  send({ ev: 'ready', at: nowUs(), startupMs: performance.now() });
   onCommands((command) => recorder.command(command));
 }

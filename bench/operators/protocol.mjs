@@ -2,7 +2,7 @@
 // (the Go peer, bench/controller-runtime/main.go, speaks the same). One JSON object a line:
 //   parent -> child (stdin):  {cmd: 'start'} (sync mode) | {cmd: 'expect', n} | {cmd: 'mark'}
 //                             | {cmd: 'stats', gc?, lite?} | {cmd: 'exit'} | {cmd: 'obj', ...} (baseline only)
-//   child -> parent (stdout): {ev: 'hello'} | {ev: 'synced', ...} | {ev: 'ready'} | {ev: 'all', at}
+//   child -> parent (stdout): {ev: 'hello'} | {ev: 'synced', ...} | {ev: 'ready', startupMs (since process start)} | {ev: 'all', at}
 //                             | {ev: 'marked', cpuUs} | {ev: 'stats', cpuUs, rss, maxRss, heap, reconciles, inFlight, latUs}
 // Nothing else may write to stdout.
 import { writeFileSync } from 'node:fs';

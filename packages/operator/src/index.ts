@@ -50,7 +50,7 @@ export {
   type OperatorManifests,
   type OperatorManifestOptions,
 } from './manifests/operator-manifests.js';
-export type { OperatorDeploymentOptions } from './manifests/deployment.js';
+export { OPERATOR_NODE_OPTIONS, type OperatorDeploymentOptions } from './manifests/deployment.js';
 export type { Manifest } from './manifests/manifest.js';
 export { manifestFiles } from './manifests/manifest-files.js';
 export { MANIFEST_FOLDERS } from './manifests/manifest-folders.js';

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { describe, it } from 'node:test';
-import { operatorDeployment } from './deployment.js';
+import { OPERATOR_NODE_OPTIONS, operatorDeployment } from './deployment.js';
 
 describe('operatorDeployment', () => {
   const deployment = operatorDeployment({
@@ -30,5 +31,32 @@ describe('operatorDeployment', () => {
       template: { metadata: { labels: Record<string, string> } };
     };
     for (const [key, value] of Object.entries(selector.matchLabels)) assert.equal(template.metadata.labels[key], value);
+  });
+
+  it('caps V8’s young generation through NODE_OPTIONS, with flags Node accepts there', () => {
+    const [container] = (
+      deployment.spec as { template: { spec: { containers: [{ env: { name: string; value?: string }[] }] } } }
+    ).template.spec.containers;
+    assert.equal(container.env.find((variable) => variable.name === 'NODE_OPTIONS')?.value, OPERATOR_NODE_OPTIONS);
+    // An allocation burst with a sliding window of survivors, as a burst of reconciles makes:
+    // V8 grows the young generation to absorb it unless capped. A flag Node refuses in
+    // NODE_OPTIONS would make this throw (and the pod fail at start).
+    const program = [
+      "const v8 = require('node:v8');",
+      'let window = [];',
+      "for (let i = 0; i < 3e6; i++) { window.push({ i, s: 'x' + i }); if (window.length > 200000) window = []; }",
+      "console.log(v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size);",
+    ].join('\n');
+    const youngBytes = (nodeOptions: string) =>
+      Number(
+        execFileSync(process.execPath, ['-e', program], {
+          env: { ...process.env, NODE_OPTIONS: nodeOptions },
+          encoding: 'utf8',
+        }),
+      );
+    const capped = youngBytes(OPERATOR_NODE_OPTIONS);
+    const uncapped = youngBytes('');
+    assert.ok(capped <= 8 * 2 ** 20, `young generation ${capped} B with ${OPERATOR_NODE_OPTIONS}`);
+    assert.ok(uncapped > capped, `Node's default grows it further (${uncapped} B)`);
   });
 });
