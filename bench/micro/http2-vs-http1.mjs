@@ -16,6 +16,7 @@ import http2 from 'node:http2';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { URLSearchParams } from 'node:url';
 import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { parallel, TestEnvironment } from '@nestor/testing';
@@ -105,7 +106,12 @@ async function child(path) {
     () => client.json('GET', `${widgetsPath(namespace, 'w')}`),
     () =>
       client.json('PATCH', cm, {
-        body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `probe-${process.pid}` }, data: { n: `${n++}` } },
+        body: {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name: `probe-${process.pid}` },
+          data: { n: `${n++}` },
+        },
         contentType: 'application/apply-patch+yaml',
         query: { fieldManager: 'bench', force: true },
       }),
@@ -125,12 +131,17 @@ async function child(path) {
   const watches = Array.from({ length: Number(args.watches) }, () =>
     (async () => {
       try {
-        for await (const _ of client.stream('/api/v1/configmaps', {
-          watch: true,
-          labelSelector: 'bench=none',
-          allowWatchBookmarks: true,
-          timeoutSeconds: 600,
-        }, watching.signal)) void _;
+        for await (const _ of client.stream(
+          '/api/v1/configmaps',
+          {
+            watch: true,
+            labelSelector: 'bench=none',
+            allowWatchBookmarks: true,
+            timeoutSeconds: 600,
+          },
+          watching.signal,
+        ))
+          void _;
       } catch (error) {
         if (!watching.signal.aborted) console.error(`${path}: watch failed: ${error.message}`);
       }
@@ -190,7 +201,9 @@ async function prototype(kc) {
   await new Promise((resolve, reject) => session.once('connect', resolve).once('error', reject));
   const send = (method, path, opts = {}) => {
     const query = new URLSearchParams(
-      Object.entries(opts.query ?? {}).filter(([, v]) => v !== undefined).map(([k, v]) => [k, String(v)]),
+      Object.entries(opts.query ?? {})
+        .filter(([, v]) => v !== undefined)
+        .map(([k, v]) => [k, String(v)]),
     ).toString();
     const body = opts.body === undefined ? undefined : Buffer.from(JSON.stringify(opts.body));
     const stream = session.request(

@@ -160,5 +160,7 @@ export class Http2Sessions {
 
 function maxStreams(session: Session): number {
   if (session.http2.closed || session.http2.destroyed) return 0;
-  return session.settled ? (session.http2.remoteSettings.maxConcurrentStreams ?? INITIAL_MAX_STREAMS) : INITIAL_MAX_STREAMS;
+  return session.settled
+    ? (session.http2.remoteSettings.maxConcurrentStreams ?? INITIAL_MAX_STREAMS)
+    : INITIAL_MAX_STREAMS;
 }

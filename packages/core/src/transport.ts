@@ -173,7 +173,8 @@ export class Transport {
   private async *lines<T>(path: string, query: Query, signal: AbortSignal | undefined): AsyncGenerator<T, void> {
     this.stats.watches++;
     const failed = { method: 'GET', path, watch: query.watch === true || query.watch === 'true' };
-    const exchange = this.sessions && (await this.openHttp2('GET', path, { query, ...(signal ? { signal } : {}) }, failed));
+    const exchange =
+      this.sessions && (await this.openHttp2('GET', path, { query, ...(signal ? { signal } : {}) }, failed));
     if (exchange) {
       yield* this.http2Lines<T>(exchange, failed, signal);
       return;
