@@ -13,8 +13,8 @@ export type ResponseHead = IncomingHttpHeaders & IncomingHttpStatusHeader;
 /**
  * One request on an HTTP/2 stream, from acquiring a session to the end of its body: the
  * deadline and the abort signal cover all of it and cancel only this stream (RST_STREAM),
- * never the connection its siblings share. A deadline that fires asks the session's liveness
- * check for a PING: no answer to a request may mean the connection died without closing.
+ * never the connection its siblings share. A deadline that fires before any answer makes the
+ * connection suspect (no new streams until a PING is answered): it may have died without closing.
  */
 export class Http2Exchange {
   stream?: ClientHttp2Stream;
@@ -45,7 +45,8 @@ export class Http2Exchange {
       if (timeoutMs) {
         this.timer = setTimeout(() => {
           this.fired = Object.assign(new Error(`no complete answer within ${timeoutMs} ms`), { code: 'ETIMEDOUT' });
-          this.session?.liveness.check();
+          if (this.session && !settled) sessions.suspect(this.session);
+          else this.session?.liveness.check();
           fail(this.fired);
         }, timeoutMs);
         this.timer.unref();

@@ -26,6 +26,8 @@ export interface Session {
   readonly liveness: Liveness;
   streams: number;
   settled: boolean;
+  /** A request got no answer here: no new streams until a PING is answered. */
+  suspect: boolean;
   idleTimer?: NodeJS.Timeout;
 }
 
@@ -64,7 +66,7 @@ export class Http2Sessions {
     for (;;) {
       if (this.closed) throw new Error('the transport is closed');
       for (const session of this.open) {
-        if (session.streams < maxStreams(session)) return { protocol: 'h2', session };
+        if (!session.suspect && session.streams < maxStreams(session)) return { protocol: 'h2', session };
       }
       this.connecting ??= this.connect().finally(() => (this.connecting = undefined));
       const connected = await this.connecting;
@@ -83,6 +85,16 @@ export class Http2Sessions {
       if (--session.streams === 0 && this.open.has(session)) this.closeWhenIdle(session);
     });
     return stream;
+  }
+
+  /**
+   * A request on `session` got no answer in time: new streams go to another connection
+   * (as the HTTP/1.1 pool drops its idle sockets) while a PING tells whether it is alive;
+   * the streams already on it go on.
+   */
+  suspect(session: Session): void {
+    session.suspect = true;
+    session.liveness.check();
   }
 
   /** Closes every connection at once, failing their streams; later acquire() connects again unless `final`. */
@@ -122,9 +134,15 @@ export class Http2Sessions {
       http2: client,
       streams: 0,
       settled: false,
+      suspect: false,
       liveness: new Liveness(
         (answered) => {
-          if (!client.destroyed) client.ping((error) => !error && answered());
+          if (client.destroyed) return;
+          client.ping((error) => {
+            if (error) return;
+            session.suspect = false;
+            answered();
+          });
         },
         // Destroyed with the error: its streams fail with it, and 'error' below logs it once.
         (error) => this.drop(session, true, error),
