@@ -86,6 +86,58 @@ describe('connections that die without closing', () => {
   });
 });
 
+describe('a silenced HTTP/2 connection', () => {
+  it('is found dead by PING, and the watches and reconciles resume on a new one', async () => {
+    const namespace = await env.createNamespace('h2-ping');
+    const relay = await relays.start();
+    const names = Array.from({ length: 10 }, (_, i) => `cm-${i}`);
+    await parallel(names, 8, (name) => createConfigMap(env.client, namespace, name, { data: { v: '1' } }));
+    // Short liveness limits (client-go: 30 s idle, 15 s for the answer), so the test proves the
+    // PING and not the watch's own stall limit (70 s) or its server-side timeout (25-50 s).
+    const transport = await Transport.fromKubeConfig(relay.kubeConfig(env.kubeConfig), {
+      http2ReadIdleMs: 1_000,
+      http2PingTimeoutMs: 1_000,
+    });
+    const manager = new Manager({ transport });
+    const seen = new Map<string, string>();
+    manager.addController<V1ConfigMap & KubeObject>({
+      name: 'h2-ping',
+      resource: ConfigMap,
+      namespace,
+      reconcile: ({ object }) => {
+        seen.set(object!.metadata!.name!, object!.data?.['v'] ?? '');
+        return Promise.resolve();
+      },
+    });
+    await manager.start();
+    try {
+      await waitFor(() => names.every((n) => seen.get(n) === '1'), { timeoutMs: 30_000, what: 'the first reconciles' });
+      assert.equal(transport.protocol, 'h2');
+      const connectionsBefore = relay.accepted;
+      const silencedAt = Date.now();
+      relay.silence();
+      await parallel(names, 8, (name) =>
+        env.client.request(
+          'PATCH',
+          configMapsPath(namespace, name),
+          { data: { v: '2' } },
+          'application/merge-patch+json',
+        ),
+      );
+      await waitFor(() => names.every((n) => seen.get(n) === '2'), {
+        timeoutMs: 20_000,
+        intervalMs: 200,
+        what: 'the changes made after the connection went silent, seen over a new one',
+      });
+      assert.ok(relay.accepted > connectionsBefore, 'a new connection replaced the silent one');
+      assert.ok(Date.now() - silencedAt < 20_000);
+    } finally {
+      await manager.stop();
+      transport.close();
+    }
+  });
+});
+
 describe('an aborted reconcile', () => {
   it('cuts the KubeClient requests it made, without being handed the signal', async () => {
     const namespace = await env.createNamespace('abort');

@@ -1,0 +1,69 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { Liveness } from './http2-liveness.js';
+import { ManualClock } from './testing-clock.js';
+
+function setup() {
+  const clock = new ManualClock();
+  const pings: Array<() => void> = [];
+  const deaths: Error[] = [];
+  const liveness = new Liveness(
+    (answered) => pings.push(answered),
+    (error) => deaths.push(error),
+    { readIdleMs: 30_000, pingTimeoutMs: 15_000, clock },
+  );
+  return { clock, pings, deaths, liveness };
+}
+
+describe('Liveness (HTTP/2 PING when silent)', () => {
+  it('pings only after readIdleMs with nothing read', () => {
+    const { clock, pings, liveness } = setup();
+    clock.advance(20_000);
+    liveness.read();
+    clock.advance(29_000);
+    assert.equal(pings.length, 0, 'a read 29 s ago: not idle yet');
+    clock.advance(1_000);
+    assert.equal(pings.length, 1);
+  });
+
+  it('stays alive while PINGs are answered, one PING out at a time', () => {
+    const { clock, pings, deaths, liveness } = setup();
+    clock.advance(30_000);
+    liveness.check();
+    assert.equal(pings.length, 1, 'check() while a PING is out sends no second one');
+    clock.advance(5_000);
+    pings[0]!();
+    clock.advance(29_000);
+    assert.equal(pings.length, 1);
+    clock.advance(1_000);
+    assert.equal(pings.length, 2, 'idle again 30 s after the answer');
+    pings[1]!();
+    assert.deepEqual(deaths, []);
+  });
+
+  it('declares the connection dead when a PING gets no answer within pingTimeoutMs, once', () => {
+    const { clock, pings, deaths } = setup();
+    clock.advance(30_000);
+    clock.advance(14_999);
+    assert.equal(deaths.length, 0);
+    clock.advance(1);
+    assert.equal(deaths.length, 1);
+    assert.match(deaths[0]!.message, /no answer to an HTTP\/2 PING within 15000 ms/);
+    assert.equal((deaths[0] as NodeJS.ErrnoException).code, 'ETIMEDOUT');
+    pings[0]!(); // a late answer changes nothing
+    clock.advance(120_000);
+    assert.equal(deaths.length, 1);
+    assert.equal(clock.pendingTimers, 0);
+  });
+
+  it('check() pings at once (a request got no answer) and stop() ends it all', () => {
+    const { clock, pings, deaths, liveness } = setup();
+    clock.advance(1_000);
+    liveness.check();
+    assert.equal(pings.length, 1);
+    liveness.stop();
+    clock.advance(60_000);
+    assert.deepEqual(deaths, []);
+    assert.equal(clock.pendingTimers, 0);
+  });
+});
