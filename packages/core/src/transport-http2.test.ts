@@ -71,7 +71,7 @@ describe('Transport over HTTP/2', () => {
   });
 
   it('multiplexes requests and watches on one connection; a cut stream leaves its siblings alone, a deadline moves new streams to a new connection', async () => {
-    const transport = await Transport.fromKubeConfig(kubeConfig(port));
+    const transport = await Transport.fromKubeConfig(kubeConfig(port), { http2: true });
     const before = sessions.size;
     try {
       const watching = new AbortController();
@@ -114,8 +114,8 @@ describe('Transport over HTTP/2', () => {
     }
   });
 
-  it('uses HTTP/1.1 when told to (http2: false)', async () => {
-    const transport = await Transport.fromKubeConfig(kubeConfig(port), { http2: false });
+  it('uses HTTP/1.1 unless told to use HTTP/2', async () => {
+    const transport = await Transport.fromKubeConfig(kubeConfig(port));
     try {
       assert.equal((await transport.json<{ version: string }>('GET', '/api/v1/x')).version, '1.1');
       assert.equal(transport.protocol, 'http/1.1');
@@ -129,7 +129,7 @@ describe('Transport to a server whose ALPN offers only HTTP/1.1', () => {
   it('falls back to HTTP/1.1 and stays there', async () => {
     const server = https.createServer(tlsFiles, (req, res) => res.end(JSON.stringify({ version: req.httpVersion })));
     const port = await listen(server);
-    const transport = await Transport.fromKubeConfig(kubeConfig(port));
+    const transport = await Transport.fromKubeConfig(kubeConfig(port), { http2: true });
     try {
       assert.equal(transport.protocol, undefined, 'not known before the first connection');
       for (let i = 0; i < 3; i++) {

@@ -33,9 +33,11 @@ export interface TransportResponse {
 
 export interface TransportOptions {
   /**
-   * HTTP/2 when the API server offers it over TLS (default true): one multiplexed connection,
-   * checked by PING when silent. False, or DISABLE_HTTP2 in the environment (client-go's
-   * switch), keeps the HTTP/1.1 pools; so do a proxy and a server whose ALPN gives no h2.
+   * HTTP/2 when the API server offers it over TLS (default false): one multiplexed
+   * connection, checked by PING when silent. Off by default because it measured no faster
+   * than the HTTP/1.1 pools for an operator's work and peaked ~13 MB higher
+   * (docs/BENCHMARKS.md, "HTTP/2"). DISABLE_HTTP2 in the environment (client-go's switch)
+   * overrides it; a proxy and a server whose ALPN gives no h2 keep HTTP/1.1 too.
    */
   http2?: boolean;
   /** HTTP/2: PING a connection nothing was read on for this long (default 30 s, as client-go). */
@@ -57,12 +59,11 @@ const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS']);
 const FREE_SOCKET_TIMEOUT_MS = 60_000;
 
 /**
- * The HTTP path to one API server as one user. Over TLS, HTTP/2: requests and watches are
- * streams multiplexed on one connection, as client-go's (bench/results/http2-*.md: less CPU
- * per request than HTTP/1.1), each connection checked by PING when silent. Otherwise (plain
- * HTTP, a proxy, no h2 in ALPN, opted out) HTTP/1.1: a keep-alive pool for requests and
- * another for watches (a watch holds its connection for minutes and must never wait behind,
- * or starve, ordinary requests). TLS material and auth come from the kubeconfig
+ * The HTTP path to one API server as one user. By default HTTP/1.1: a keep-alive pool for
+ * requests and another for watches (a watch holds its connection for minutes and must never
+ * wait behind, or starve, ordinary requests). With `http2: true` over TLS, HTTP/2 as
+ * client-go: requests and watches are streams multiplexed on one connection, each
+ * connection checked by PING when silent. TLS material and auth come from the kubeconfig
  * (`ClusterConfig` or client-node's `KubeConfig`); auth that can expire is read again
  * periodically and once on a 401.
  */
@@ -423,8 +424,8 @@ export class Transport {
 
   /** The HTTP/2 path, unless plain HTTP, a proxy, or opted out. */
   private createSessions(): Http2Sessions | undefined {
-    const optedOut = this.options.http2 === false || Boolean(process.env['DISABLE_HTTP2']);
-    if (!this.secure || this.credentials.proxyAgent || optedOut) return undefined;
+    const wanted = this.options.http2 === true && !process.env['DISABLE_HTTP2'];
+    if (!this.secure || this.credentials.proxyAgent || !wanted) return undefined;
     return new Http2Sessions(
       { hostname: this.hostname, port: this.port, tls: agentTls(true, this.credentials) as tls.ConnectionOptions },
       {

@@ -95,6 +95,7 @@ describe('a silenced HTTP/2 connection', () => {
     // Short liveness limits (client-go: 30 s idle, 15 s for the answer), so the test proves the
     // PING and not the watch's own stall limit (70 s) or its server-side timeout (25-50 s).
     const transport = await Transport.fromKubeConfig(relay.kubeConfig(env.kubeConfig), {
+      http2: true,
       http2ReadIdleMs: 1_000,
       http2PingTimeoutMs: 1_000,
     });
