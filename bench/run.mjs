@@ -351,6 +351,7 @@ async function scenarioBurst() {
             wallMs,
             // Process start to ready: module loading, bootstrap, discovery, the first LIST (Node operators).
             startupMs: ready.startupMs,
+            importedMs: ready.importedMs,
             createMs: (createdAt - t0) / 1000,
             reconcilesPerSecond: size / (wallMs / 1000),
             reconciles: done.reconciles,

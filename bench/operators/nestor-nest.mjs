@@ -14,6 +14,8 @@ import { Recorder, args, cpuUs, fail, memory, onCommands, profiler, send } from 
 
 const { ConfigMap, Controller, InformerCache, KubeClient, OperatorModule, Reconcile, generationChanged } =
   await import('@nestor/operator');
+/** Start-up phases (ms since process start): modules loaded, then the application bootstrapped. */
+const importedMs = performance.now();
 
 const { kubeconfig, namespace, mode, workers } = args();
 const recorder = new Recorder();
@@ -122,6 +124,6 @@ if (mode === 'sync') {
   });
 } else {
   // OperatorLifecycle started the manager during bootstrap and waited for its caches.
-  send({ ev: 'ready', at: nowUs(), startupMs: performance.now() });
+  send({ ev: 'ready', at: nowUs(), startupMs: performance.now(), importedMs });
   onCommands((command) => recorder.command(command));
 }

@@ -10,6 +10,8 @@ import { Recorder, args, cpuUs, fail, memory, onCommands, profiler, send } from 
 const dist = process.env.NESTOR_OPERATOR_DIST;
 const { ClusterConfig, ConfigMap, InformerCache, KindRegistry, KubeClient, Manager, Transport, generationChanged } =
   await import(dist ? pathToFileURL(`${dist}/runtime/index.js`).href : '@nestor/operator/runtime');
+/** Start-up phases (ms since process start): modules loaded, then the manager started. */
+const importedMs = performance.now();
 
 const { kubeconfig, namespace, mode, workers } = args();
 const transport = await Transport.fromKubeConfig(ClusterConfig.fromFile(kubeconfig));
@@ -70,6 +72,6 @@ if (mode === 'sync') {
   } catch (error) {
     fail(error);
   }
-  send({ ev: 'ready', at: nowUs(), startupMs: performance.now() });
+  send({ ev: 'ready', at: nowUs(), startupMs: performance.now(), importedMs });
   onCommands((command) => recorder.command(command));
 }
