@@ -7,6 +7,7 @@ import { FIELD_MANAGER, WIDGETS, WRITTEN_AT, childConfigMap, nowUs, statusFor } 
 import { Recorder, args, cpuUs, fail, memory, onCommands, profiler, send } from './protocol.mjs';
 
 // NESTOR_OPERATOR_DIST=path/to/dist runs another build of @nestor/operator (before/after comparisons).
+// NESTOR_STREAMING_LIST=true syncs by a streamed list (WatchList) where the API server offers it.
 const dist = process.env.NESTOR_OPERATOR_DIST;
 const { ClusterConfig, ConfigMap, InformerCache, KindRegistry, KubeClient, Manager, Transport, generationChanged } =
   await import(dist ? pathToFileURL(`${dist}/runtime/index.js`).href : '@nestor/operator/runtime');
@@ -24,7 +25,9 @@ if (mode === 'sync') {
       await profiler.start();
       const cpuBefore = cpuUs();
       const started = nowUs();
-      const cache = new InformerCache(transport);
+      const cache = new InformerCache(transport, {
+        ...(process.env.NESTOR_STREAMING_LIST === 'true' ? { streamingList: true } : {}),
+      });
       const { informer } = cache.acquire(ConfigMap, { namespace });
       await informer.whenSynced();
       const synced = nowUs();

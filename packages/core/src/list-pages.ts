@@ -29,9 +29,11 @@ interface KubeList<T> {
 }
 
 /**
- * A paginated LIST as its pages, following continue tokens. A token that outlives etcd's
- * compaction (410 Gone between pages) restarts the list from the start, flagged on the
- * next page, as client-go's pager falls back to a full list.
+ * A paginated LIST as its pages, following continue tokens. The next page is requested as
+ * soon as a page arrives, so the API server prepares it while the caller processes this
+ * one; never more than that one page ahead. A token that outlives etcd's compaction (410
+ * Gone between pages) restarts the list from the start, flagged on the next page, as
+ * client-go's pager falls back to a full list.
  */
 export async function* listPages<T>(
   transport: Pick<Transport, 'json'>,
@@ -39,25 +41,42 @@ export async function* listPages<T>(
   options: ListPagesOptions = {},
 ): AsyncGenerator<ListPage<T>> {
   const limit = options.pageSize ?? 500;
-  let continueToken: string | undefined;
+  // Ends the request read ahead when the caller stops early (break, throw, abort).
+  const abort = new AbortController();
+  const forward = () => abort.abort(options.signal?.reason);
+  if (options.signal?.aborted) forward();
+  options.signal?.addEventListener('abort', forward, { once: true });
+  const fetch = (continueToken: string | undefined) => {
+    const page = transport.json<KubeList<T>>('GET', path, {
+      query: { ...options.query, limit, continue: continueToken },
+      signal: abort.signal,
+    });
+    // Awaited later; until then a failure must not count as unhandled.
+    page.catch(() => {});
+    return { page, continueToken };
+  };
+  let next = fetch(undefined);
   let restarted = false;
-  for (;;) {
-    let page: KubeList<T>;
-    try {
-      page = await transport.json<KubeList<T>>('GET', path, {
-        query: { ...options.query, limit, continue: continueToken },
-        ...(options.signal ? { signal: options.signal } : {}),
-      });
-    } catch (error) {
-      if (!(continueToken && error instanceof KubeApiError && error.isGone)) throw error;
-      options.onRestart?.();
-      continueToken = undefined;
-      restarted = true;
-      continue;
+  try {
+    for (;;) {
+      let page: KubeList<T>;
+      try {
+        page = await next.page;
+      } catch (error) {
+        if (!(next.continueToken && error instanceof KubeApiError && error.isGone)) throw error;
+        options.onRestart?.();
+        next = fetch(undefined);
+        restarted = true;
+        continue;
+      }
+      const continueToken = page.metadata?.continue || undefined;
+      if (continueToken) next = fetch(continueToken);
+      yield { items: page.items, resourceVersion: page.metadata?.resourceVersion, restarted };
+      restarted = false;
+      if (!continueToken) return;
     }
-    yield { items: page.items, resourceVersion: page.metadata?.resourceVersion, restarted };
-    restarted = false;
-    continueToken = page.metadata?.continue || undefined;
-    if (!continueToken) return;
+  } finally {
+    options.signal?.removeEventListener('abort', forward);
+    abort.abort(new Error('the list was not read to its end'));
   }
 }

@@ -18,7 +18,7 @@ import {
   systemClock,
 } from '@nestor/core';
 import { Backoff } from './backoff.js';
-import { KnownObjects } from './known-objects.js';
+import { KnownObjects, type RelistPass } from './known-objects.js';
 import { createWatchStats, type WatchEvent, type WatchOptions, type WatchStats, type WatchTransport } from './watch.js';
 
 interface RawWatchEvent {
@@ -32,6 +32,19 @@ const WATCH_END_MARGIN_MS = 10_000;
 /** The watch stream went quiet for too long (a half-open connection): reconnect. */
 export class WatchStalledError extends Error {
   override readonly name = 'WatchStalledError';
+}
+
+/** The annotation of the bookmark that ends a stream's initial events (KEP-3157). */
+const INITIAL_EVENTS_END = 'k8s.io/initial-events-end';
+
+/** A streamed sync did not deliver the state: a LIST does, this once or (`lasting`) always. */
+class NoInitialEvents extends Error {
+  constructor(
+    message: string,
+    readonly lasting: boolean,
+  ) {
+    super(message);
+  }
 }
 
 /**
@@ -50,11 +63,16 @@ export class ListWatcher<T extends KubeObject> {
   private readonly clock: Clock;
   private readonly random: () => number;
   private readonly strip: boolean;
-  /** Where the next WATCH starts; undefined means LIST first. */
+  /** Where the next WATCH starts; undefined means a full sync (stream or LIST) first. */
   private resourceVersion?: string;
   private phase: 'list' | 'watch' = 'list';
-  private lists = 0;
+  /** Complete syncs (streamed or listed) and WATCH requests so far, for stats. */
+  private syncs = 0;
   private watches = 0;
+  /** Syncs are streamed (when asked) until the server shows it cannot. */
+  private streaming: boolean;
+  /** The next sync is a LIST, once: the last stream ended early. */
+  private listOnce = false;
 
   constructor(
     private readonly transport: WatchTransport,
@@ -81,25 +99,74 @@ export class ListWatcher<T extends KubeObject> {
     this.stats = options.stats ?? createWatchStats();
     this.log = options.logger ?? silentLogger;
     this.strip = options.stripManagedFields ?? true;
+    this.streaming = options.streamingList ?? false;
   }
 
   /** Never rejects. */
   async run(): Promise<void> {
     while (!this.signal.aborted) {
       try {
-        if (this.resourceVersion === undefined) await this.list();
+        // Without a resourceVersion the watch below streams the state first, or a LIST does.
+        if (this.resourceVersion === undefined && !this.streamNext()) await this.list();
         if (!this.signal.aborted) await this.watch();
       } catch (error) {
         if (this.signal.aborted) return;
+        if (error instanceof NoInitialEvents) {
+          this.fallBack(error);
+          continue;
+        }
         await this.recover(error);
       }
     }
   }
 
-  private async list(): Promise<void> {
+  /** Whether the next sync is streamed (WatchList) rather than listed; consumes a one-off fallback. */
+  private streamNext(): boolean {
+    const listOnce = this.listOnce;
+    this.listOnce = false;
+    return this.streaming && !listOnce;
+  }
+
+  /** The server did not stream the state: LIST now, and from now on if it never will. */
+  private fallBack(error: NoInitialEvents): void {
+    this.listOnce = true;
+    if (error.lasting) {
+      this.streaming = false;
+      this.stats.streamingUnsupported = true;
+      this.log.info(`${error.message}; listing ${this.description} in pages from now on`);
+    } else {
+      this.log.info(`${error.message}; listing ${this.description} in pages this time`);
+    }
+  }
+
+  /** Starts a full sync: what it returns decides what changed and what vanished. */
+  private beginSync(): RelistPass<T> {
     this.phase = 'list';
-    if (this.lists++ > 0) this.stats.relists++;
-    let pass = this.known.relist();
+    return this.known.relist();
+  }
+
+  /** Records a listed or streamed object; emits it when it is new or changed. */
+  private observe(pass: RelistPass<T>, raw: KubeObject): void {
+    const key = keyOf(raw.metadata as ObjectRef);
+    const object = this.decode(raw);
+    const type = pass.observe(key, object);
+    if (type) this.emit({ type, object });
+  }
+
+  /** Ends a full sync: what it did not return is deleted, and the watch resumes from its resourceVersion. */
+  private endSync(pass: RelistPass<T>, resourceVersion: string, by: 'list' | 'stream'): void {
+    for (const object of pass.vanished()) this.emit({ type: 'DELETED', object });
+    if (this.syncs++ > 0) this.stats.relists++;
+    this.resourceVersion = resourceVersion;
+    this.stats.resourceVersion = resourceVersion;
+    this.stats.lastSyncAt = this.clock.now();
+    this.stats.lastSyncBy = by;
+    this.stats.failures = 0;
+    this.emit({ type: 'SYNCED' });
+  }
+
+  private async list(): Promise<void> {
+    let pass = this.beginSync();
     let resourceVersion = '';
     const pages = listPages<KubeObject>(this.transport, this.path, {
       query: this.selectors,
@@ -116,23 +183,21 @@ export class ListWatcher<T extends KubeObject> {
           raw.apiVersion = this.apiVersion;
           raw.kind = this.resource.kind;
         }
-        const key = keyOf(raw.metadata as ObjectRef);
-        const object = this.decode(raw);
-        const type = pass.observe(key, object);
-        if (type) this.emit({ type, object });
+        this.observe(pass, raw);
       }
       resourceVersion = page.resourceVersion ?? '';
     }
-    for (const object of pass.vanished()) this.emit({ type: 'DELETED', object });
-    this.resourceVersion = resourceVersion;
-    this.stats.resourceVersion = this.resourceVersion;
-    this.stats.lastSyncAt = this.clock.now();
-    this.stats.failures = 0;
-    this.emit({ type: 'SYNCED' });
+    this.endSync(pass, resourceVersion, 'list');
   }
 
+  /**
+   * One WATCH. Without a resourceVersion it is a streamed sync first (WatchList, KEP-3157):
+   * the server sends the current state as ADDED events, then a bookmark marking their end,
+   * and the same stream goes on as an ordinary watch.
+   */
   private async watch(): Promise<void> {
-    this.phase = 'watch';
+    let pass = this.resourceVersion === undefined ? this.beginSync() : undefined;
+    this.phase = pass ? 'list' : 'watch';
     if (this.watches++ > 0) this.stats.restarts++;
     const minTimeout = this.options.minWatchTimeoutSeconds ?? DEFAULT_MIN_WATCH_TIMEOUT_SECONDS;
     const timeoutSeconds = Math.floor(minTimeout * (1 + this.random()));
@@ -153,25 +218,66 @@ export class ListWatcher<T extends KubeObject> {
         ...this.selectors,
         watch: true,
         allowWatchBookmarks: true,
-        resourceVersion: this.resourceVersion,
+        ...(pass
+          ? { sendInitialEvents: true, resourceVersionMatch: 'NotOlderThan' }
+          : { resourceVersion: this.resourceVersion }),
         timeoutSeconds,
       };
       for await (const event of this.transport.stream<RawWatchEvent>(this.path, query, abort.signal)) {
         watchdog.touch();
         if (received++ === 0) this.stats.failures = 0;
-        this.handle(event);
+        if (!pass) this.handle(event);
+        else if (this.initialEvent(pass, event)) {
+          pass = undefined;
+          this.phase = 'watch';
+        }
       }
     } catch (error) {
-      throw abort.signal.reason instanceof WatchStalledError ? abort.signal.reason : error;
+      if (abort.signal.reason instanceof WatchStalledError) throw abort.signal.reason;
+      // The API server refuses sendInitialEvents (422 Invalid) when its WatchList feature is off.
+      if (pass && error instanceof KubeApiError && error.status === 422) {
+        if (--this.watches > 0) this.stats.restarts--; // refused: no watch was opened
+        throw new NoInitialEvents(`the API server does not stream ${this.description} (${error.message})`, true);
+      }
+      throw error;
     } finally {
       watchdog.stop();
       this.signal.removeEventListener('abort', forward);
+    }
+    if (pass) {
+      throw new NoInitialEvents(`the stream of ${this.description} ended before its initial events did`, false);
     }
     // As client-go: a stream that ends at once with nothing in it is a failure, not a loop.
     if (received === 0 && this.clock.now() - startedAt < 1000) {
       throw new Error('very short watch: the API server ended it at once without an event');
     }
     this.log.debug(`watch of ${this.description} ended after ${received} event(s); resuming`);
+  }
+
+  /** An event of a streamed sync; true for the bookmark that ends the initial events. */
+  private initialEvent(pass: RelistPass<T>, event: RawWatchEvent): boolean {
+    const raw = event.object;
+    switch (event.type) {
+      case 'ADDED':
+        this.observe(pass, raw);
+        this.stats.lastEventAt = this.clock.now();
+        return false;
+      case 'BOOKMARK':
+        // Any other bookmark, or a MODIFIED or DELETED event, this early means the server
+        // ignored sendInitialEvents (it predates WatchList) and watches as it always did.
+        if (raw.metadata?.annotations?.[INITIAL_EVENTS_END] !== 'true') break;
+        this.stats.bookmarks++;
+        this.stats.lastEventAt = this.clock.now();
+        this.endSync(pass, raw.metadata.resourceVersion ?? '', 'stream');
+        return true;
+      case 'ERROR':
+        throw this.errorOf(raw);
+      default:
+    }
+    throw new NoInitialEvents(
+      `the API server answered the stream of ${this.description} with ${event.type} before the end of its initial events`,
+      true,
+    );
   }
 
   private handle(event: RawWatchEvent): void {
@@ -194,13 +300,16 @@ export class ListWatcher<T extends KubeObject> {
         this.advance(raw.metadata?.resourceVersion);
         this.stats.bookmarks++;
         return;
-      case 'ERROR': {
-        const status = raw as KubeStatus;
-        throw KubeApiError.fromResponse({ method: 'GET', path: this.path, watch: true }, status.code ?? 500, status);
-      }
+      case 'ERROR':
+        throw this.errorOf(raw);
       default:
         this.log.warn(`watch of ${this.description}: ignoring an event of unknown type ${String(event.type)}`);
     }
+  }
+
+  private errorOf(raw: KubeObject): KubeApiError {
+    const status = raw as KubeStatus;
+    return KubeApiError.fromResponse({ method: 'GET', path: this.path, watch: true }, status.code ?? 500, status);
   }
 
   private advance(resourceVersion: string | undefined): void {

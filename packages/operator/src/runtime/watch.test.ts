@@ -284,3 +284,140 @@ describe('watch()', () => {
     assert.equal(t.clock.pendingTimers, 0);
   });
 });
+
+/** The bookmark that ends a stream's initial events. */
+const initialEventsEnd = (resourceVersion: string) => ({
+  kind: 'ConfigMap',
+  metadata: { resourceVersion, annotations: { 'k8s.io/initial-events-end': 'true' } },
+});
+
+describe('watch() with streamed syncs (WatchList)', () => {
+  function streaming(options: WatchOptions = {}) {
+    const t = start({ streamingList: true, ...options });
+    t.transport.watchList = true;
+    return t;
+  }
+
+  it('syncs from one stream: ADDED events, SYNCED at the end bookmark, then watch events on the same stream', async () => {
+    const t = streaming();
+    const sub = t.subscribe();
+    const stream = await t.transport.watchNumber(0);
+    assert.equal(stream.query.sendInitialEvents, true);
+    assert.equal(stream.query.resourceVersionMatch, 'NotOlderThan');
+    assert.equal(stream.query.allowWatchBookmarks, true);
+    assert.equal(stream.query.resourceVersion, undefined, 'the most recent state');
+    stream.push('ADDED', object('a', '3'));
+    stream.push('ADDED', object('b', '4', { managedFields: [{}] }));
+    await flush();
+    assert.deepEqual(t.taken(), ['ADDED a', 'ADDED b']);
+    assert.equal(t.stats.lastSyncAt, undefined, 'not synced before the end bookmark');
+    assert.equal(t.stats.resourceVersion, undefined, 'no resume point before the end bookmark');
+    stream.push('BOOKMARK', initialEventsEnd('10'));
+    stream.push('MODIFIED', object('a', '11'));
+    await flush();
+    assert.deepEqual(t.taken(), ['SYNCED', 'MODIFIED a']);
+    assert.deepEqual([t.stats.lastSyncBy, t.stats.resourceVersion, t.stats.events], ['stream', '11', 1]);
+    assert.equal(t.transport.lists.length, 0, 'no LIST');
+    stream.end();
+    const next = await t.transport.watchNumber(1);
+    assert.equal(next.query.resourceVersion, '11');
+    assert.equal(next.query.sendInitialEvents, undefined, 'an ordinary watch resumes');
+    assert.equal(t.stats.restarts, 1);
+    sub.unsubscribe();
+  });
+
+  it('resyncs by stream after 410 Gone and emits only what changed: MODIFIED, ADDED, DELETED at the end bookmark', async () => {
+    const t = streaming();
+    const sub = t.subscribe();
+    const first = await t.transport.watchNumber(0);
+    for (const [name, rv] of [
+      ['a', '1'],
+      ['b', '2'],
+      ['c', '3'],
+    ] as const)
+      first.push('ADDED', object(name, rv));
+    first.push('BOOKMARK', initialEventsEnd('5'));
+    await flush();
+    const lastC = (t.events[2] as { object: KubeObject }).object;
+    t.taken();
+    first.push('ERROR', { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version' });
+    await flush();
+    t.clock.advance(800);
+    const second = await t.transport.watchNumber(1);
+    assert.equal(second.query.sendInitialEvents, true);
+    assert.equal(second.query.resourceVersion, undefined);
+    second.push('ADDED', object('a', '1'));
+    second.push('ADDED', object('b', '20'));
+    second.push('ADDED', object('d', '25'));
+    await flush();
+    assert.deepEqual(t.taken(), ['MODIFIED b', 'ADDED d'], 'deletions wait for the end bookmark');
+    second.push('BOOKMARK', initialEventsEnd('30'));
+    await flush();
+    const events = t.events.splice(0);
+    assert.deepEqual(
+      events.map((e) => (e.type === 'SYNCED' ? e.type : `${e.type} ${e.object.metadata?.name}`)),
+      ['DELETED c', 'SYNCED'],
+    );
+    assert.equal((events[0] as { object: KubeObject }).object, lastC, 'the last known object, not a copy');
+    assert.deepEqual([t.stats.relists, t.stats.resourceVersion], [1, '30']);
+    assert.equal(t.errors.length, 0);
+    sub.unsubscribe();
+  });
+
+  it('falls back to a paginated LIST when the server refuses to stream (422), and remembers it across relists', async () => {
+    const t = start({ streamingList: true }); // the fake refuses it, as an API server with WatchList off
+    t.transport.onList = () => list('5', [object('a', '1')]);
+    const sub = t.subscribe();
+    const watch = await t.transport.watchNumber(0);
+    assert.deepEqual(t.taken(), ['ADDED a', 'SYNCED']);
+    assert.equal(watch.query.resourceVersion, '5');
+    assert.deepEqual([t.stats.lastSyncBy, t.stats.streamingUnsupported, t.stats.restarts], ['list', true, 0]);
+    watch.fail(new KubeApiError(410, 'Expired', 'too old', 'GET', '/api/v1/configmaps'));
+    await flush();
+    t.clock.advance(800);
+    await t.transport.watchNumber(1);
+    assert.equal(t.transport.refusedStreams, 1, 'not asked again');
+    assert.equal(t.transport.lists.length, 2);
+    assert.equal(t.errors.length, 0, 'a refusal is not a failure');
+    sub.unsubscribe();
+  });
+
+  it('falls back for good when the server ignores sendInitialEvents (a bookmark without the annotation)', async () => {
+    const t = streaming();
+    t.transport.onList = () => list('9', [object('a', '1'), object('b', '2')]);
+    const sub = t.subscribe();
+    const old = await t.transport.watchNumber(0);
+    old.push('ADDED', object('a', '1'));
+    old.push('BOOKMARK', { kind: 'ConfigMap', metadata: { resourceVersion: '8' } });
+    const watch = await t.transport.watchNumber(1);
+    assert.equal(old.closed, true);
+    assert.deepEqual(t.taken(), ['ADDED a', 'ADDED b', 'SYNCED'], 'the LIST repeats nothing already emitted');
+    assert.equal(watch.query.resourceVersion, '9');
+    assert.equal(watch.query.sendInitialEvents, undefined);
+    assert.equal(t.stats.streamingUnsupported, true);
+    assert.equal(t.stats.restarts, 1);
+    sub.unsubscribe();
+  });
+
+  it('lists once when a stream ends before its initial events did, and streams the next resync again', async () => {
+    const t = streaming();
+    t.transport.onList = () => list('9', [object('a', '1')]);
+    const sub = t.subscribe();
+    const cut = await t.transport.watchNumber(0);
+    cut.push('ADDED', object('a', '1'));
+    cut.end();
+    const watch = await t.transport.watchNumber(1);
+    assert.deepEqual(t.taken(), ['ADDED a', 'SYNCED']);
+    assert.deepEqual(
+      [watch.query.resourceVersion, t.stats.lastSyncBy, t.stats.streamingUnsupported],
+      ['9', 'list', undefined],
+    );
+    watch.push('ERROR', { kind: 'Status', code: 410, reason: 'Expired', message: 'too old' });
+    await flush();
+    t.clock.advance(800);
+    const resync = await t.transport.watchNumber(2);
+    assert.equal(resync.query.sendInitialEvents, true);
+    assert.equal(t.transport.lists.length, 1);
+    sub.unsubscribe();
+  });
+});

@@ -28,6 +28,8 @@ export async function createConfigMap(
  * closed, a reconnecting watch waits, and the test can change things it will miss.
  */
 export class GatedTransport implements WatchTransport {
+  /** The query of every WATCH asked for, in order. */
+  readonly streamQueries: Query[] = [];
   private gate?: { promise: Promise<void>; open: () => void };
 
   constructor(private readonly inner: WatchTransport) {}
@@ -51,6 +53,7 @@ export class GatedTransport implements WatchTransport {
   stream<T = unknown>(path: string, query?: Query, signal?: AbortSignal): AsyncIterable<T> {
     const gate = this.gate?.promise;
     const inner = this.inner;
+    this.streamQueries.push(query ?? {});
     return (async function* () {
       if (gate) await gate;
       yield* inner.stream<T>(path, query, signal);

@@ -1,6 +1,6 @@
 // A scripted stand-in for the Transport in unit tests of watch() and the informer: the test
 // answers each LIST and drives each WATCH stream by hand.
-import type { Query, RequestOptions, KubeObject } from '@nestor/core';
+import { KubeApiError, type Query, type RequestOptions, type KubeObject } from '@nestor/core';
 import type { WatchTransport } from '../runtime/watch.js';
 
 export interface FakeList {
@@ -59,6 +59,14 @@ export class FakeWatchTransport implements WatchTransport {
   readonly streams: FakeStream[] = [];
   /** Answers a LIST: a page, or an error to throw. A copy is returned, as the wire would. */
   onList: (query: Query) => FakeList | Error = () => ({ items: [], metadata: { resourceVersion: '1' } });
+  /**
+   * Whether a streamed sync (sendInitialEvents) is served like any WATCH, driven by the test.
+   * Off by default: it is refused with 422 like an API server with WatchList off, and not
+   * counted in `streams`.
+   */
+  watchList = false;
+  /** Streamed syncs refused so far (watchList off). */
+  refusedStreams = 0;
   private streamWaiters: Array<() => void> = [];
 
   async json<T>(_method: string, _path: string, options: RequestOptions = {}): Promise<T> {
@@ -69,7 +77,19 @@ export class FakeWatchTransport implements WatchTransport {
     return structuredClone(answer) as T;
   }
 
-  stream<T = unknown>(_path: string, query: Query = {}, signal?: AbortSignal): AsyncIterable<T> {
+  stream<T = unknown>(path: string, query: Query = {}, signal?: AbortSignal): AsyncIterable<T> {
+    if (query.sendInitialEvents && !this.watchList) {
+      this.refusedStreams++;
+      const refusal = KubeApiError.fromResponse({ method: 'GET', path, watch: true }, 422, {
+        kind: 'Status',
+        code: 422,
+        reason: 'Invalid',
+        message: 'sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled',
+      });
+      return {
+        [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(refusal) }),
+      };
+    }
     const stream = new FakeStream(query, signal);
     this.streams.push(stream);
     for (const wake of this.streamWaiters.splice(0)) wake();

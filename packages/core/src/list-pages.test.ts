@@ -1,0 +1,97 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { KubeApiError } from './errors.js';
+import { listPages } from './list-pages.js';
+import type { RequestOptions } from './transport.js';
+
+interface Page {
+  metadata: { resourceVersion: string; continue?: string };
+  items: string[];
+}
+
+/** Answers each GET when the test says so: requests in flight are visible. */
+class PagedTransport {
+  readonly requests: Array<{ continueToken?: string; signal?: AbortSignal; answer: (page: Page | Error) => void }> = [];
+
+  json<T>(_method: string, _path: string, options: RequestOptions = {}): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const continueToken = options.query?.continue as string | undefined;
+      options.signal?.addEventListener('abort', () => reject(options.signal!.reason), { once: true });
+      this.requests.push({
+        continueToken,
+        ...(options.signal ? { signal: options.signal } : {}),
+        answer: (page) => (page instanceof Error ? reject(page) : resolve(page as T)),
+      });
+    });
+  }
+}
+
+const page = (items: string[], continueToken?: string): Page => ({
+  metadata: { resourceVersion: '7', ...(continueToken ? { continue: continueToken } : {}) },
+  items,
+});
+const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+describe('listPages', () => {
+  it('requests the next page as soon as one arrives, and never more than one ahead', async () => {
+    const transport = new PagedTransport();
+    const pages = listPages<string>(transport, '/api/v1/configmaps', { pageSize: 2 });
+    const first = pages.next();
+    await tick();
+    transport.requests[0]!.answer(page(['a', 'b'], 'p2'));
+    assert.deepEqual((await first).value?.items, ['a', 'b']);
+    assert.equal(transport.requests.length, 2, 'page 2 requested while page 1 is processed');
+    assert.equal(transport.requests[1]!.continueToken, 'p2');
+    await tick();
+    assert.equal(transport.requests.length, 2, 'nothing further until page 2 arrives');
+    transport.requests[1]!.answer(page(['c'], 'p3'));
+    assert.deepEqual((await pages.next()).value?.items, ['c']);
+    transport.requests[2]!.answer(page(['d']));
+    assert.deepEqual((await pages.next()).value?.items, ['d']);
+    assert.equal((await pages.next()).done, true);
+    assert.equal(transport.requests.length, 3);
+  });
+
+  it('aborts the page read ahead when the caller stops early', async () => {
+    const transport = new PagedTransport();
+    const pages = listPages<string>(transport, '/api/v1/configmaps');
+    const first = pages.next();
+    await tick();
+    transport.requests[0]!.answer(page(['a'], 'p2'));
+    await first;
+    const ahead = transport.requests[1]!;
+    assert.equal(ahead.signal?.aborted, false);
+    await pages.return(undefined);
+    assert.equal(ahead.signal?.aborted, true);
+  });
+
+  it('starts again from the first page when a continue token expired, flagging the restart', async () => {
+    const transport = new PagedTransport();
+    let restarts = 0;
+    const pages = listPages<string>(transport, '/api/v1/configmaps', { onRestart: () => restarts++ });
+    const first = pages.next();
+    await tick();
+    transport.requests[0]!.answer(page(['a'], 'p2'));
+    assert.equal((await first).value?.restarted, false);
+    const second = pages.next();
+    transport.requests[1]!.answer(new KubeApiError(410, 'Expired', 'continue token expired', 'GET', '/'));
+    await tick();
+    assert.equal(transport.requests[2]!.continueToken, undefined);
+    transport.requests[2]!.answer(page(['a', 'b']));
+    const again = (await second).value;
+    assert.deepEqual([again?.items, again?.restarted, restarts], [['a', 'b'], true, 1]);
+    assert.equal((await pages.next()).done, true);
+  });
+
+  it('throws any other failure, also of a page read ahead', async () => {
+    const transport = new PagedTransport();
+    const pages = listPages<string>(transport, '/api/v1/configmaps');
+    const first = pages.next();
+    await tick();
+    transport.requests[0]!.answer(page(['a'], 'p2'));
+    await first;
+    transport.requests[1]!.answer(new KubeApiError(500, 'InternalError', 'boom', 'GET', '/'));
+    await tick();
+    await assert.rejects(pages.next(), /boom/);
+  });
+});
