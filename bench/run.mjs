@@ -35,6 +35,8 @@ import { IMPL_LABELS, renderTables, summarize } from './lib/report.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const ALL_IMPLS = ['nestor', 'nestor-nest', 'client-node', 'controller-runtime', 'apiserver'];
+/** Run only when named: controller-runtime told to use JSON, not protobuf, for built-in kinds. */
+const OPTIONAL_IMPLS = ['controller-runtime-json'];
 const NODE_IMPLS = ['nestor', 'nestor-nest', 'client-node'];
 const DEFAULT_NODE_FLAGS = OPERATOR_NODE_OPTIONS;
 
@@ -62,7 +64,7 @@ if (opts.help) {
   console.log(`node bench/run.mjs [options]   (build first: npm run build; or npm run bench -- [options])
   --quick                  sync 1k, burst 1k, churn 100 and 500/s for 10 s, one repetition
   --scenarios LIST         sync,burst,churn (default all)
-  --impls LIST             ${ALL_IMPLS.join(',')} (default all)
+  --impls LIST             ${ALL_IMPLS.join(',')} (default all); also ${OPTIONAL_IMPLS.join(',')}
   --sizes LIST             initial-sync sizes (default 1000,10000,50000; 50000 only with >= 8 GiB RAM)
   --burst-sizes LIST       burst sizes (default 1000,10000)
   --rates LIST             churn rates per second (default 50,100,500,1000; rates above 500 only if the
@@ -91,7 +93,7 @@ const bigMachine = os.totalmem() >= 8 * 2 ** 30;
 const config = {
   quick,
   scenarios: list(opts.scenarios),
-  impls: list(opts.impls).filter((i) => ALL_IMPLS.includes(i)),
+  impls: list(opts.impls).filter((i) => ALL_IMPLS.includes(i) || OPTIONAL_IMPLS.includes(i)),
   syncSizes: opts.sizes ? numbers(opts.sizes) : quick ? [1000] : bigMachine ? [1000, 10000, 50000] : [1000, 10000],
   burstSizes: opts['burst-sizes'] ? numbers(opts['burst-sizes']) : quick ? [1000] : [1000, 10000],
   rates: opts.rates ? numbers(opts.rates) : quick ? [100, 500] : [50, 100, 500, 1000],
@@ -650,7 +652,8 @@ async function writeResults() {
 
 try {
   log(`config: ${JSON.stringify(config)}`);
-  if (config.impls.includes('controller-runtime')) goBinary = await ensureGoOperator({ onProgress: log });
+  if (config.impls.some((impl) => impl.startsWith('controller-runtime')))
+    goBinary = await ensureGoOperator({ onProgress: log });
   if (config.profile) await mkdir(profileDir, { recursive: true });
   env = await TestEnvironment.start({ useExistingCluster: false, crds: [WIDGET_CRD] });
   const version = await env.client.request('GET', '/version');

@@ -2,7 +2,7 @@
 // same Widget custom resource, driven by the same line protocol on stdin/stdout (see
 // bench/operators/protocol.mjs). Built by bench/lib/go-build.mjs into ~/.cache/nestor/bench.
 //
-//	bench-operator -kubeconfig FILE -namespace NS -mode sync|reconcile -workers 8
+//	bench-operator -kubeconfig FILE -namespace NS -mode sync|reconcile -workers 8 [-content-type application/json]
 package main
 
 import (
@@ -256,6 +256,9 @@ func main() {
 	namespace := flags.String("namespace", "", "namespace to watch")
 	mode := flags.String("mode", "reconcile", "sync | reconcile")
 	workers := flags.Int("workers", 8, "MaxConcurrentReconciles")
+	// Empty: controller-runtime's default, protobuf for built-in kinds (JSON for custom
+	// resources); application/json shows what the wire format alone is worth.
+	contentType := flags.String("content-type", "", "content type of requests and watches")
 	_ = flags.Parse(os.Args[1:])
 	ctrl.SetLogger(logr.Discard())
 
@@ -265,6 +268,10 @@ func main() {
 	}
 	cfg.QPS = -1 // as controller-runtime's own config loader: no client-side rate limit
 	cfg.UserAgent = "bench-controller-runtime"
+	if *contentType != "" {
+		cfg.ContentType = *contentType
+		cfg.AcceptContentTypes = *contentType
+	}
 
 	scheme := kruntime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {

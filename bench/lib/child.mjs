@@ -22,7 +22,7 @@ export function killAllChildren() {
 
 export class OperatorProcess {
   /**
-   * @param impl 'nestor' | 'nestor-nest' | 'client-node' | 'apiserver' | 'controller-runtime'
+   * @param impl 'nestor' | 'nestor-nest' | 'client-node' | 'apiserver' | 'controller-runtime' | 'controller-runtime-json'
    * @param options { kubeconfig, namespace, mode, workers, goBinary, profile (a .cpuprofile path; Node only), nodeFlags (Node only) }
    */
   static async start(impl, options) {
@@ -37,8 +37,9 @@ export class OperatorProcess {
       String(options.workers ?? 8),
     ];
     let child;
-    if (impl === 'controller-runtime') {
+    if (impl.startsWith('controller-runtime')) {
       // Go's flag package takes -flag; the Go runtime uses every core (GOMAXPROCS default).
+      if (impl === 'controller-runtime-json') args.push('--content-type', 'application/json');
       child = spawn(
         options.goBinary,
         args.map((a) => (a.startsWith('--') ? a.slice(1) : a)),

@@ -7,6 +7,7 @@ export const IMPL_LABELS = {
   'nestor-nest': 'Nestor in a Nest app',
   'client-node': 'client-node informer',
   'controller-runtime': 'controller-runtime (Go)',
+  'controller-runtime-json': 'controller-runtime (Go), JSON',
   apiserver: 'API server alone',
 };
 
@@ -55,7 +56,7 @@ export function markdownTable(header, rows) {
 export function renderTables(doc) {
   const parts = [];
   const groups = doc.summary;
-  const implOrder = ['nestor', 'nestor-nest', 'client-node', 'controller-runtime', 'apiserver'];
+  const implOrder = ['nestor', 'nestor-nest', 'client-node', 'controller-runtime', 'controller-runtime-json', 'apiserver'];
   const byImpl = (entries) => implOrder.map((impl) => entries.find((e) => e.impl === impl)).filter(Boolean);
   /** Each Nestor variant against each baseline: [label, Nestor's stats, the baseline's stats]. */
   const versus = (entries) =>
