@@ -1,8 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createSecureContext } from 'node:tls';
-import { silentLogger, systemClock, type Clock, type RuntimeLogger, type TimerHandle } from '@nestor/core';
-import { selfSignedCertificate } from './self-signed-certificate.js';
+import {
+  selfSignedCertificate,
+  silentLogger,
+  systemClock,
+  type Clock,
+  type RuntimeLogger,
+  type TimerHandle,
+} from '@nestor/core';
 
 export interface KeyPair {
   cert: string;
