@@ -30,3 +30,11 @@ export { sleep } from './sleep.js';
 export * from './defaults.js';
 export { retryWhileUnreachable, type RetryUnreachableOptions } from './retry-unreachable.js';
 export { ambientSignal, withAbortSignal } from './abort-scope.js';
+export {
+  certificateAuthority,
+  selfSignedCertificate,
+  type CertificateAuthority,
+  type CertificateAuthorityOptions,
+  type SelfSignedCertificate,
+  type SelfSignedOptions,
+} from './self-signed-certificate.js';

@@ -19,12 +19,13 @@ const ALLOWED: Record<string, readonly string[]> = {
   runtime: ['client', 'crd'],
   metrics: ['runtime'],
   manifests: ['crd'],
-  nest: ['runtime', 'client', 'crd', 'metrics', 'manifests'],
+  webhooks: [],
+  nest: ['runtime', 'client', 'crd', 'metrics', 'manifests', 'webhooks'],
   terminus: ['runtime'],
 };
 
 /** Folders that must run without Nest (the `@nestor/operator/runtime` entry loads them). */
-const NEST_FREE = ['crd', 'client', 'runtime', 'metrics', 'manifests'];
+const NEST_FREE = ['crd', 'client', 'runtime', 'metrics', 'manifests', 'webhooks'];
 
 interface SourceFile {
   path: string;

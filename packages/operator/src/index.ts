@@ -20,6 +20,50 @@ export { OperatorRegistry } from './nest/operator.registry.js';
 export type { ReconcileContext } from './nest/reconcile-context.js';
 export { controllersOfModule, describeController, type ScannedController } from './nest/module-scanner.js';
 export { OperatorHttpServer } from './nest/operator-http.server.js';
+export {
+  Webhook,
+  ValidateCreate,
+  ValidateUpdate,
+  ValidateDelete,
+  Default,
+} from './nest/decorators/webhook.decorator.js';
+export { WebhookServer } from './nest/webhook.server.js';
+export type { WebhookServerOptions } from './nest/operator-options.interface.js';
+export { webhookConfigurationsOf, readWebhookDefinition, type WebhookDefinition } from './nest/webhook-metadata.js';
+
+// Admission webhooks without Nest: the wire format, the handlers' semantics, the configurations
+export { AdmissionDenied } from './webhooks/admission-denied.js';
+export {
+  validate,
+  mutate,
+  type AdmissionContext,
+  type ValidationHandlers,
+  type DefaultingHandler,
+  type Warnings,
+} from './webhooks/admission-handler.js';
+export {
+  parseAdmissionReview,
+  admissionReviewResponse,
+  MalformedReviewError,
+  type AdmissionOperation,
+  type AdmissionRequest,
+  type AdmissionResponse,
+  type AdmissionReview,
+  type AdmissionStatus,
+  type UserInfo,
+} from './webhooks/admission-review.js';
+export { jsonPatch, type JsonPatchOperation, type JsonValue } from './webhooks/json-patch.js';
+export {
+  webhookConfigurations,
+  webhookPath,
+  type WebhookOptions,
+  type WebhookConfiguration,
+  type WebhookConfigurationOptions,
+  type WebhookEntry,
+  type WebhookType,
+  type LabelSelector,
+  type MatchCondition,
+} from './webhooks/webhook-configuration.js';
 
 // Core, client, custom resource classes, runtime
 export * from './runtime/index.js';

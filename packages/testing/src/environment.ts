@@ -17,6 +17,7 @@ import {
 import { loadCustomResourceDefinitions, type CrdSource } from './crds.js';
 import { assertPortFree, freePort } from './ports.js';
 import { ControlPlaneProcess, type ProcessOptions } from './process.js';
+import { LocalWebhooks, type WebhookInstallOptions } from './webhooks.js';
 
 export interface TestEnvironmentOptions {
   /** CRDs to install once the API server is ready: objects, YAML/JSON files or folders of them. */
@@ -97,6 +98,7 @@ interface OwnedControlPlane {
  */
 export class TestEnvironment {
   private readonly namespaces = new Set<string>();
+  private readonly webhooks: LocalWebhooks[] = [];
   private stopped = false;
 
   private constructor(
@@ -297,6 +299,18 @@ export class TestEnvironment {
     });
   }
 
+  /**
+   * Installs webhook configurations pointing at a server on this machine, as envtest's
+   * WebhookInstallOptions: each webhook's Service becomes `https://127.0.0.1:<port>/<path>`,
+   * with a CA made for it as caBundle. Serve the returned `certDir` on the returned port.
+   * They are removed by `uninstall()` or when the environment stops.
+   */
+  async installWebhooks(options: WebhookInstallOptions): Promise<LocalWebhooks> {
+    const webhooks = await LocalWebhooks.install(this.client, options);
+    this.webhooks.push(webhooks);
+    return webhooks;
+  }
+
   /** Creates a namespace with a unique name; it is deleted when the environment stops. */
   async createNamespace(prefix = 'test'): Promise<string> {
     const name = `${prefix}-${randomBytes(4).toString('hex')}`;
@@ -374,6 +388,7 @@ export class TestEnvironment {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    for (const webhooks of this.webhooks.splice(0)) await webhooks.uninstall();
     const owned = this.owned;
     if (!owned) {
       for (const name of this.namespaces) {

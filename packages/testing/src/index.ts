@@ -1,4 +1,5 @@
 export { TestEnvironment, type TestEnvironmentOptions } from './environment.js';
+export { LocalWebhooks, type WebhookInstallOptions, type WebhookConfigurationObject } from './webhooks.js';
 export { ApiClient } from './api-client.js';
 export type { Authentication } from './credentials.js';
 export { loadCustomResourceDefinitions, type CrdSource, type CustomResourceDefinition } from './crds.js';

@@ -13,6 +13,7 @@ import { OPERATOR_MODULE_OPTIONS } from './operator.module-definition.js';
 import type { OperatorModuleOptions } from './operator-options.interface.js';
 import { probeChecks, probeResponse, type Probe } from './probe-response.js';
 import { ServingCertificate } from './serving-certificate.js';
+import { WebhookServer } from './webhook.server.js';
 
 type Route = (req: IncomingMessage, res: ServerResponse, query: URLSearchParams) => Promise<void> | void;
 
@@ -46,6 +47,7 @@ export class OperatorHttpServer implements OnModuleInit, OnApplicationShutdown {
     private readonly manager: Manager,
     private readonly metrics: OperatorMetrics,
     private readonly transport: Transport,
+    private readonly webhooks: WebhookServer,
     @Inject(OPERATOR_MODULE_OPTIONS) private readonly options: OperatorModuleOptions,
   ) {}
 
@@ -181,7 +183,10 @@ export class OperatorHttpServer implements OnModuleInit, OnApplicationShutdown {
   }
 
   private serveProbe(res: ServerResponse, probe: Probe, query: URLSearchParams): void {
-    const health = this.manager.health();
+    const managerHealth = this.manager.health();
+    // Readiness includes the webhook server: a replica that cannot answer admission must get no traffic.
+    const webhookCheck = this.webhooks.healthCheck();
+    const health = webhookCheck ? { ...managerHealth, checks: [...managerHealth.checks, webhookCheck] } : managerHealth;
     this.logFailures(probe, health);
     const { status, body } = probeResponse(probe, health, query.has('verbose'));
     res.writeHead(status, { 'content-type': TEXT }).end(body);

@@ -38,6 +38,31 @@ export interface OperatorModuleOptions {
   health?: HealthServerOptions;
   /** Run controllers on one replica at a time, elected through a coordination.k8s.io Lease. */
   leaderElection?: LeaderElectionOptions;
+  /**
+   * The HTTPS server for the @Webhook classes (started only when there is one): default
+   * 0.0.0.0:9443 with the certificate in /tmp/k8s-webhook-server/serving-certs, as
+   * controller-runtime.
+   */
+  webhooks?: WebhookServerOptions;
+}
+
+export interface WebhookServerOptions {
+  /** Default 9443; 0 turns the webhook server off. */
+  port?: number;
+  /** Address to listen on (default 0.0.0.0: the API server calls the pod IP through a Service). */
+  host?: string;
+  /**
+   * The directory with the serving certificate and key (default
+   * /tmp/k8s-webhook-server/serving-certs, where kubebuilder's Deployment mounts cert-manager's
+   * Secret), read again when they change. The API server trusts it through the
+   * configurations' caBundle.
+   */
+  certDir?: string;
+  /** File names in certDir (default tls.crt and tls.key). */
+  certName?: string;
+  keyName?: string;
+  /** Larger request bodies get HTTP 413 (default 7 MiB, as controller-runtime: twice the API server's 3 MiB object limit, plus 1 MiB). */
+  maxBodyBytes?: number;
 }
 
 export interface MetricsServerOptions {

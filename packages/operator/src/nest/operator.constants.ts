@@ -10,3 +10,6 @@ export const OPERATOR_SOURCE_METADATA = 'nestor:source';
  * generated API clients, `await clusterConfig.toClientNode()`.
  */
 export const KUBE_CONFIG = Symbol('nestor:kube-config');
+
+export const OPERATOR_WEBHOOK_METADATA = 'nestor:webhook';
+export const OPERATOR_WEBHOOK_HANDLER_METADATA = 'nestor:webhook-handler';

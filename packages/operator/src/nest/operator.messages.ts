@@ -31,3 +31,15 @@ export const RESOURCE_NOT_SERVED = (className: string, resource: string, detail:
 
 export const UNSCOPED_FINALIZER = (className: string, resource: string) =>
   `${className} has a @Finalizer() on ${resource}, a kind this application does not define, and watches it in every namespace without a label selector: the finalizer would land on every ${resource} object in the cluster, and uninstalling the operator would block their deletion. Scope the controller (the module's or @Controller's namespace, or a labelSelector), or write @Finalizer({ unscoped: true }) if every object really is yours to finalize.`;
+
+export const WEBHOOK_WITHOUT_HANDLERS = (className: string) =>
+  `${className} is decorated with @Webhook() but has no handler: mark methods with @ValidateCreate(), @ValidateUpdate(), @ValidateDelete() or @Default().`;
+
+export const TWO_WEBHOOK_HANDLERS = (className: string, decorator: string, methods: string[]) =>
+  `${className} has ${methods.length} ${decorator} methods (${methods.join(', ')}): a webhook has at most one of each.`;
+
+export const WEBHOOK_REQUEST_SCOPED = (className: string) =>
+  `${className} is request-scoped (or depends on a request-scoped provider): webhooks are served for as long as the application runs. Make it and its dependencies singletons (Scope.DEFAULT).`;
+
+export const DUPLICATE_WEBHOOK_PATH = (path: string, classes: string[]) =>
+  `${classes.join(' and ')} both serve ${path}: one @Webhook class per kind holds its validating and defaulting handlers.`;

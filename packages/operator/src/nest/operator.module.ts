@@ -15,6 +15,8 @@ import { OperatorLifecycle } from './operator.lifecycle.js';
 import { ConfigurableOperatorModule, OPERATOR_MODULE_OPTIONS } from './operator.module-definition.js';
 import type { OperatorModuleOptions } from './operator-options.interface.js';
 import { OperatorRegistry } from './operator.registry.js';
+import { WebhookExplorer } from './webhook.explorer.js';
+import { WebhookServer } from './webhook.server.js';
 
 const SERVICE_ACCOUNT_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 
@@ -105,6 +107,8 @@ const providers: Provider[] = [
   OperatorExplorer,
   OperatorLifecycle,
   OperatorHttpServer,
+  WebhookExplorer,
+  WebhookServer,
 ];
 
 /**
@@ -126,6 +130,7 @@ const providers: Provider[] = [
     OperatorRegistry,
     OperatorMetrics,
     OperatorHttpServer,
+    WebhookServer,
   ],
 })
 export class OperatorModule extends ConfigurableOperatorModule {}

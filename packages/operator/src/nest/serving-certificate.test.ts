@@ -4,8 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { ManualClock, type RuntimeLogger } from '@nestor/core';
-import { selfSignedCertificate } from './self-signed-certificate.js';
+import { ManualClock, selfSignedCertificate, type RuntimeLogger } from '@nestor/core';
 import { ServingCertificate, type KeyPair } from './serving-certificate.js';
 
 const dirs: string[] = [];

@@ -1,8 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createSecureContext } from 'node:tls';
-import { silentLogger, systemClock, type Clock, type RuntimeLogger, type TimerHandle } from '@nestor/core';
-import { selfSignedCertificate } from './self-signed-certificate.js';
+import {
+  selfSignedCertificate,
+  silentLogger,
+  systemClock,
+  type Clock,
+  type RuntimeLogger,
+  type TimerHandle,
+} from '@nestor/core';
 
 export interface KeyPair {
   cert: string;
@@ -22,6 +28,10 @@ export interface ServingCertificateOptions {
   hosts?: readonly string[];
   /** How often the files are checked for a new certificate (default 10 s). */
   pollMs?: number;
+  /** The setting that names certDir, for error messages (default metrics.certDir). */
+  setting?: string;
+  /** Whether leaving certDir out gives a self-signed certificate, for error messages (default true). */
+  selfSignedFallback?: boolean;
   clock?: Clock;
   logger?: RuntimeLogger;
 }
@@ -116,8 +126,8 @@ export class ServingCertificate {
 
   private readFiles(): KeyPair {
     return {
-      cert: readOrExplain(this.certPath, this.options.certDir!),
-      key: readOrExplain(this.keyPath, this.options.certDir!),
+      cert: this.readOrExplain(this.certPath),
+      key: this.readOrExplain(this.keyPath),
     };
   }
 
@@ -128,23 +138,29 @@ export class ServingCertificate {
     } catch (error) {
       throw new Error(
         `${this.certPath} and ${this.keyPath} are not a PEM certificate and its private key (${(error as Error).message}): ` +
-          'write both files together, or leave metrics.certDir out for a self-signed certificate',
+          `write both files together${this.fallbackHint}`,
         { cause: error },
       );
     }
     return pair;
   }
-}
 
-function readOrExplain(path: string, certDir: string): string {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new Error(
-      `cannot read ${path} (${code ?? (error as Error).message}): metrics.certDir ${certDir} must hold the certificate and its key ` +
-        '(mount a kubernetes.io/tls Secret there, or set certName/keyName), or leave metrics.certDir out for a self-signed certificate',
-      { cause: error },
-    );
+  private get fallbackHint(): string {
+    return (this.options.selfSignedFallback ?? true)
+      ? `, or leave ${this.options.setting ?? 'metrics.certDir'} out for a self-signed certificate`
+      : '';
+  }
+
+  private readOrExplain(path: string): string {
+    try {
+      return readFileSync(path, 'utf8');
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      throw new Error(
+        `cannot read ${path} (${code ?? (error as Error).message}): ${this.options.setting ?? 'metrics.certDir'} ${this.options.certDir!} must hold the certificate and its key ` +
+          `(mount a kubernetes.io/tls Secret there, or set certName/keyName)${this.fallbackHint}`,
+        { cause: error },
+      );
+    }
   }
 }

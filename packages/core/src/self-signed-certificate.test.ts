@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { request, createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
-import { selfSignedCertificate } from './self-signed-certificate.js';
+import { certificateAuthority, selfSignedCertificate } from './self-signed-certificate.js';
 
 describe('selfSignedCertificate', () => {
   it('makes a certificate for localhost and 127.0.0.1 that is valid for a year, signed by its own key', () => {
@@ -54,6 +54,39 @@ describe('selfSignedCertificate', () => {
       }
     } finally {
       server.close();
+    }
+  });
+
+  it('issues serving certificates from a CA that clients trust instead, so the leaf can change', async () => {
+    const ca = certificateAuthority({ now: new Date() });
+    const caX509 = new X509Certificate(ca.cert);
+    assert.equal(caX509.ca, true);
+    assert.ok(caX509.verify(caX509.publicKey), 'the CA signs itself');
+    const leaves = [1, 2].map(() => selfSignedCertificate({ hosts: ['127.0.0.1'], issuer: ca }));
+    for (const leaf of leaves) {
+      const x509 = new X509Certificate(leaf.cert);
+      assert.equal(x509.issuer, caX509.subject);
+      assert.ok(x509.checkIssued(caX509) && x509.verify(caX509.publicKey), 'signed by the CA');
+      assert.ok(!x509.verify(x509.publicKey), 'not by itself');
+    }
+    for (const leaf of leaves) {
+      const server = createServer(leaf, (_, res) => res.end('hello'));
+      server.listen(0, '127.0.0.1');
+      await once(server, 'listening');
+      const { port } = server.address() as AddressInfo;
+      try {
+        const status = await new Promise<number | undefined>((resolve, reject) => {
+          const req = request({ host: '127.0.0.1', port, ca: ca.cert }, (res) => {
+            res.resume();
+            resolve(res.statusCode);
+          });
+          req.on('error', reject);
+          req.end();
+        });
+        assert.equal(status, 200, 'a client trusting only the CA verifies the leaf');
+      } finally {
+        server.close();
+      }
     }
   });
 });

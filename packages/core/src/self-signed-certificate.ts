@@ -1,0 +1,174 @@
+// A self-signed serving certificate made in memory, as controller-runtime's metrics server
+// does when it is given no certificate: the scrape is encrypted, and Prometheus (which
+// scrapes pods with insecure_skip_verify, as it does kube-controller-manager's) needs no CA.
+// A small CA too, as envtest's tinyca, for webhooks the API server calls in tests.
+// node:crypto makes keys and signatures but no certificates, and the openssl binary is
+// absent from distroless images, so the certificate is written here: a few DER values.
+import { createPrivateKey, generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
+import { isIPv4, isIPv6 } from 'node:net';
+import * as der from './der.js';
+
+export interface SelfSignedCertificate {
+  /** PEM of the certificate and of its PKCS#8 private key. */
+  cert: string;
+  key: string;
+  notAfter: Date;
+}
+
+export interface SelfSignedOptions {
+  /** Names in the subjectAltName: DNS names and IP addresses (default localhost and 127.0.0.1). */
+  hosts?: readonly string[];
+  /** Default one year, as client-go's GenerateSelfSignedCertKey. */
+  validityMs?: number;
+  now?: Date;
+  /** Sign with this CA instead of the certificate's own key. */
+  issuer?: CertificateAuthority;
+}
+
+const OID = {
+  commonName: '2.5.4.3',
+  ecPublicKey: '1.2.840.10045.2.1',
+  ecdsaWithSha256: '1.2.840.10045.4.3.2',
+  basicConstraints: '2.5.29.19',
+  keyUsage: '2.5.29.15',
+  extKeyUsage: '2.5.29.37',
+  subjectAltName: '2.5.29.17',
+  serverAuth: '1.3.6.1.5.5.7.3.1',
+} as const;
+
+/** KeyUsage's bits (RFC 5280 §4.2.1.3): TLS server keys sign; a CA's key signs certificates. */
+const DIGITAL_SIGNATURE = 0;
+const KEY_CERT_SIGN = 5;
+
+const YEAR_MS = 365 * 24 * 3600_000;
+/** Valid from an hour ago, so a client whose clock is a little behind accepts it. */
+const BACKDATE_MS = 3600_000;
+
+/**
+ * A certificate authority made in memory: it signs serving certificates (`issuer` of
+ * selfSignedCertificate), and its certificate is what clients trust (a webhook's
+ * caBundle), so the serving certificate can be renewed without telling them.
+ */
+export interface CertificateAuthority {
+  /** PEM of the CA certificate and of its PKCS#8 private key. */
+  cert: string;
+  key: string;
+  notAfter: Date;
+  /** The DER subject name, written as the issuer of what it signs. */
+  readonly name: Buffer;
+}
+
+export interface CertificateAuthorityOptions {
+  /** Default 'nestor-ca'. */
+  commonName?: string;
+  /** Default one year. */
+  validityMs?: number;
+  now?: Date;
+}
+
+/** An ECDSA P-256 CA, signed by itself, that may sign only end-entity certificates. */
+export function certificateAuthority(options: CertificateAuthorityOptions = {}): CertificateAuthority {
+  const now = options.now ?? new Date();
+  const { publicKey, privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const name = subjectName(`${options.commonName ?? 'nestor-ca'}@${Math.floor(now.getTime() / 1000)}`);
+  const notAfter = new Date(now.getTime() + (options.validityMs ?? YEAR_MS));
+  const cert = signedCertificate({
+    subject: name,
+    issuer: name,
+    publicKey,
+    signingKey: privateKey,
+    notBefore: new Date(now.getTime() - BACKDATE_MS),
+    notAfter,
+    extensions: [
+      // cA true, pathLenConstraint 0: it signs leaves, never another CA.
+      extension(OID.basicConstraints, true, der.sequence(der.boolean(true), der.unsignedInteger(Buffer.from([0])))),
+      extension(OID.keyUsage, true, der.namedBits([DIGITAL_SIGNATURE, KEY_CERT_SIGN])),
+    ],
+  });
+  return { cert, key: privateKey.export({ type: 'pkcs8', format: 'pem' }) as string, notAfter, name };
+}
+
+/**
+ * An ECDSA P-256 key and a serving certificate for it: signed by itself, or by `issuer`
+ * (then clients trust the CA, not this certificate).
+ */
+export function selfSignedCertificate(options: SelfSignedOptions = {}): SelfSignedCertificate {
+  const hosts = options.hosts?.length ? options.hosts : ['localhost', '127.0.0.1'];
+  const now = options.now ?? new Date();
+  const notAfter = new Date(now.getTime() + (options.validityMs ?? YEAR_MS));
+  const { publicKey, privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  // As client-go names its self-signed certificates: host@unix-seconds.
+  const subject = subjectName(`${hosts[0]}@${Math.floor(now.getTime() / 1000)}`);
+  const cert = signedCertificate({
+    subject,
+    issuer: options.issuer?.name ?? subject,
+    publicKey,
+    signingKey: options.issuer ? createPrivateKey(options.issuer.key) : privateKey,
+    notBefore: new Date(now.getTime() - BACKDATE_MS),
+    notAfter,
+    extensions: [
+      // Not a CA: it signs nothing else. A client may still pin it as its one trust anchor.
+      extension(OID.basicConstraints, true, der.sequence()),
+      extension(OID.keyUsage, true, der.namedBits([DIGITAL_SIGNATURE])),
+      extension(OID.extKeyUsage, false, der.sequence(der.oid(OID.serverAuth))),
+      extension(OID.subjectAltName, false, der.sequence(...hosts.map(generalName))),
+    ],
+  });
+  return { cert, key: privateKey.export({ type: 'pkcs8', format: 'pem' }) as string, notAfter };
+}
+
+interface CertificateFields {
+  subject: Buffer;
+  issuer: Buffer;
+  publicKey: KeyObject;
+  signingKey: KeyObject;
+  notBefore: Date;
+  notAfter: Date;
+  extensions: Buffer[];
+}
+
+/** An X.509 v3 certificate in PEM (RFC 5280 §4.1), signed ecdsa-with-SHA256. */
+function signedCertificate(fields: CertificateFields): string {
+  const algorithm = der.sequence(der.oid(OID.ecdsaWithSha256));
+  const tbs = der.sequence(
+    der.explicit(0, der.unsignedInteger(Buffer.from([2]))), // v3
+    der.unsignedInteger(serialNumber()),
+    algorithm,
+    fields.issuer,
+    der.sequence(der.time(fields.notBefore), der.time(fields.notAfter)),
+    fields.subject,
+    fields.publicKey.export({ type: 'spki', format: 'der' }),
+    der.explicit(3, der.sequence(...fields.extensions)),
+  );
+  // ECDSA signatures come out of node:crypto DER-encoded (Ecdsa-Sig-Value), as X.509 wants.
+  const signature = sign('sha256', tbs, fields.signingKey);
+  return pem('CERTIFICATE', der.sequence(tbs, algorithm, der.bitString(signature)));
+}
+
+function subjectName(commonName: string): Buffer {
+  return der.sequence(der.set(der.sequence(der.oid(OID.commonName), der.utf8String(commonName))));
+}
+
+function extension(id: string, critical: boolean, value: Buffer): Buffer {
+  return der.sequence(der.oid(id), ...(critical ? [der.boolean(true)] : []), der.octetString(value));
+}
+
+/** A positive 127-bit serial: random, as RFC 5280 recommends, under its 20-byte limit. */
+function serialNumber(): Buffer {
+  const bytes = randomBytes(16);
+  bytes[0] = (bytes[0] ?? 0) & 0x7f;
+  return bytes;
+}
+
+/** A dNSName, or an iPAddress for an IPv4 address (no IPv6: nothing here asks for one). */
+function generalName(host: string): Buffer {
+  if (isIPv4(host)) return der.implicit(7, Buffer.from(host.split('.').map(Number)));
+  if (isIPv6(host))
+    throw new Error(`selfSignedCertificate: IPv6 address ${host} is not supported; name a DNS name or an IPv4 address`);
+  return der.implicit(2, Buffer.from(host, 'ascii'));
+}
+
+function pem(label: string, body: Buffer): string {
+  const lines = body.toString('base64').match(/.{1,64}/g) ?? [];
+  return `-----BEGIN ${label}-----\n${lines.join('\n')}\n-----END ${label}-----\n`;
+}

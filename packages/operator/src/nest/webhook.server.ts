@@ -1,0 +1,188 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer, type Server } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import type { HealthCheck } from '../runtime/manager.js';
+import {
+  mutate,
+  validate,
+  type DefaultingHandler,
+  type HandlerFailure,
+  type ValidationHandlers,
+} from '../webhooks/admission-handler.js';
+import {
+  admissionReviewResponse,
+  MalformedReviewError,
+  parseAdmissionReview,
+  type AdmissionRequest,
+  type AdmissionResponse,
+} from '../webhooks/admission-review.js';
+import { webhookPath } from '../webhooks/webhook-configuration.js';
+import { runtimeLogger } from './nest-logger.js';
+import { OPERATOR_MODULE_OPTIONS } from './operator.module-definition.js';
+import type { OperatorModuleOptions } from './operator-options.interface.js';
+import { ServingCertificate } from './serving-certificate.js';
+import { WebhookExplorer, type DiscoveredWebhook } from './webhook.explorer.js';
+
+type Admit = (request: AdmissionRequest) => Promise<AdmissionResponse>;
+
+export const DEFAULT_WEBHOOK_PORT = 9443;
+export const DEFAULT_WEBHOOK_CERT_DIR = '/tmp/k8s-webhook-server/serving-certs';
+/** controller-runtime's cap: 2 × the API server's 3 MiB request limit + 1 MiB. */
+export const DEFAULT_MAX_WEBHOOK_BODY = 7 * 1024 * 1024;
+
+const TEXT = 'text/plain; charset=utf-8';
+
+/**
+ * Serves the application's @Webhook classes over HTTPS on their own port (9443 by default),
+ * as controller-runtime's webhook server: one path per kind and type, the certificate read
+ * from files and swapped on rotation for new handshakes (`setSecureContext`), any input that
+ * is not an AdmissionReview answered 400 with the reason. Listens during module init, so it
+ * answers before the controllers start (an API server waiting on a webhook must not wait on
+ * the cache sync).
+ */
+@Injectable()
+export class WebhookServer implements OnModuleInit, OnApplicationShutdown {
+  private server?: Server;
+  private certificate?: ServingCertificate;
+  private readonly routes = new Map<string, Admit>();
+  private readonly logger = new Logger('Webhooks');
+
+  constructor(
+    private readonly explorer: WebhookExplorer,
+    @Inject(OPERATOR_MODULE_OPTIONS) private readonly options: OperatorModuleOptions,
+  ) {}
+
+  /** The port listened on, once listening. */
+  port?: number;
+
+  /** Paths served, for logs and tests. */
+  get paths(): string[] {
+    return [...this.routes.keys()];
+  }
+
+  /** For /readyz: listening, when there is anything to serve. */
+  healthCheck(): HealthCheck | undefined {
+    if (this.routes.size === 0 || this.options.webhooks?.port === 0) return undefined;
+    const ok = this.server?.listening === true;
+    return { name: 'webhook-server', ok, ...(ok ? {} : { detail: 'the webhook server is not listening' }) };
+  }
+
+  async onModuleInit(): Promise<void> {
+    for (const webhook of this.explorer.explore()) this.addRoutes(webhook);
+    const options = this.options.webhooks ?? {};
+    if (this.routes.size === 0 || options.port === 0) return;
+    const certificate = new ServingCertificate({
+      certDir: options.certDir ?? DEFAULT_WEBHOOK_CERT_DIR,
+      ...(options.certName ? { certName: options.certName } : {}),
+      ...(options.keyName ? { keyName: options.keyName } : {}),
+      setting: 'webhooks.certDir',
+      selfSignedFallback: false,
+      logger: runtimeLogger('WebhookCertificate'),
+    });
+    // HTTP/1.1 only, as kubebuilder's default: kube-apiserver uses it for Service webhooks anyway.
+    const server = createServer({ ...certificate.current }, (req, res) => this.handle(req, res));
+    const host = options.host ?? '0.0.0.0';
+    const port = options.port ?? DEFAULT_WEBHOOK_PORT;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', (error: NodeJS.ErrnoException) =>
+        reject(
+          new Error(
+            error.code === 'EADDRINUSE'
+              ? `port ${port} for the webhooks is in use: set OperatorModule options webhooks.port (0 turns the server off)`
+              : `cannot serve the webhooks on ${host}:${port}: ${error.message}`,
+          ),
+        ),
+      );
+      server.listen(port, host, () => resolve());
+    });
+    certificate.watch((pair) => server.setSecureContext(pair));
+    this.certificate = certificate;
+    this.server = server;
+    this.port = (server.address() as AddressInfo).port;
+    this.logger.log(`serving ${this.paths.join(', ')} on ${host}:${this.port} (HTTPS with ${certificate.source})`);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.certificate?.stop();
+    const server = this.server;
+    this.server = undefined;
+    if (!server) return;
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+  }
+
+  private addRoutes(webhook: DiscoveredWebhook): void {
+    const { handlers, instance, resource } = webhook;
+    const method = <F>(name: string | undefined) =>
+      name ? ((instance[name] as (...args: unknown[]) => unknown).bind(instance) as F) : undefined;
+    const onFailure: HandlerFailure = (error, request) =>
+      this.logger.error(
+        `${webhook.className} failed on ${request.operation} of ${request.namespace ? `${request.namespace}/` : ''}${request.name ?? ''}: ${(error as Error)?.stack ?? String(error)}`,
+      );
+    if (handlers.validateCreate || handlers.validateUpdate || handlers.validateDelete) {
+      const validation: ValidationHandlers = {};
+      const create = method<ValidationHandlers['create']>(handlers.validateCreate);
+      const update = method<ValidationHandlers['update']>(handlers.validateUpdate);
+      const remove = method<ValidationHandlers['delete']>(handlers.validateDelete);
+      if (create) validation.create = create;
+      if (update) validation.update = update;
+      if (remove) validation.delete = remove;
+      this.routes.set(webhookPath('validating', resource), (request) => validate(validation, request, onFailure));
+    }
+    const defaulter = method<DefaultingHandler>(handlers.default);
+    if (defaulter)
+      this.routes.set(webhookPath('mutating', resource), (request) => mutate(defaulter, request, onFailure));
+  }
+
+  private handle(req: IncomingMessage, res: ServerResponse): void {
+    // The API server appends ?timeout=10s: route on the path alone.
+    const path = (req.url ?? '/').split('?')[0]!;
+    const admit = this.routes.get(path);
+    if (!admit) return reply(res, 404, `no webhook at ${path}; served: ${this.paths.join(', ')}`);
+    if (req.method !== 'POST') return reply(res, 405, 'webhooks take POST', { allow: 'POST' });
+    const contentType = (req.headers['content-type'] ?? '').split(';')[0]!.trim();
+    if (contentType !== 'application/json') {
+      return reply(res, 400, `content-type ${JSON.stringify(contentType)}: expected application/json`);
+    }
+    const limit = this.options.webhooks?.maxBodyBytes ?? DEFAULT_MAX_WEBHOOK_BODY;
+    const tooLarge = `the body is larger than ${limit} bytes`;
+    if (Number(req.headers['content-length'] ?? 0) > limit) return reply(res, 413, tooLarge, { connection: 'close' });
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        req.removeAllListeners('data');
+        req.resume();
+        reply(res, 413, tooLarge, { connection: 'close' });
+      } else chunks.push(chunk);
+    });
+    req.on('error', () => res.destroy());
+    req.on('end', () => {
+      if (size > limit) return;
+      void this.admit(admit, Buffer.concat(chunks).toString('utf8'), res);
+    });
+  }
+
+  private async admit(admit: Admit, body: string, res: ServerResponse): Promise<void> {
+    try {
+      const review = parseAdmissionReview(body);
+      const response = await admit(review.request);
+      const json = JSON.stringify(admissionReviewResponse(review, response));
+      res.writeHead(200, { 'content-type': 'application/json' }).end(json);
+    } catch (error) {
+      if (error instanceof MalformedReviewError) return reply(res, 400, error.message);
+      // Handler errors are answered inside admit(); this is a bug here (a reply that cannot be encoded).
+      this.logger.error(`answering an admission review failed: ${(error as Error)?.stack ?? String(error)}`);
+      reply(res, 500, 'internal error');
+    }
+  }
+}
+
+function reply(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
+  if (res.headersSent) return;
+  res.writeHead(status, { 'content-type': TEXT, ...headers }).end(`${message}\n`);
+}

@@ -1,0 +1,146 @@
+// The AdmissionReview wire format (admission.k8s.io/v1, kubernetes/api admission/v1/types.go):
+// reading a request without trusting it, and the response the API server accepts.
+
+export type AdmissionOperation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
+
+const OPERATIONS: readonly string[] = ['CREATE', 'UPDATE', 'DELETE', 'CONNECT'];
+
+/** The versions read: v1beta1 has the same shape, and the response echoes the request's. */
+const API_VERSIONS: readonly string[] = ['admission.k8s.io/v1', 'admission.k8s.io/v1beta1'];
+
+export interface GroupVersionKind {
+  group: string;
+  version: string;
+  kind: string;
+}
+
+export interface GroupVersionResource {
+  group: string;
+  version: string;
+  resource: string;
+}
+
+export interface UserInfo {
+  username?: string;
+  uid?: string;
+  groups?: string[];
+  extra?: Record<string, string[]>;
+}
+
+export interface AdmissionRequest<T = unknown> {
+  uid: string;
+  kind: GroupVersionKind;
+  resource: GroupVersionResource;
+  subResource?: string;
+  requestKind?: GroupVersionKind;
+  requestResource?: GroupVersionResource;
+  requestSubResource?: string;
+  /** '' when the object is created with generateName. */
+  name?: string;
+  namespace?: string;
+  operation: AdmissionOperation;
+  userInfo: UserInfo;
+  /** The new object; null on DELETE. */
+  object?: T | null;
+  /** The stored object, on UPDATE and DELETE. */
+  oldObject?: T | null;
+  dryRun?: boolean;
+  /** CreateOptions, UpdateOptions or DeleteOptions. */
+  options?: Record<string, unknown> | null;
+}
+
+export interface AdmissionReview<T = unknown> {
+  apiVersion: string;
+  kind: 'AdmissionReview';
+  request: AdmissionRequest<T>;
+}
+
+export interface AdmissionStatus {
+  code: number;
+  message: string;
+  reason?: string;
+}
+
+export interface AdmissionResponse {
+  uid: string;
+  allowed: boolean;
+  status?: AdmissionStatus;
+  warnings?: string[];
+  patchType?: 'JSONPatch';
+  /** base64 of the JSON Patch. */
+  patch?: string;
+}
+
+/** A body that is not an AdmissionReview: answered with HTTP 400 and this message. */
+export class MalformedReviewError extends Error {
+  override readonly name = 'MalformedReviewError';
+}
+
+/**
+ * The review in `body`, checked field by field so a handler never sees a malformed request;
+ * throws MalformedReviewError saying what is wrong.
+ */
+export function parseAdmissionReview(body: string): AdmissionReview {
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch (error) {
+    throw new MalformedReviewError(`the body is not JSON: ${(error as Error).message}`);
+  }
+  if (!isRecord(value)) throw new MalformedReviewError('the body is not a JSON object');
+  if (
+    value.kind !== 'AdmissionReview' ||
+    typeof value.apiVersion !== 'string' ||
+    !API_VERSIONS.includes(value.apiVersion)
+  ) {
+    throw new MalformedReviewError(
+      `expected an AdmissionReview of ${API_VERSIONS.join(' or ')}, got kind ${JSON.stringify(value.kind)} apiVersion ${JSON.stringify(value.apiVersion)}`,
+    );
+  }
+  const request = value.request;
+  if (!isRecord(request)) throw new MalformedReviewError('the AdmissionReview has no request');
+  if (typeof request.uid !== 'string' || request.uid === '') throw new MalformedReviewError('request.uid is missing');
+  if (typeof request.operation !== 'string' || !OPERATIONS.includes(request.operation)) {
+    throw new MalformedReviewError(
+      `request.operation ${JSON.stringify(request.operation)} is not one of ${OPERATIONS.join(', ')}`,
+    );
+  }
+  for (const field of ['kind', 'resource'] as const) {
+    if (!isRecord(request[field])) throw new MalformedReviewError(`request.${field} is missing`);
+  }
+  for (const field of ['object', 'oldObject'] as const) {
+    const object = request[field];
+    if (object !== undefined && object !== null && !isRecord(object)) {
+      throw new MalformedReviewError(`request.${field} is not an object`);
+    }
+  }
+  if (request.operation !== 'DELETE' && request.operation !== 'CONNECT' && !isRecord(request.object)) {
+    throw new MalformedReviewError(`request.object is missing on ${request.operation}`);
+  }
+  if (request.operation === 'DELETE' && !isRecord(request.oldObject)) {
+    throw new MalformedReviewError('request.oldObject is missing on DELETE');
+  }
+  if (request.operation === 'UPDATE' && !isRecord(request.oldObject)) {
+    throw new MalformedReviewError('request.oldObject is missing on UPDATE');
+  }
+  return {
+    apiVersion: value.apiVersion,
+    kind: 'AdmissionReview',
+    request: {
+      ...request,
+      userInfo: isRecord(request.userInfo) ? request.userInfo : {},
+    } as unknown as AdmissionRequest,
+  };
+}
+
+/** The answer: the request's apiVersion and kind, its uid, always sent with HTTP 200. */
+export function admissionReviewResponse(
+  review: Pick<AdmissionReview, 'apiVersion'>,
+  response: AdmissionResponse,
+): { apiVersion: string; kind: 'AdmissionReview'; response: AdmissionResponse } {
+  return { apiVersion: review.apiVersion, kind: 'AdmissionReview', response };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
