@@ -56,7 +56,14 @@ export function markdownTable(header, rows) {
 export function renderTables(doc) {
   const parts = [];
   const groups = doc.summary;
-  const implOrder = ['nestor', 'nestor-nest', 'client-node', 'controller-runtime', 'controller-runtime-json', 'apiserver'];
+  const implOrder = [
+    'nestor',
+    'nestor-nest',
+    'client-node',
+    'controller-runtime',
+    'controller-runtime-json',
+    'apiserver',
+  ];
   const byImpl = (entries) => implOrder.map((impl) => entries.find((e) => e.impl === impl)).filter(Boolean);
   /** Each Nestor variant against each baseline: [label, Nestor's stats, the baseline's stats]. */
   const versus = (entries) =>
