@@ -31,6 +31,20 @@ export interface TransportResponse {
   body: Buffer;
 }
 
+/** A streamed response as the line decoder reads it, over HTTP/1.1 or HTTP/2. */
+interface StreamedResponse {
+  /** Status and Retry-After, once the head arrived (rejects when no answer came). */
+  head(): Promise<{ status: number; retryAfter: string | string[] | undefined }>;
+  body: AsyncIterable<Buffer>;
+  readBody(): Promise<Buffer>;
+  /** Each chunk read (HTTP/2: the connection is alive). */
+  onData?(): void;
+  /** The deadline's error, when it cut the response. */
+  fired(): Error | undefined;
+  /** Frees the connection or stream, however the read ended. */
+  release(): void;
+}
+
 export interface TransportOptions {
   /**
    * HTTP/2 when the API server offers it over TLS (default false): one multiplexed
@@ -178,7 +192,24 @@ export class Transport {
     const exchange =
       this.sessions && (await this.openHttp2('GET', path, { query, ...(signal ? { signal } : {}) }, failed));
     if (exchange) {
-      yield* this.http2Lines<T>(exchange, failed, signal);
+      yield* this.decodeLines<T>(
+        {
+          head: async () => {
+            const head = await exchange.response;
+            return { status: Number(head[':status']), retryAfter: head['retry-after'] };
+          },
+          body: exchange.stream!,
+          readBody: () => exchange.readBody(),
+          onData: () => exchange.read(),
+          fired: () => exchange.fired,
+          release: () => {
+            exchange.clear();
+            exchange.cut();
+          },
+        },
+        failed,
+        signal,
+      );
       return;
     }
     const { res, req } = await this.open(
@@ -188,12 +219,33 @@ export class Transport {
       this.watchAgent,
       failed,
     );
+    yield* this.decodeLines<T>(
+      {
+        head: () => Promise.resolve({ status: res.statusCode ?? 0, retryAfter: res.headers['retry-after'] }),
+        body: res,
+        readBody: () => readBody(res),
+        fired: () => deadlines.get(req)?.fired,
+        release: () => {
+          if (!res.complete) res.destroy();
+        },
+      },
+      failed,
+      signal,
+    );
+  }
+
+  /** A streamed response's JSON lines, whichever protocol carries it. */
+  private async *decodeLines<T>(
+    response: StreamedResponse,
+    failed: FailedRequest,
+    signal: AbortSignal | undefined,
+  ): AsyncGenerator<T, void> {
     const decoder = new JsonLineDecoder<T>();
     try {
-      if ((res.statusCode ?? 0) >= 400) {
-        throw KubeApiError.fromResponse(failed, res.statusCode ?? 0, await readBody(res), res.headers['retry-after']);
-      }
-      for await (const chunk of res as AsyncIterable<Buffer>) {
+      const { status, retryAfter } = await response.head();
+      if (status >= 400) throw KubeApiError.fromResponse(failed, status, await response.readBody(), retryAfter);
+      for await (const chunk of response.body) {
+        response.onData?.();
         for (const value of decoder.write(chunk)) {
           if (signal?.aborted) throw signal.reason;
           yield value;
@@ -202,9 +254,9 @@ export class Transport {
     } catch (error) {
       throw error instanceof KubeApiError || error instanceof SyntaxError
         ? error
-        : this.failure(failed, error, signal, deadlines.get(req)?.fired);
+        : this.failure(failed, error, signal, response.fired());
     } finally {
-      if (!res.complete) res.destroy();
+      response.release();
     }
     // Aborted as the response completed: nothing was cut, but the caller asked to stop.
     if (signal?.aborted) throw signal.reason;
@@ -293,39 +345,6 @@ export class Transport {
     }
     req.end(payload);
     return req;
-  }
-
-  private async *http2Lines<T>(
-    exchange: Http2Exchange,
-    failed: FailedRequest,
-    signal: AbortSignal | undefined,
-  ): AsyncGenerator<T, void> {
-    const stream = exchange.stream!;
-    const decoder = new JsonLineDecoder<T>();
-    try {
-      const head = await exchange.response;
-      const status = Number(head[':status']);
-      if (status >= 400) {
-        throw KubeApiError.fromResponse(failed, status, await exchange.readBody(), head['retry-after']);
-      }
-      for await (const chunk of stream as AsyncIterable<Buffer>) {
-        exchange.read();
-        for (const value of decoder.write(chunk)) {
-          if (signal?.aborted) throw signal.reason;
-          yield value;
-        }
-      }
-    } catch (error) {
-      throw error instanceof KubeApiError || error instanceof SyntaxError
-        ? error
-        : this.failure(failed, error, signal, exchange.fired);
-    } finally {
-      exchange.clear();
-      exchange.cut();
-    }
-    if (signal?.aborted) throw signal.reason;
-    const last = decoder.end();
-    if (last !== undefined) yield last;
   }
 
   /**
