@@ -1,6 +1,5 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { Transport } from '@nestor/core';
 import { OperatorMetrics } from '../metrics/operator-metrics.js';
@@ -8,6 +7,7 @@ import { Manager, type ManagerHealth } from '../runtime/manager.js';
 import { apiServerReviews } from './access-reviews.js';
 import { httpEndpoints, type MetricsEndpoint } from './http-endpoints.js';
 import { MetricsAccess } from './metrics-access.js';
+import { listenOn } from './listen-on.js';
 import { runtimeLogger } from './nest-logger.js';
 import { OPERATOR_MODULE_OPTIONS } from './operator.module-definition.js';
 import type { OperatorModuleOptions } from './operator-options.interface.js';
@@ -121,20 +121,11 @@ export class OperatorHttpServer implements OnModuleInit, OnApplicationShutdown {
     } else {
       server = createHttpServer(handle);
     }
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', (error: NodeJS.ErrnoException) =>
-        reject(
-          new Error(
-            error.code === 'EADDRINUSE'
-              ? `port ${port} for ${paths} is in use: set OperatorModule options metrics.port / health.port (0 turns one off)`
-              : `cannot serve ${paths} on ${host}:${port}: ${error.message}`,
-          ),
-        ),
-      );
-      server.listen(port, host, () => resolve());
+    const bound = await listenOn(server, host, port, {
+      what: paths,
+      option: 'metrics.port / health.port (0 turns one off)',
     });
     this.servers.push(server);
-    const bound = (server.address() as AddressInfo).port;
     if (routes.has('/metrics')) this.addresses.metrics = bound;
     if (routes.has('/readyz')) this.addresses.health = bound;
     const how = !secure

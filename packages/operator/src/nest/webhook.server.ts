@@ -1,6 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import type { HealthCheck } from '../runtime/manager.js';
 import {
@@ -18,6 +17,7 @@ import {
   type AdmissionResponse,
 } from '../webhooks/admission-review.js';
 import { webhookPath } from '../webhooks/webhook-configuration.js';
+import { listenOn } from './listen-on.js';
 import { runtimeLogger } from './nest-logger.js';
 import { OPERATOR_MODULE_OPTIONS } from './operator.module-definition.js';
 import type { OperatorModuleOptions } from './operator-options.interface.js';
@@ -84,22 +84,13 @@ export class WebhookServer implements OnModuleInit, OnApplicationShutdown {
     const server = createServer({ ...certificate.current }, (req, res) => this.handle(req, res));
     const host = options.host ?? '0.0.0.0';
     const port = options.port ?? DEFAULT_WEBHOOK_PORT;
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', (error: NodeJS.ErrnoException) =>
-        reject(
-          new Error(
-            error.code === 'EADDRINUSE'
-              ? `port ${port} for the webhooks is in use: set OperatorModule options webhooks.port (0 turns the server off)`
-              : `cannot serve the webhooks on ${host}:${port}: ${error.message}`,
-          ),
-        ),
-      );
-      server.listen(port, host, () => resolve());
+    this.port = await listenOn(server, host, port, {
+      what: 'the webhooks',
+      option: 'webhooks.port (0 turns the server off)',
     });
     certificate.watch((pair) => server.setSecureContext(pair));
     this.certificate = certificate;
     this.server = server;
-    this.port = (server.address() as AddressInfo).port;
     this.logger.log(`serving ${this.paths.join(', ')} on ${host}:${this.port} (HTTPS with ${certificate.source})`);
   }
 
