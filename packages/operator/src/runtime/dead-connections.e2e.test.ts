@@ -5,7 +5,7 @@ import { Transport, type KubeObject } from '@nestor/core';
 import { parallel, TcpRelay, TestEnvironment, waitFor } from '@nestor/testing';
 import { KubeClient } from '../client/kube-client.js';
 import { ConfigMap } from '../client/kinds.js';
-import { configMapsPath, createConfigMap } from '../test-support/e2e-helpers.js';
+import { configMapsPath, createConfigMap, patchConfigMap } from '../test-support/e2e-helpers.js';
 import { Manager } from './manager.js';
 
 // Half-open connections: a middlebox drops every connection without closing any. Before,
@@ -65,14 +65,7 @@ describe('connections that die without closing', () => {
       await waitFor(() => names.every((n) => seen.get(n) === '1'), { timeoutMs: 30_000, what: 'the first reconciles' });
       const connectionsBefore = relay.accepted;
       relay.silence();
-      await parallel(names, 8, (name) =>
-        env.client.request(
-          'PATCH',
-          configMapsPath(namespace, name),
-          { data: { v: '2' } },
-          'application/merge-patch+json',
-        ),
-      );
+      await parallel(names, 8, (name) => patchConfigMap(env.client, namespace, name, { data: { v: '2' } }));
       await waitFor(() => names.every((n) => seen.get(n) === '2'), {
         timeoutMs: 150_000,
         intervalMs: 500,
@@ -117,14 +110,7 @@ describe('a silenced HTTP/2 connection', () => {
       const connectionsBefore = relay.accepted;
       const silencedAt = Date.now();
       relay.silence();
-      await parallel(names, 8, (name) =>
-        env.client.request(
-          'PATCH',
-          configMapsPath(namespace, name),
-          { data: { v: '2' } },
-          'application/merge-patch+json',
-        ),
-      );
+      await parallel(names, 8, (name) => patchConfigMap(env.client, namespace, name, { data: { v: '2' } }));
       await waitFor(() => names.every((n) => seen.get(n) === '2'), {
         timeoutMs: 20_000,
         intervalMs: 200,

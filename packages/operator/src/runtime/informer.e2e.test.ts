@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { TestEnvironment, waitFor } from '@nestor/testing';
 import { ConfigMap } from '../client/kinds.js';
 import { type KubeObject, Transport } from '@nestor/core';
-import { configMapsPath, createConfigMap } from '../test-support/e2e-helpers.js';
+import { configMapsPath, createConfigMap, patchConfigMap } from '../test-support/e2e-helpers.js';
 import { InformerCache, NAMESPACE_INDEX, OWNER_INDEX, type InformerEvent } from './informer.js';
 
 describe('InformerCache against the shared API server', () => {
@@ -59,12 +59,7 @@ describe('InformerCache against the shared API server', () => {
 
     // Updates move objects between index values; deletes drop them.
     await createConfigMap(env.client, nsB, 'child-2', { labels: { ...labels, role: 'child' } });
-    await env.client.request(
-      'PATCH',
-      configMapsPath(nsB, 'other'),
-      { metadata: { labels: { role: 'owner' } } },
-      'application/merge-patch+json',
-    );
+    await patchConfigMap(env.client, nsB, 'other', { metadata: { labels: { role: 'owner' } } });
     await env.client.request('DELETE', configMapsPath(nsA, 'child-1'));
     await waitFor(
       () =>

@@ -5,7 +5,13 @@ import { after, before, describe, it } from 'node:test';
 import { listPages, type KubeObject, Transport } from '@nestor/core';
 import { TestEnvironment, waitFor } from '@nestor/testing';
 import { ConfigMap } from '../client/kinds.js';
-import { configMapsPath, createConfigMap, GatedTransport, parallel } from '../test-support/e2e-helpers.js';
+import {
+  configMapsPath,
+  createConfigMap,
+  GatedTransport,
+  parallel,
+  patchConfigMap,
+} from '../test-support/e2e-helpers.js';
 import { Informer } from './informer.js';
 
 const streamed = { streamingList: true, backoff: { initialMs: 100, maxMs: 1000 } };
@@ -32,12 +38,7 @@ async function missChangesAndExpire(env: TestEnvironment, gated: GatedTransport,
   await env.restartApiServer({ kill: true });
   await env.client.request('DELETE', configMapsPath(ns, 'cm-1'));
   await env.client.request('DELETE', configMapsPath(ns, 'cm-2'));
-  await env.client.request(
-    'PATCH',
-    configMapsPath(ns, 'cm-3'),
-    { data: { key: 'new' } },
-    'application/merge-patch+json',
-  );
+  await patchConfigMap(env.client, ns, 'cm-3', { data: { key: 'new' } });
   await createConfigMap(env.client, ns, 'meanwhile');
   await env.compactEtcd();
   // A fresh watch cache, so the old resourceVersion is not served from memory either.

@@ -4,7 +4,13 @@ import type { Subscription } from 'rxjs';
 import { TestEnvironment, waitFor } from '@nestor/testing';
 import { ConfigMap } from '../client/kinds.js';
 import { type KubeObject, Transport } from '@nestor/core';
-import { configMapsPath, createConfigMap, GatedTransport, parallel } from '../test-support/e2e-helpers.js';
+import {
+  configMapsPath,
+  createConfigMap,
+  GatedTransport,
+  parallel,
+  patchConfigMap,
+} from '../test-support/e2e-helpers.js';
 import { createWatchStats, watch, type WatchEvent, type WatchOptions, type WatchTransport } from './watch.js';
 
 /** Subscribes and records events by name: `ADDED a`, `SYNCED`. */
@@ -58,12 +64,7 @@ describe('watch() against the shared API server', () => {
     assert.equal(first.object.metadata?.managedFields, undefined, 'managedFields stripped');
 
     await createConfigMap(env.client, ns, 'fresh');
-    await env.client.request(
-      'PATCH',
-      configMapsPath(ns, 'fresh'),
-      { data: { key: 'changed' } },
-      'application/merge-patch+json',
-    );
+    await patchConfigMap(env.client, ns, 'fresh', { data: { key: 'changed' } });
     await env.client.request('DELETE', configMapsPath(ns, 'cm-7'));
     await waitFor(() => w.has('ADDED fresh') && w.has('MODIFIED fresh') && w.has('DELETED cm-7'), {
       what: 'watch events',
@@ -156,12 +157,7 @@ describe('watch() through API server restarts and etcd compaction', () => {
     gated.close();
     await env.restartApiServer({ kill: true });
     await env.client.request('DELETE', configMapsPath(ns, 'remove'));
-    await env.client.request(
-      'PATCH',
-      configMapsPath(ns, 'change'),
-      { data: { key: 'new' } },
-      'application/merge-patch+json',
-    );
+    await patchConfigMap(env.client, ns, 'change', { data: { key: 'new' } });
     await createConfigMap(env.client, ns, 'new');
     await env.compactEtcd();
     // A fresh watch cache, so the old resourceVersion is not served from memory either.

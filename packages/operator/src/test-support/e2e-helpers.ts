@@ -23,6 +23,11 @@ export async function createConfigMap(
   });
 }
 
+/** A JSON merge patch of a ConfigMap (`{ data: { ... } }`, `{ metadata: { labels } }`). */
+export async function patchConfigMap(client: ApiClient, namespace: string, name: string, patch: object): Promise<void> {
+  await client.request('PATCH', configMapsPath(namespace, name), patch, 'application/merge-patch+json');
+}
+
 /**
  * Wraps a transport so a test decides when the next WATCH may open: while the gate is
  * closed, a reconnecting watch waits, and the test can change things it will miss.
