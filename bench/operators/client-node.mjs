@@ -12,7 +12,7 @@ import {
   setHeaderOptions,
 } from '@kubernetes/client-node';
 import { FIELD_MANAGER, GROUP, VERSION, WRITTEN_AT, childConfigMap, nowUs, statusFor } from '../lib/common.mjs';
-import { Recorder, args, cpuUs, fail, memory, onCommands, profiler, send } from './protocol.mjs';
+import { Recorder, args, fail, onCommands, onSyncCommands, send } from './protocol.mjs';
 
 const { kubeconfig, namespace, mode, workers } = args();
 const kc = new KubeConfig();
@@ -28,30 +28,12 @@ function keepRunning(informer) {
 }
 
 if (mode === 'sync') {
-  onCommands(async (command) => {
-    if (command.cmd === 'start') {
-      const before = memory(true);
-      await profiler.start();
-      const cpuBefore = cpuUs();
-      const started = nowUs();
-      const informer = makeInformer(kc, `/api/v1/namespaces/${namespace}/configmaps`, () =>
-        core.listNamespacedConfigMap({ namespace }),
-      );
-      await keepRunning(informer);
-      const synced = nowUs();
-      const cpuAfter = cpuUs();
-      const after = memory(true);
-      send({
-        ev: 'synced',
-        objects: informer.list(namespace).length,
-        syncUs: synced - started,
-        cpuUs: cpuAfter - cpuBefore,
-        before,
-        after,
-      });
-    } else if (command.cmd === 'stats') {
-      send({ ev: 'stats', ...memory(command.gc), cpuUs: cpuUs(), at: nowUs() });
-    }
+  onSyncCommands(async () => {
+    const informer = makeInformer(kc, `/api/v1/namespaces/${namespace}/configmaps`, () =>
+      core.listNamespacedConfigMap({ namespace }),
+    );
+    await keepRunning(informer);
+    return () => ({ objects: informer.list(namespace).length });
   });
 } else {
   const recorder = new Recorder();

@@ -10,7 +10,7 @@ import { createServer } from 'node:net';
 import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FIELD_MANAGER, WIDGETS, WRITTEN_AT, childConfigMap, nowUs, statusFor } from '../lib/common.mjs';
-import { Recorder, args, cpuUs, fail, memory, onCommands, profiler, send } from './protocol.mjs';
+import { Recorder, args, fail, onCommands, onSyncCommands, send } from './protocol.mjs';
 
 const { ConfigMap, Controller, InformerCache, KubeClient, OperatorModule, Reconcile, generationChanged } =
   await import('@nestor/operator');
@@ -99,28 +99,10 @@ send({ ev: 'hello', pid: process.pid, runtime: process.version });
 
 if (mode === 'sync') {
   // The application is up with nothing cached: `before` is what Node, Nest and Nestor cost.
-  onCommands(async (command) => {
-    if (command.cmd === 'start') {
-      const before = memory(true);
-      await profiler.start();
-      const cpuBefore = cpuUs();
-      const started = nowUs();
-      const { informer } = app.get(InformerCache).acquire(ConfigMap, { namespace });
-      await informer.whenSynced();
-      const synced = nowUs();
-      const cpuAfter = cpuUs();
-      const after = memory(true);
-      send({
-        ev: 'synced',
-        objects: informer.size,
-        syncUs: synced - started,
-        cpuUs: cpuAfter - cpuBefore,
-        before,
-        after,
-      });
-    } else if (command.cmd === 'stats') {
-      send({ ev: 'stats', ...memory(command.gc), cpuUs: cpuUs(), at: nowUs() });
-    }
+  onSyncCommands(async () => {
+    const { informer } = app.get(InformerCache).acquire(ConfigMap, { namespace });
+    await informer.whenSynced();
+    return () => ({ objects: informer.size });
   });
 } else {
   // OperatorLifecycle started the manager during bootstrap and waited for its caches.

@@ -4,7 +4,7 @@
 //   node --expose-gc bench/operators/nestor.mjs --kubeconfig F --namespace NS --mode sync|reconcile [--workers 8]
 import { pathToFileURL } from 'node:url';
 import { FIELD_MANAGER, WIDGETS, WRITTEN_AT, childConfigMap, nowUs, statusFor } from '../lib/common.mjs';
-import { Recorder, args, cpuUs, fail, memory, onCommands, profiler, send } from './protocol.mjs';
+import { Recorder, args, fail, onCommands, onSyncCommands, send } from './protocol.mjs';
 
 // NESTOR_OPERATOR_DIST=path/to/dist runs another build of @nestor/operator (before/after comparisons).
 // NESTOR_STREAMING_LIST=true syncs by a streamed list (WatchList) where the API server offers it.
@@ -19,32 +19,13 @@ const transport = await Transport.fromKubeConfig(ClusterConfig.fromFile(kubeconf
 send({ ev: 'hello', pid: process.pid, runtime: process.version });
 
 if (mode === 'sync') {
-  onCommands(async (command) => {
-    if (command.cmd === 'start') {
-      const before = memory(true);
-      await profiler.start();
-      const cpuBefore = cpuUs();
-      const started = nowUs();
-      const cache = new InformerCache(transport, {
-        ...(process.env.NESTOR_STREAMING_LIST === 'true' ? { streamingList: true } : {}),
-      });
-      const { informer } = cache.acquire(ConfigMap, { namespace });
-      await informer.whenSynced();
-      const synced = nowUs();
-      const cpuAfter = cpuUs();
-      const after = memory(true);
-      send({
-        ev: 'synced',
-        objects: informer.size,
-        syncUs: synced - started,
-        cpuUs: cpuAfter - cpuBefore,
-        before,
-        after,
-        requests: transport.stats.requests,
-      });
-    } else if (command.cmd === 'stats') {
-      send({ ev: 'stats', ...memory(command.gc), cpuUs: cpuUs(), at: nowUs() });
-    }
+  onSyncCommands(async () => {
+    const cache = new InformerCache(transport, {
+      ...(process.env.NESTOR_STREAMING_LIST === 'true' ? { streamingList: true } : {}),
+    });
+    const { informer } = cache.acquire(ConfigMap, { namespace });
+    await informer.whenSynced();
+    return () => ({ objects: informer.size, requests: transport.stats.requests });
   });
 } else {
   const recorder = new Recorder();

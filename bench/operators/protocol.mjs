@@ -76,6 +76,30 @@ export function onCommands(handler) {
   lines.on('close', () => process.exit(0));
 }
 
+/**
+ * Sync mode: 'start' runs `sync()` (start an informer and wait until it has synced), timed,
+ * with its CPU and memory before and after (two forced GCs each), then sends what the
+ * `report()` it returns gives (at least `objects`), read after the measurement; 'stats'
+ * sends memory and CPU.
+ */
+export function onSyncCommands(sync) {
+  onCommands(async (command) => {
+    if (command.cmd === 'start') {
+      const before = memory(true);
+      await profiler.start();
+      const cpuBefore = cpuUs();
+      const started = nowUs();
+      const report = await sync();
+      const synced = nowUs();
+      const cpuAfter = cpuUs();
+      const after = memory(true);
+      send({ ev: 'synced', ...report(), syncUs: synced - started, cpuUs: cpuAfter - cpuBefore, before, after });
+    } else if (command.cmd === 'stats') {
+      send({ ev: 'stats', ...memory(command.gc), cpuUs: cpuUs(), at: nowUs() });
+    }
+  });
+}
+
 export function fail(error) {
   send({ ev: 'error', message: error?.stack ?? String(error) });
   process.exit(1);
