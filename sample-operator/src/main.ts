@@ -2,7 +2,10 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { operatorLogger } from '@nestor/operator';
 
+// JSON lines in a pod (stdout is no terminal), text on a terminal; LOG_FORMAT / LOG_LEVEL override.
+Logger.overrideLogger(operatorLogger());
 const logger = new Logger('SampleOperator');
 try {
   // Imported here so that a bad setting in the environment is reported like any start-up error.

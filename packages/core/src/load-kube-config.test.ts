@@ -149,7 +149,7 @@ describe('loadKubeConfig', () => {
     );
   });
 
-  it('uses the in-cluster service account first', () => {
+  it('prefers KUBECONFIG to the in-cluster service account, as controller-runtime', () => {
     const dir = tempDir();
     environment({
       HOME: dir,
@@ -157,6 +157,15 @@ describe('loadKubeConfig', () => {
       KUBERNETES_SERVICE_HOST: '10.96.0.1',
       KUBERNETES_SERVICE_PORT: '443',
     });
+    const kubeConfig = loadKubeConfig(undefined, { root: serviceAccountRoot() });
+    assert.equal(kubeConfig.getCurrentCluster()?.server, 'https://local.example');
+  });
+
+  it('uses the in-cluster service account before ~/.kube/config', () => {
+    const dir = tempDir();
+    mkdirSync(join(dir, '.kube'));
+    kubeconfigFile(join(dir, '.kube'), 'config', 'https://home.example');
+    environment({ HOME: dir, KUBERNETES_SERVICE_HOST: '10.96.0.1', KUBERNETES_SERVICE_PORT: '443' });
     const kubeConfig = loadKubeConfig(undefined, { root: serviceAccountRoot() });
     assert.equal(kubeConfig.getCurrentCluster()?.server, 'https://10.96.0.1:443');
   });

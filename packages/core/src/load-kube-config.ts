@@ -11,8 +11,9 @@ export interface KubeConfigSearch {
 }
 
 /**
- * The cluster to talk to: the given KubeConfig or kubeconfig file, else the in-cluster
- * service account, else the files KUBECONFIG names, else ~/.kube/config. Unlike
+ * The cluster to talk to, in controller-runtime's order: the given KubeConfig or kubeconfig
+ * file (the option, or the `--kubeconfig` flag), else the files KUBECONFIG names, else the
+ * in-cluster service account, else ~/.kube/config. Unlike
  * client-node's loadFromDefault it never falls back to http://localhost:8080 (which fails
  * later with a confusing TLS error): when nothing is found it says where it looked.
  */
@@ -31,7 +32,6 @@ export function loadKubeConfig(source?: KubeConfigSource | string, search: KubeC
   const root = search.root ?? '';
   const tokenPath = `${root}${SERVICE_ACCOUNT_TOKEN}`;
   const hasToken = existsSync(tokenPath);
-  if (host && port && hasToken) return ClusterConfig.inCluster(root);
 
   const files = (kubeconfigVariable ?? '').split(delimiter).filter(Boolean);
   if (files.length) {
@@ -48,6 +48,8 @@ export function loadKubeConfig(source?: KubeConfigSource | string, search: KubeC
     return withCluster(merged, `KUBECONFIG (${present.join(delimiter)})`);
   }
 
+  if (host && port && hasToken) return ClusterConfig.inCluster(root);
+
   const home = join(homedir(), '.kube', 'config');
   if (existsSync(home)) return withCluster(ClusterConfig.fromFile(home), home);
 
@@ -58,8 +60,8 @@ export function loadKubeConfig(source?: KubeConfigSource | string, search: KubeC
   throw new Error(
     [
       'no Kubernetes cluster is configured. Nestor looked for:',
-      `  - the in-cluster service account: ${inCluster}`,
       '  - KUBECONFIG: not set',
+      `  - the in-cluster service account: ${inCluster}`,
       `  - ${home}: does not exist`,
       'Run the operator in a pod with its service account token, set KUBECONFIG to a kubeconfig file, ' +
         'write ~/.kube/config (kubectl, kind or your cloud CLI do), or pass kubeConfig to OperatorModule.forRoot().',

@@ -10,6 +10,15 @@ export type {
   HealthServerOptions,
 } from './nest/operator-options.interface.js';
 export { OPERATOR_MODULE_OPTIONS } from './nest/operator.module-definition.js';
+export {
+  readOperatorFlags,
+  withOperatorFlags,
+  bindAddress,
+  OPERATOR_FLAG_NAMES,
+  type OperatorFlags,
+  type BindAddress,
+} from './nest/operator-flags.js';
+export { operatorLogger, type OperatorLoggerOptions } from './nest/operator-logger.js';
 export { KUBE_CONFIG } from './nest/operator.constants.js';
 export { Controller, OperatorController, type ControllerOptions } from './nest/decorators/controller.decorator.js';
 export { Reconcile } from './nest/decorators/reconcile.decorator.js';

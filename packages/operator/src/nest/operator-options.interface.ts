@@ -44,6 +44,16 @@ export interface OperatorModuleOptions {
    * controller-runtime.
    */
   webhooks?: WebhookServerOptions;
+  /**
+   * Fill what these options leave out from kubebuilder's manager flags and their
+   * environment variables, so a deployment configures the operator without code (default
+   * true): `--kubeconfig`, `--namespace` / `WATCH_NAMESPACE`, `--leader-elect` /
+   * `LEADER_ELECT` with `--leader-election-id` / `LEADER_ELECTION_ID`,
+   * `--metrics-bind-address` / `METRICS_BIND_ADDRESS` (`:8443`, `0` = off), `--metrics-secure`,
+   * `--metrics-cert-path`, `--health-probe-bind-address` / `HEALTH_PROBE_BIND_ADDRESS`,
+   * `--webhook-port`, `--webhook-cert-path`. What is set here wins; a flag wins over its variable.
+   */
+  readFlags?: boolean;
 }
 
 export interface WebhookServerOptions {

@@ -12,7 +12,12 @@ import { runtimeLogger } from './nest-logger.js';
 import { KUBE_CONFIG } from './operator.constants.js';
 import { OperatorExplorer } from './operator.explorer.js';
 import { OperatorLifecycle } from './operator.lifecycle.js';
-import { ConfigurableOperatorModule, OPERATOR_MODULE_OPTIONS } from './operator.module-definition.js';
+import { readOperatorFlags, withOperatorFlags } from './operator-flags.js';
+import {
+  ConfigurableOperatorModule,
+  GIVEN_OPERATOR_OPTIONS,
+  OPERATOR_MODULE_OPTIONS,
+} from './operator.module-definition.js';
 import type { OperatorModuleOptions } from './operator-options.interface.js';
 import { OperatorRegistry } from './operator.registry.js';
 import { WebhookExplorer } from './webhook.explorer.js';
@@ -71,6 +76,12 @@ function createManager(
 
 const providers: Provider[] = [
   {
+    provide: OPERATOR_MODULE_OPTIONS,
+    inject: [GIVEN_OPERATOR_OPTIONS],
+    useFactory: (options: OperatorModuleOptions) =>
+      options.readFlags === false ? options : withOperatorFlags(options, readOperatorFlags()),
+  },
+  {
     provide: KUBE_CONFIG,
     inject: [OPERATOR_MODULE_OPTIONS],
     useFactory: (options: OperatorModuleOptions) => loadKubeConfig(options.kubeConfig),
@@ -122,6 +133,7 @@ const providers: Provider[] = [
   imports: [DiscoveryModule],
   providers,
   exports: [
+    OPERATOR_MODULE_OPTIONS,
     KUBE_CONFIG,
     Transport,
     InformerCache,

@@ -302,6 +302,38 @@ describe('production runtime in process', () => {
     await close(app);
   });
 
+  it('takes its ports and leader election from the deployment’s environment, without code', async () => {
+    const namespace = await env.createNamespace('from-env');
+    await createConfigMap(env.client, namespace, 'cm');
+    const [metricsPort, healthPort] = [await freePort(), await freePort()];
+    const variables = {
+      METRICS_BIND_ADDRESS: `127.0.0.1:${metricsPort}`,
+      METRICS_SECURE: 'false',
+      HEALTH_PROBE_BIND_ADDRESS: `127.0.0.1:${healthPort}`,
+      LEADER_ELECT: 'true',
+      LEADER_ELECTION_ID: 'from-env-operator',
+      LEADER_ELECTION_NAMESPACE: namespace,
+    };
+    Object.assign(process.env, variables);
+    try {
+      const app = await compile({ kubeConfig: env.kubeConfig, namespace }, [BehavingController]);
+      await app.init();
+      await waitFor(() => app.get(BehavingController).reconciled.get(`${namespace}/cm`), {
+        what: 'the reconcile once leading',
+      });
+      assert.equal((await get(healthPort, '/readyz')).status, 200);
+      assert.equal(
+        valueOf(await scrape(metricsPort), 'leader_election_master_status', { name: 'from-env-operator' }),
+        1,
+      );
+      const lease = await env.client.request<V1Lease>('GET', leasePath(namespace, 'from-env-operator'));
+      assert.ok(lease.spec?.holderIdentity, 'the Lease named by LEADER_ELECTION_ID should be held');
+      await close(app);
+    } finally {
+      for (const name of Object.keys(variables)) delete process.env[name];
+    }
+  });
+
   it('a standby replica is ready, reconciles nothing, and leads once the Lease is free', async () => {
     const namespace = await env.createNamespace('standby');
     const leaseId = 'standby-operator';
