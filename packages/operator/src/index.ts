@@ -23,7 +23,7 @@ export { KUBE_CONFIG } from './nest/operator.constants.js';
 export { Controller, OperatorController, type ControllerOptions } from './nest/decorators/controller.decorator.js';
 export { Reconcile } from './nest/decorators/reconcile.decorator.js';
 export { Watches, type WatchesOptions } from './nest/decorators/watches.decorator.js';
-export { Finalizer } from './nest/decorators/finalizer.decorator.js';
+export { Finalizer, type FinalizerMetadata } from './nest/decorators/finalizer.decorator.js';
 export { Source } from './nest/decorators/source.decorator.js';
 export { OperatorRegistry } from './nest/operator.registry.js';
 export type { ReconcileContext } from './nest/reconcile-context.js';
@@ -35,6 +35,7 @@ export {
   ValidateUpdate,
   ValidateDelete,
   Default,
+  type WebhookHandlerKind,
 } from './nest/decorators/webhook.decorator.js';
 export { WebhookServer } from './nest/webhook.server.js';
 export type { WebhookServerOptions } from './nest/operator-options.interface.js';
@@ -49,6 +50,7 @@ export {
   type ValidationHandlers,
   type DefaultingHandler,
   type Warnings,
+  type HandlerFailure,
 } from './webhooks/admission-handler.js';
 export {
   parseAdmissionReview,
@@ -60,6 +62,8 @@ export {
   type AdmissionReview,
   type AdmissionStatus,
   type UserInfo,
+  type GroupVersionKind,
+  type GroupVersionResource,
 } from './webhooks/admission-review.js';
 export { jsonPatch, type JsonPatchOperation, type JsonValue } from './webhooks/json-patch.js';
 export {
@@ -85,6 +89,7 @@ export {
   type ValidationRule,
   type ScalarType,
   type TypeThunk,
+  type ClassType,
 } from './crd/field.decorator.js';
 export { schemaOf, SchemaError, type JSONSchemaProps } from './crd/schema.js';
 export type { SchemaConstraints } from './crd/schema-constraints.js';

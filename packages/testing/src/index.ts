@@ -9,6 +9,7 @@ export {
   ensureControlPlaneBinaries,
   kubernetesVersion,
   type ControlPlaneBinaries,
+  type EnsureBinariesOptions,
 } from './controlplane-binaries.js';
 export { waitFor, type WaitForOptions } from './wait-for.js';
 export { parallel } from './parallel.js';

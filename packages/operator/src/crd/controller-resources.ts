@@ -3,14 +3,14 @@ import type { ClassType } from './field.decorator.js';
 
 /** The kinds a controller reconciles, owns and watches: what decides the CRDs it needs. */
 export interface ControllerResources {
-  /** The primary kind (absent for a controller fed only by @Source streams). */
+  /** The primary kind (absent for a controller fed only by `@Source` streams). */
   resource?: ResourceType;
   owns?: readonly ResourceType[];
   watches?: readonly ResourceType[];
 }
 
 /**
- * The @CustomResource classes the controllers use as their kind, owned or watched kinds,
+ * The `@CustomResource` classes the controllers use as their kind, owned or watched kinds,
  * with every other version of those kinds loaded in the process (a CRD lists all versions).
  */
 export function customResourcesOf(controllers: readonly ControllerResources[]): ClassType[] {

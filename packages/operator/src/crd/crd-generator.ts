@@ -45,7 +45,7 @@ export type GeneratedCustomResourceDefinition = {
 const RESERVED = new Set(['apiVersion', 'kind', 'metadata']);
 
 /**
- * CRDs from @CustomResource classes: one per kind, with one version per class (several
+ * CRDs from `@CustomResource` classes: one per kind, with one version per class (several
  * classes of the same group and kind are versions of one CRD; exactly one is stored).
  */
 export function customResourceDefinitions(classes: ClassType[]): GeneratedCustomResourceDefinition[] {
@@ -59,7 +59,7 @@ export function customResourceDefinitions(classes: ClassType[]): GeneratedCustom
   return [...byName.entries()].map(([name, versions]) => definition(name, versions));
 }
 
-/** The CRD of one @CustomResource class (and any other versions given with it). */
+/** The CRD of one `@CustomResource` class (and any other versions given with it). */
 export function customResourceDefinition(...versions: ClassType[]): GeneratedCustomResourceDefinition {
   const [crd, ...more] = customResourceDefinitions(versions);
   if (!crd || more.length)

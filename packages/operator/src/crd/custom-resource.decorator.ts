@@ -112,7 +112,7 @@ export function getCustomResourceMetadata(target: object): CustomResourceMetadat
 /** A class decorated with @CustomResource, or a resource descriptor: what controllers accept as a kind. */
 export type ResourceType<T = unknown> = ResourceDescriptor<T> | (abstract new (...args: never[]) => T);
 
-/** The descriptor of a kind given as a descriptor or as a @CustomResource class. */
+/** The descriptor of a kind given as a descriptor or as a `@CustomResource` class. */
 export function resourceOf<T>(type: ResourceType<T>): ResourceDescriptor<T> {
   if (typeof type === 'function') {
     const metadata = getCustomResourceMetadata(type);

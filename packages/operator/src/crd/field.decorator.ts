@@ -3,7 +3,7 @@ import type { SchemaConstraints } from './schema-constraints.js';
 
 export const FIELDS_METADATA = 'nestor:crd-fields';
 
-/** A JSON type, or a class whose @Field properties describe an object. */
+/** A JSON type, or a class whose `@Field` properties describe an object. */
 export type ScalarType = 'string' | 'integer' | 'number' | 'boolean' | 'object' | 'array';
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
 export type ClassType = Function;

@@ -1,5 +1,5 @@
 /**
- * The OpenAPI keywords a @Field's options and its schema node share: a @Field copies
+ * The OpenAPI keywords a `@Field`'s options and its schema node share: a `@Field` copies
  * each of them into its node as it is. To add one, add it here and to KEYWORDS below
  * (the compiler refuses a KEYWORDS that misses one).
  */

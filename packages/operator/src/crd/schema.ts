@@ -37,7 +37,7 @@ export class SchemaError extends Error {
 const SCALARS = new Set<string>(['string', 'integer', 'number', 'boolean', 'object', 'array']);
 
 /**
- * The structural schema of a class from its @Field properties: every node typed, no $ref,
+ * The structural schema of a class from its `@Field` properties: every node typed, no $ref,
  * nested classes inlined. `path` names the class in error messages.
  */
 export function schemaOf(target: ClassType, path = target.name, visiting: ClassType[] = []): JSONSchemaProps {

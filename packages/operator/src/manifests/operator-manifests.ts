@@ -9,7 +9,7 @@ import type { ControllerAccess } from './rbac.js';
 
 export interface OperatorManifestOptions extends OperatorDeploymentOptions {
   controllers: readonly ControllerAccess[];
-  /** More @CustomResource classes to write CRDs for, beyond those the controllers use. */
+  /** More `@CustomResource` classes to write CRDs for, beyond those the controllers use. */
   customResources?: readonly ClassType[];
   /** A Role for leader election's Lease in the operator's namespace (default true). */
   leaderElection?: boolean;

@@ -5,7 +5,7 @@ import { resourceOf, type ResourceType } from '../crd/custom-resource.decorator.
 export interface ControllerAccess extends ControllerResources {
   /** Kinds it writes without owning them (declared with @Controller's `writes`). */
   writes?: readonly ResourceType[];
-  /** The controller has a @Finalizer method. */
+  /** The controller has a `@Finalizer` method. */
   finalizer?: boolean;
 }
 

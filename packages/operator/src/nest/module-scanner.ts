@@ -3,7 +3,7 @@ import { MODULE_METADATA } from '@nestjs/common/constants.js';
 import type { ControllerAccess } from '../manifests/rbac.js';
 import { controllerAccess, readControllerDefinition } from './controller-metadata.js';
 
-/** A @Controller class as its decorators describe it, read without creating it. */
+/** A `@Controller` class as its decorators describe it, read without creating it. */
 export interface ScannedController extends ControllerAccess {
   className: string;
   target: Type;
@@ -18,7 +18,7 @@ const METADATA_KEYS = {
 } as const;
 
 /**
- * Reads a class's @Controller, @Finalizer and @Watches decorators without instantiating
+ * Reads a class's `@Controller`, `@Finalizer` and `@Watches` decorators without instantiating
  * it; undefined for a class that is not a controller. Throws on misused decorators, as
  * the application would at start-up.
  */
@@ -29,7 +29,7 @@ export function describeController(target: Type): ScannedController | undefined 
 }
 
 /**
- * The @Controller classes of a Nest module and of every module it imports, found through
+ * The `@Controller` classes of a Nest module and of every module it imports, found through
  * Nest's module metadata (imports, providers, controllers; dynamic modules, forwardRef,
  * async dynamic modules, `useClass` providers) without creating the application: no
  * provider factory runs and no cluster is needed. A controller added by a factory or at

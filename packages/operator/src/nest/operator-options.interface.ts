@@ -23,8 +23,8 @@ export interface OperatorModuleOptions {
   /**
    * For development and tests: server-side apply CRDs at start-up and wait until they are
    * Established and served, before the kinds are checked and watched. `true`: the CRDs of
-   * every @CustomResource kind the controllers use (their kind, owned and watched kinds);
-   * a list: the CRDs of these @CustomResource classes. Off by default: in production apply
+   * every `@CustomResource` kind the controllers use (their kind, owned and watched kinds);
+   * a list: the CRDs of these `@CustomResource` classes. Off by default: in production apply
    * the CRDs `nestor manifests` writes, so the operator needs no rights on CRDs.
    */
   installCustomResources?: boolean | ClassType[];
@@ -39,7 +39,7 @@ export interface OperatorModuleOptions {
   /** Run controllers on one replica at a time, elected through a coordination.k8s.io Lease. */
   leaderElection?: LeaderElectionOptions;
   /**
-   * The HTTPS server for the @Webhook classes (started only when there is one): default
+   * The HTTPS server for the `@Webhook` classes (started only when there is one): default
    * 0.0.0.0:9443 with the certificate in /tmp/k8s-webhook-server/serving-certs, as
    * controller-runtime.
    */

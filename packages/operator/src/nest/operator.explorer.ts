@@ -4,7 +4,7 @@ import { readControllerDefinition, type ControllerDefinition } from './controlle
 import { discoverDecorated, refuseDuplicateKeys, type Discovered } from './discover-decorated.js';
 import * as messages from './operator.messages.js';
 
-/** A @Controller class the application provides, with the instance Nest created. */
+/** A `@Controller` class the application provides, with the instance Nest created. */
 export type DiscoveredController = Discovered<ControllerDefinition>;
 
 /**

@@ -123,7 +123,7 @@ const providers: Provider[] = [
 ];
 
 /**
- * Runs the application's @Controller classes as Kubernetes controllers.
+ * Runs the application's `@Controller` classes as Kubernetes controllers.
  *
  * ```ts
  * @Module({ imports: [OperatorModule.forRoot({ namespace: 'prod' })], providers: [MemcachedController] })

@@ -22,7 +22,10 @@ export class OperatorRegistry {
     @Inject(OPERATOR_MODULE_OPTIONS) private readonly options: OperatorModuleOptions,
   ) {}
 
-  /** Registers a discovered controller with the manager (started with it, or at once if it runs). */
+  /**
+   * Registers a discovered controller with the manager (started with it, or at once if it runs).
+   * @internal Called by the explorer.
+   */
   add(found: DiscoveredController): ManagedController<KubeObject> {
     const controller = this.manager.addController(bindController(found, this.kube, this.options.namespace));
     this.controllers.set(controller.name, { found, controller });

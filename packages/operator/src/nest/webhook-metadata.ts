@@ -15,7 +15,7 @@ import { describeKind } from './controller-metadata.js';
 import { OPERATOR_WEBHOOK_HANDLER_METADATA, OPERATOR_WEBHOOK_METADATA } from './operator.constants.js';
 import * as messages from './operator.messages.js';
 
-/** A @Webhook class as its decorators describe it: the one reading, as readControllerDefinition. */
+/** A `@Webhook` class as its decorators describe it: the one reading, as readControllerDefinition. */
 export interface WebhookDefinition {
   className: string;
   target: Type;
@@ -34,7 +34,7 @@ const DECORATOR_NAMES: Record<WebhookHandlerKind, string> = {
   default: '@Default()',
 };
 
-/** The definition of a @Webhook class, or undefined for any other class; throws on misuse. */
+/** The definition of a `@Webhook` class, or undefined for any other class; throws on misuse. */
 export function readWebhookDefinition(target: Type): WebhookDefinition | undefined {
   const metadata = Reflect.getMetadata(OPERATOR_WEBHOOK_METADATA, target) as WebhookMetadata | undefined;
   if (!metadata) return undefined;
@@ -87,7 +87,7 @@ export function webhookPaths(definition: WebhookDefinition): string[] {
 
 /**
  * The Validating and MutatingWebhookConfigurations for these classes (those without
- * @Webhook are skipped), pointing at a Service; `TestEnvironment.installWebhooks` points
+ * `@Webhook` are skipped), pointing at a Service; `TestEnvironment.installWebhooks` points
  * them at a local server instead.
  */
 export function webhookConfigurationsOf(

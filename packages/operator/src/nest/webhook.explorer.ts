@@ -4,11 +4,11 @@ import { discoverDecorated, refuseDuplicateKeys, type Discovered } from './disco
 import * as messages from './operator.messages.js';
 import { readWebhookDefinition, webhookPaths, type WebhookDefinition } from './webhook-metadata.js';
 
-/** A @Webhook class the application provides, with the instance Nest created. */
+/** A `@Webhook` class the application provides, with the instance Nest created. */
 export type DiscoveredWebhook = Discovered<WebhookDefinition>;
 
 /**
- * Finds every @Webhook class among the application's providers, as OperatorExplorer finds
+ * Finds every `@Webhook` class among the application's providers, as OperatorExplorer finds
  * controllers: discovery and validation only. WebhookServer serves what it finds.
  */
 @Injectable()

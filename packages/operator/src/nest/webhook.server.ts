@@ -34,7 +34,7 @@ export const DEFAULT_MAX_WEBHOOK_BODY = 7 * 1024 * 1024;
 const TEXT = 'text/plain; charset=utf-8';
 
 /**
- * Serves the application's @Webhook classes over HTTPS on their own port (9443 by default),
+ * Serves the application's `@Webhook` classes over HTTPS on their own port (9443 by default),
  * as controller-runtime's webhook server: one path per kind and type, the certificate read
  * from files and swapped on rotation for new handshakes (`setSecureContext`), any input that
  * is not an AdmissionReview answered 400 with the reason. Listens during module init, so it
@@ -48,6 +48,7 @@ export class WebhookServer implements OnModuleInit, OnApplicationShutdown {
   private readonly routes = new Map<string, Admit>();
   private readonly logger = new Logger('Webhooks');
 
+  /** @internal Created by Nest's DI. */
   constructor(
     private readonly explorer: WebhookExplorer,
     @Inject(OPERATOR_MODULE_OPTIONS) private readonly options: OperatorModuleOptions,

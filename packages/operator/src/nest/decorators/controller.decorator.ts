@@ -11,7 +11,7 @@ export interface ControllerOptions {
   owns?: ResourceType[];
   /**
    * Kinds the reconciler creates, updates or deletes without owning them (a controller fed
-   * by a @Source has no kind to own them). Only read by `nestor manifests` for RBAC.
+   * by a `@Source` has no kind to own them). Only read by `nestor manifests` for RBAC.
    */
   writes?: ResourceType[];
   /** Filters for the primary kind's events, e.g. [generationChanged]. */
