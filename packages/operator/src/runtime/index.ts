@@ -28,6 +28,22 @@ export {
   type ResourceType,
 } from '../crd/custom-resource.decorator.js';
 
+// Status conditions: metav1.Condition as a @Field class, and meta's condition helpers.
+export { Condition, ConditionsField, type ConditionStatus } from '../crd/condition.js';
+export {
+  setStatusCondition,
+  removeStatusCondition,
+  findStatusCondition,
+  isStatusConditionTrue,
+  isStatusConditionFalse,
+  isStatusConditionPresentAndEqual,
+  StatusConditions,
+  metaTime,
+  type ConditionUpdate,
+  type ConditionClockOptions,
+  type ObjectWithConditions,
+} from '../crd/status-conditions.js';
+
 // The runtime: watch -> informer -> event sources -> queue -> worker pool -> reconcile loop.
 export * from './watch.js';
 export * from './informer.js';
