@@ -17,6 +17,17 @@ export {
   type KubeClientOptions,
   type ListOptions,
 } from '../client/kube-client.js';
+export {
+  EventRecorder,
+  withReportingController,
+  type EventRecorderOptions,
+  type EventRecorderMetrics,
+  type EventRecorderStats,
+  type EventDropReason,
+  type RecordOptions,
+} from '../client/event-recorder.js';
+export type { EventObjectReference } from '../client/event-series.js';
+export type { EventsApi } from '../client/event-sink.js';
 
 // Custom resource classes (reflect-metadata only).
 export {
@@ -54,7 +65,7 @@ export * from './worker-pool.js';
 export type { ReconcileRequest, Reconciler } from './reconciler.js';
 export { type WatchSource, type ExternalSource } from './event-sources.js';
 export { poll, type PollOptions } from './poller.js';
-export { type ReconcileOutcome, type ControllerMetricsSink } from './reconcile-loop.js';
+export { type ReconcileOutcome, type ControllerMetricsSink, RETRIES_EXHAUSTED_REASON } from './reconcile-loop.js';
 export { ManagedController, type ManagedControllerOptions } from './managed-controller.js';
 export { withFinalizer, defaultFinalizerName, type FinalizerOptions } from './reconcilers/finalizer.js';
 export { withTracing } from './reconcilers/tracing.js';
