@@ -337,6 +337,13 @@ export class EventRecorder {
 
   /** A repeat without a token waits for one: its count is kept, and written when a token comes. */
   private defer(series: EventSeries): void {
+    if (this.deferred.size >= this.maxQueue) {
+      // As many repeats wait for tokens as Events may wait to be written: past that, dropped.
+      series.state = 'idle';
+      series.written = series.count;
+      this.drop('rate-limited');
+      return;
+    }
     series.state = 'deferred';
     this.deferred.add(series);
     if (this.deferTimer !== undefined) return;
@@ -424,6 +431,19 @@ const QUALIFIED_NAME =
  * of letters, digits, '-', '_', '.'): a controller named otherwise is made into one.
  */
 export function qualifiedName(name: string): string {
+  let made = qualifiedNames.get(name);
+  if (made === undefined) {
+    made = mendName(name);
+    // Controller names are few; a cap keeps arbitrary reportingController options from growing it.
+    if (qualifiedNames.size < 1024) qualifiedNames.set(name, made);
+  }
+  return made;
+}
+
+/** Names already checked (the check is a regular expression, on every record()). */
+const qualifiedNames = new Map<string, string>();
+
+function mendName(name: string): string {
   if (QUALIFIED_NAME.test(name)) return name;
   const made = name
     .replace(/[^-A-Za-z0-9_.]/g, '-')

@@ -10,8 +10,6 @@ import {
   type Transport,
 } from '@nestor/core';
 import { EventRecorder, type EventRecorderMetrics } from '../client/event-recorder.js';
-
-export type { EventRecorderMetrics };
 import { ManagedController, type ManagedControllerOptions } from './managed-controller.js';
 import type { ControllerMetricsSink } from './reconcile-loop.js';
 import { InformerCache, type Informer } from './informer.js';
@@ -19,6 +17,8 @@ import type { WorkQueue } from './queue.js';
 import { positiveDuration, positiveInteger } from './options-check.js';
 import { OutageGate } from './outage-gate.js';
 import { WorkerPool } from './worker-pool.js';
+
+export type { EventRecorderMetrics };
 
 /** Runs while this process should reconcile; returns when it must stop (lease lost). */
 export interface LeaderElection {
