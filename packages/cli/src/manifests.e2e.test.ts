@@ -217,7 +217,8 @@ describe('nestor manifests on a real API server', () => {
         what: 'the Gadget to be deleted once its finalizer ran',
       });
       assert.deepEqual(controller.cleaned, ['one']);
-      assert.ok((await eventsOf('CleanedUp')).length > 0);
+      // Events are written in the background: they may land just after.
+      await waitFor(async () => (await eventsOf('CleanedUp')).length > 0, { what: 'a CleanedUp event' });
 
       // Leader election's Lease, in the operator's namespace only.
       const leases = (ns: string) => `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases`;

@@ -4,7 +4,7 @@
 // queue's guarantees (dedup, one run per key at a time, retry with backoff) hold as for
 // any Kubernetes kind.
 import { Inject, Logger } from '@nestjs/common';
-import { EMPTY, catchError, from, map, switchMap, timer, type Observable } from 'rxjs';
+import type { Observable } from 'rxjs';
 import {
   ConfigMap,
   Controller,
@@ -13,6 +13,7 @@ import {
   Source,
   TerminalError,
   Watches,
+  poll,
   type ObjectRef,
   type ReconcileContext,
 } from '@nestor/operator';
@@ -33,28 +34,19 @@ export class InventoryController {
     @Inject(INVENTORY_OPTIONS) private readonly options: InventoryOptions,
   ) {}
 
-  /** Polls the store every pollIntervalMs; emits the records that changed or went since the last poll. */
+  /**
+   * Lists the store every pollIntervalMs and emits the records that appeared, changed or
+   * went since the last list. A failed list is retried with backoff; polling goes on.
+   */
   @Source()
   changedRecords(): Observable<ObjectRef[]> {
-    let last = new Map<string, string>();
-    return timer(0, this.options.pollIntervalMs).pipe(
-      // A poll slower than the interval is dropped for the next one; a failed poll is skipped.
-      switchMap(() =>
-        from(this.store.list()).pipe(
-          catchError((error: unknown) => {
-            this.logger.warn(`polling the inventory failed, trying again next time: ${(error as Error).message}`);
-            return EMPTY;
-          }),
-        ),
-      ),
-      map((records) => {
-        const seen = new Map(records.map((r) => [r.id, JSON.stringify(r)]));
-        const changed = [...seen].filter(([id, version]) => last.get(id) !== version).map(([id]) => id);
-        const gone = [...last.keys()].filter((id) => !seen.has(id));
-        last = seen;
-        return [...changed, ...gone].map((name) => ({ namespace: this.options.namespace, name }));
-      }),
-    );
+    return poll(() => this.store.list(), {
+      intervalMs: this.options.pollIntervalMs,
+      key: (record) => record.id,
+      namespace: this.options.namespace,
+      onError: (error, retryInMs) =>
+        this.logger.warn(`polling the inventory failed, trying again in ${retryInMs} ms: ${error.message}`),
+    });
   }
 
   /** A ConfigMap edited or deleted by hand, or left from a record deleted while we were down. */

@@ -109,7 +109,9 @@ describe('Memcached operator', () => {
     assert.equal(ready.status?.observedGeneration, 1);
     assert.equal(conditionOf(ready, 'Progressing')?.reason, 'RolloutComplete');
     assert.ok(ready.metadata.finalizers?.includes(defaultFinalizerName(resourceOf(Memcached))));
-    assert.ok((await events(ns, 'cache-a')).some((e) => e.reason === 'Created'));
+    await waitFor(async () => (await events(ns, 'cache-a')).some((e) => e.reason === 'Created'), {
+      what: 'a Created event',
+    });
   });
 
   it('scales the Deployment up when spec.size grows, and reports the new generation', async () => {
@@ -123,8 +125,11 @@ describe('Memcached operator', () => {
     const scaled = await settled(ns, 'cache-b', { Available: 'True', Progressing: 'False' }, 'the scale-up');
     assert.equal(scaled.status?.observedGeneration, 2);
     assert.equal(scaled.status?.readyReplicas, 3);
-    const scaledEvent = (await events(ns, 'cache-b')).find((e) => e.reason === 'Scaled');
-    assert.match(scaledEvent?.message ?? '', /replicas 1 -> 3/);
+    // Events are written in the background (best effort): wait for it.
+    const scaledEvent = await waitFor(async () => (await events(ns, 'cache-b')).find((e) => e.reason === 'Scaled'), {
+      what: 'a Scaled event',
+    });
+    assert.match(scaledEvent.message ?? '', /replicas 1 -> 3/);
   });
 
   it('rolls out a new containerPort', async () => {
@@ -161,9 +166,11 @@ describe('Memcached operator', () => {
     await waitFor(async () => (await env.client.raw('GET', memcacheds(ns, 'cache-e'))).status === 404, {
       what: 'cache-e to be gone',
     });
-    const deleting = (await events(ns, 'cache-e')).find((e) => e.reason === 'Deleting');
-    assert.equal(deleting?.type, 'Warning');
-    assert.equal(deleting?.message, `Custom Resource cache-e is being deleted from the namespace ${ns}`);
+    const deleting = await waitFor(async () => (await events(ns, 'cache-e')).find((e) => e.reason === 'Deleting'), {
+      what: 'the Deleting event',
+    });
+    assert.equal(deleting.type, 'Warning');
+    assert.equal(deleting.message, `Custom Resource cache-e is being deleted from the namespace ${ns}`);
     // The garbage collector deletes what the Memcached owned.
     await waitFor(async () => (await getDeployment(ns, 'cache-e')) === undefined, {
       what: 'the garbage collector to delete the Deployment',

@@ -1,6 +1,6 @@
 // The Memcached kind, as in the Operator SDK's Go tutorial (memcached_types.go): the class
 // is the type the reconciler receives and, through @Field, the source of its CRD schema.
-import { CustomResource, Field, type ObjectMeta } from '@nestor/operator';
+import { type Condition, ConditionsField, CustomResource, Field, type ObjectMeta } from '@nestor/operator';
 
 export class MemcachedSpec {
   // The Go tutorial allows 1..3; we allow 1..10 (the design's sketch) so a demo can scale up.
@@ -11,29 +11,9 @@ export class MemcachedSpec {
   containerPort?: number;
 }
 
-/** metav1.Condition: the shape `kubectl wait --for=condition=Available` and every status tool read. */
-export class Condition {
-  @Field({ description: 'Available, Progressing or Degraded.', maxLength: 316 })
-  type!: string;
-
-  @Field({ enum: ['True', 'False', 'Unknown'] })
-  status!: 'True' | 'False' | 'Unknown';
-
-  @Field({ pattern: '^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$', minLength: 1, maxLength: 1024 })
-  reason!: string;
-
-  @Field({ maxLength: 32768 })
-  message!: string;
-
-  @Field({ format: 'date-time' })
-  lastTransitionTime!: string;
-
-  @Field({ type: 'integer', minimum: 0, required: false })
-  observedGeneration?: number;
-}
-
 export class MemcachedStatus {
-  @Field(() => [Condition], { listType: 'map', listMapKeys: ['type'], required: false })
+  /** metav1.Condition's schema, a list keyed by type: what `kubectl wait --for=condition=Available` reads. */
+  @ConditionsField()
   conditions?: Condition[];
 
   @Field({ type: 'integer', required: false, description: 'The generation of the spec this status describes.' })

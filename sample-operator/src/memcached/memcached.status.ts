@@ -6,8 +6,9 @@
 //   Progressing  True while the Deployment has not rolled out the current spec to `size` pods
 //                (False while the operator cannot apply it).
 //   Degraded     True when the Deployment reports a failure, or the operator could not apply it.
+import { StatusConditions, type Condition } from '@nestor/operator';
 import type { DeploymentObject } from '../kube-types.js';
-import type { Condition, Memcached, MemcachedStatus } from './memcached.resource.js';
+import type { Memcached, MemcachedStatus } from './memcached.resource.js';
 
 export type ConditionType = 'Available' | 'Progressing' | 'Degraded';
 type Wanted = Pick<Condition, 'status' | 'reason' | 'message'>;
@@ -26,8 +27,9 @@ export function memcachedStatus(
   const pending = deployment ? rolloutPending(deployment, size) : 'the Deployment does not exist yet';
   const fault = failure ?? (deployment && deploymentFault(deployment));
 
-  let conditions = memcached.status?.conditions ?? [];
-  const set = (type: ConditionType, wanted: Wanted) => (conditions = setCondition(conditions, type, wanted, memcached));
+  // meta.SetStatusCondition's semantics, with observedGeneration from the Memcached.
+  const conditions = new StatusConditions(memcached);
+  const set = (type: ConditionType, wanted: Wanted) => conditions.set({ type, ...wanted });
   set(
     'Available',
     available > 0
@@ -48,7 +50,7 @@ export function memcachedStatus(
   );
 
   return {
-    conditions,
+    conditions: conditions.list,
     observedGeneration: memcached.metadata.generation ?? 0,
     readyReplicas: deployment?.status?.readyReplicas ?? 0,
   };
@@ -86,19 +88,3 @@ function deploymentFault(deployment: DeploymentObject): { reason: string; messag
   }
   return undefined;
 }
-
-/** Sets a condition as meta.SetStatusCondition does: lastTransitionTime moves only when status does. */
-function setCondition(conditions: Condition[], type: ConditionType, wanted: Wanted, memcached: Memcached): Condition[] {
-  const previous = conditions.find((c) => c.type === type);
-  const next: Condition = {
-    type,
-    ...wanted,
-    lastTransitionTime: previous && previous.status === wanted.status ? previous.lastTransitionTime : now(),
-    observedGeneration: memcached.metadata.generation ?? 0,
-  };
-  return [...conditions.filter((c) => c.type !== type), next].sort((a, b) => order(a.type) - order(b.type));
-}
-
-/** metav1.Time: RFC 3339 to the second. */
-const now = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
-const order = (type: string) => ['Available', 'Progressing', 'Degraded'].indexOf(type);

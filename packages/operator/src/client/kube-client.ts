@@ -14,8 +14,8 @@ import {
   sleep,
   type Transport,
 } from '@nestor/core';
-import { hostname } from 'node:os';
-import { Event as CoreEvent } from './kinds.js';
+import { EventRecorder, type RecordOptions } from './event-recorder.js';
+import type { EventType } from './event-series.js';
 import { KindRegistry } from './kind-registry.js';
 
 /**
@@ -41,8 +41,13 @@ export interface KubeClientOptions {
   /** Serves get/list from a running informer when one covers the request. */
   informers?: CacheReader;
   kinds?: KindRegistry;
-  /** `source.component` of recorded Events (default: the field manager). */
+  /** The reporting controller of Events recorded outside a reconcile (default: the field manager). */
   component?: string;
+  /**
+   * The recorder behind recordEvent (the manager's, so its shutdown flushes it). Default:
+   * one of the client's own on its transport; close it with `client.events.close()`.
+   */
+  events?: EventRecorder;
   /**
    * Fences every write (create, replace, delete, patch, apply, status, finalizers, events):
    * the Nest module passes the leader election's lease, so a replica that lost it, or was
@@ -65,7 +70,7 @@ export interface ApplyOptions {
   fieldManager?: string;
 }
 
-export type EventType = 'Normal' | 'Warning';
+export type { EventType };
 
 type PatchType = 'merge' | 'json' | 'strategic' | 'apply';
 
@@ -84,7 +89,8 @@ const CONTENT_TYPES: Record<PatchType, string> = {
 export class KubeClient {
   readonly fieldManager: string;
   readonly kinds: KindRegistry;
-  private readonly component: string;
+  /** The best-effort Event recorder recordEvent hands Events to. */
+  readonly events: EventRecorder;
 
   constructor(
     readonly transport: Transport,
@@ -92,7 +98,12 @@ export class KubeClient {
   ) {
     this.fieldManager = options.fieldManager ?? DEFAULT_FIELD_MANAGER;
     this.kinds = options.kinds ?? new KindRegistry();
-    this.component = options.component ?? this.fieldManager;
+    this.events =
+      options.events ??
+      new EventRecorder(transport, {
+        reportingController: options.component ?? this.fieldManager,
+        ...(options.fence ? { fence: options.fence } : {}),
+      });
   }
 
   /** The object, or undefined when it does not exist. From the cache when an informer holds the kind. */
@@ -240,36 +251,20 @@ export class KubeClient {
     }
   }
 
-  /** Records a core/v1 Event about the object (shown by `kubectl describe`). */
-  async recordEvent(object: KubeObject, type: EventType, reason: string, message: string): Promise<void> {
-    this.options.fence?.assertWritable();
-    const { namespace = 'default', name, uid } = object.metadata ?? {};
-    const now = new Date().toISOString();
-    await this.json('POST', resourcePath(CoreEvent, namespace), {
-      body: {
-        apiVersion: 'v1',
-        kind: 'Event',
-        metadata: { generateName: `${name}.`, namespace },
-        involvedObject: {
-          apiVersion: object.apiVersion,
-          kind: object.kind,
-          name,
-          namespace: object.metadata?.namespace,
-          uid,
-          resourceVersion: object.metadata?.resourceVersion,
-        },
-        type,
-        reason,
-        message: message.slice(0, 1024),
-        source: { component: this.component, host: hostname() },
-        reportingComponent: this.component,
-        reportingInstance: hostname(),
-        firstTimestamp: now,
-        lastTimestamp: now,
-        eventTime: null,
-        count: 1,
-      },
-    });
+  /**
+   * Records an Event about the object (shown by `kubectl describe` and `kubectl events`),
+   * best effort: handed to the recorder and written in the background (events.k8s.io/v1,
+   * or core/v1 where it is not served), repeats counted into one Event, rate limited per
+   * object. Never fails and never waits for the API server: awaiting it costs nothing.
+   */
+  async recordEvent(
+    object: KubeObject,
+    type: EventType,
+    reason: string,
+    message: string,
+    options: RecordOptions = {},
+  ): Promise<void> {
+    this.events.record(object, type, reason, message, options);
   }
 
   /** Every request of this client: the ambient abort signal (a reconcile's) cuts it when it aborts. */

@@ -12,6 +12,7 @@ class Memcached {}
 class Backup {}
 
 const events = { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] };
+const eventsV1 = { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] };
 
 describe('rbacRulesFor', () => {
   it('lets a controller without a kind write what it declares, and watch what it watches', () => {
@@ -49,6 +50,7 @@ describe('rbacRulesFor', () => {
       },
       { apiGroups: ['cache.example.com'], resources: ['memcacheds/finalizers'], verbs: ['update'] },
       { apiGroups: ['cache.example.com'], resources: ['memcacheds/status'], verbs: ['get', 'patch', 'update'] },
+      eventsV1,
     ]);
   });
 
@@ -72,15 +74,12 @@ describe('rbacRulesFor', () => {
     assert.deepEqual(rules.find((r) => r.resources.includes('configmaps'))?.resources, ['configmaps', 'services']);
     assert.deepEqual(rules.find((r) => r.resources.includes('backups'))?.resources, ['backups', 'memcacheds']);
     for (const rule of rules) assert.equal(rule.apiGroups.length, 1);
-    assert.equal(
-      new Set(rules.flatMap((r) => r.resources)).size,
-      rules.flatMap((r) => r.resources).length,
-      'each resource once',
-    );
+    const resources = rules.flatMap((r) => r.resources.map((resource) => `${r.apiGroups[0]}/${resource}`));
+    assert.equal(new Set(resources).size, resources.length, 'each resource once');
   });
 
-  it('grants only events to a controller fed by @Source streams alone', () => {
-    assert.deepEqual(rbacRulesFor([{}]), [events]);
+  it('grants only events (events.k8s.io, and core/v1 for the fallback) to a controller fed by @Source streams alone', () => {
+    assert.deepEqual(rbacRulesFor([{}]), [events, eventsV1]);
     assert.deepEqual(rbacRulesFor([{}], { events: false }), []);
   });
 

@@ -34,7 +34,10 @@ const VERBS = {
   written: ['get', 'list', 'create', 'update', 'patch', 'delete'],
   /** Only watched, to map changes to requests. */
   watched: ['get', 'list', 'watch'],
-  /** KubeClient.recordEvent creates core/v1 Events (and may patch a repeated one). */
+  /**
+   * The Event recorder creates events.k8s.io/v1 Events (core/v1 where that group is not
+   * served) and patches a repeated one's series or count.
+   */
   events: ['create', 'patch'],
   /** Leader election on a coordination.k8s.io Lease. */
   leases: ['get', 'create', 'update'],
@@ -70,7 +73,10 @@ export function rbacRulesFor(
       grants.add(group, plural, VERBS.watched);
     }
   }
-  if (options.events ?? true) grants.add('', 'events', VERBS.events);
+  if (options.events ?? true) {
+    grants.add('events.k8s.io', 'events', VERBS.events);
+    grants.add('', 'events', VERBS.events);
+  }
   return grants.rules();
 }
 

@@ -124,6 +124,25 @@ describe('OperatorMetrics', () => {
     assert.equal(age('secrets'), undefined, 'nothing received yet: no age');
   });
 
+  it('counts objects given up on, and Events written and dropped', async () => {
+    const metrics = new OperatorMetrics({ defaultMetrics: false });
+    const sink = metrics.controllerSink(controller, 1);
+    const events = metrics.eventSink();
+    let samples = await scrape(metrics);
+    assert.equal(valueOf(samples, 'nestor_reconcile_retries_exhausted_total', { controller }), 0);
+    assert.equal(valueOf(samples, 'nestor_events_dropped_total', { reason: 'queue-full' }), 0);
+    sink.retriesExhausted!();
+    events.written('create');
+    events.written('patch');
+    events.dropped('failed');
+    events.dropped('failed');
+    samples = await scrape(metrics);
+    assert.equal(valueOf(samples, 'nestor_reconcile_retries_exhausted_total', { controller }), 1);
+    assert.equal(valueOf(samples, 'nestor_events_written_total', { verb: 'create' }), 1);
+    assert.equal(valueOf(samples, 'nestor_events_written_total', { verb: 'patch' }), 1);
+    assert.equal(valueOf(samples, 'nestor_events_dropped_total', { reason: 'failed' }), 2);
+  });
+
   it('adds the process metrics to the registry it is given, and serves the text format', async () => {
     const registry = new Registry();
     const metrics = new OperatorMetrics({ registry });

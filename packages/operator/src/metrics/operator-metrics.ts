@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { EventRecorderMetrics } from '../runtime/manager.js';
 import type { ControllerMetricsSink, ReconcileOutcome } from '../runtime/reconcile-loop.js';
 import type { QueueMetricsSink, WorkQueue } from '../runtime/queue.js';
 
@@ -51,6 +52,9 @@ export class OperatorMetrics {
   private readonly workDuration: Histogram<'name' | 'controller'>;
   private readonly retries: Counter<'name' | 'controller'>;
   private readonly leader: Gauge<'name'>;
+  private readonly retriesExhausted: Counter<'controller'>;
+  private readonly eventsWritten: Counter<'verb'>;
+  private readonly eventsDropped: Counter<'reason'>;
 
   constructor(options: { registry?: Registry; defaultMetrics?: boolean } = {}) {
     const registers = [(this.registry = options.registry ?? new Registry())];
@@ -163,6 +167,27 @@ export class OperatorMetrics {
           this.set({ name, controller: name }, queue.longestRunningProcessorSeconds());
       },
     });
+    this.retriesExhausted = new Counter({
+      name: 'nestor_reconcile_retries_exhausted_total',
+      help: 'Objects a controller gave up on after maxRetries failed reconciles in a row (retried again when they change)',
+      labelNames: ['controller'],
+      registers,
+    });
+    this.eventsWritten = new Counter({
+      name: 'nestor_events_written_total',
+      help: 'Event writes to the API server: create (a new Event) or patch (its count or series)',
+      labelNames: ['verb'],
+      registers,
+    });
+    this.eventsDropped = new Counter({
+      name: 'nestor_events_dropped_total',
+      help: 'Events not written, by reason (queue-full, rate-limited, failed, fenced, shutdown, invalid)',
+      labelNames: ['reason'],
+      registers,
+    });
+    for (const verb of ['create', 'patch']) this.eventsWritten.inc({ verb }, 0);
+    for (const reason of ['queue-full', 'rate-limited', 'failed', 'fenced', 'shutdown', 'invalid'])
+      this.eventsDropped.inc({ reason }, 0);
     this.leader = new Gauge({
       name: 'leader_election_master_status',
       help: 'Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master',
@@ -210,7 +235,13 @@ export class OperatorMetrics {
     // and alerts on a counter that has not counted yet see 0, not an absent series.
     for (const result of ['success', 'error', 'requeue', 'requeue_after'])
       this.reconcileTotal.inc({ controller, result }, 0);
-    for (const counter of [this.reconcileErrors, this.terminalErrors, this.panics, this.timeouts])
+    for (const counter of [
+      this.reconcileErrors,
+      this.terminalErrors,
+      this.panics,
+      this.timeouts,
+      this.retriesExhausted,
+    ])
       counter.inc({ controller }, 0);
     this.reconcileTime.zero({ controller });
     this.depth.set(labels, 0);
@@ -229,6 +260,7 @@ export class OperatorMetrics {
       queue,
       activeWorkers: (delta) => this.activeWorkers.inc({ controller }, delta),
       streamFault: (stream, fault) => this.streamFaults.inc({ controller, stream, fault }),
+      retriesExhausted: () => this.retriesExhausted.inc({ controller }),
       reconciled: (outcome: ReconcileOutcome, seconds: number, error?: Error) => {
         this.reconcileTime.observe({ controller }, seconds);
         const result = outcome === 'terminal_error' || outcome === 'timeout' ? 'error' : outcome;
@@ -238,6 +270,14 @@ export class OperatorMetrics {
         if (outcome === 'timeout') this.timeouts.inc({ controller });
         if (isProgrammingError(error)) this.panics.inc({ controller });
       },
+    };
+  }
+
+  /** The sink of the Event recorder: Events written and dropped. */
+  eventSink(): EventRecorderMetrics {
+    return {
+      written: (verb) => this.eventsWritten.inc({ verb }),
+      dropped: (reason) => this.eventsDropped.inc({ reason }),
     };
   }
 

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { Module, type Provider } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
+import { EventRecorder } from '../client/event-recorder.js';
 import { KubeClient } from '../client/kube-client.js';
 import { type KubeConfigSource, loadKubeConfig, resourceName, Transport } from '@nestor/core';
 import { InformerCache } from '../runtime/informer.js';
@@ -54,11 +55,18 @@ function createManager(
       })
     : undefined;
   if (election) metrics.setLeader(election.id, false);
+  const events = new EventRecorder(transport, {
+    logger: runtimeLogger('Events'),
+    metrics: metrics.eventSink(),
+    ...(options.fieldManager ? { reportingController: options.fieldManager } : {}),
+    ...(lock ? { fence: lock } : {}),
+  });
   metrics.trackWatches(() => informers.all().map((i) => ({ resource: resourceName(i.resource), stats: i.stats })));
   return new Manager({
     transport,
     informers,
     metrics,
+    events,
     logger: log,
     ...(lock ? { leaderElection: lock } : {}),
     onLeadershipLost: () => {
@@ -109,11 +117,13 @@ const providers: Provider[] = [
       const fence = manager.writeFence;
       return new KubeClient(transport, {
         informers,
+        events: manager.events,
         ...(fence ? { fence } : {}),
         ...(options.fieldManager ? { fieldManager: options.fieldManager } : {}),
       });
     },
   },
+  { provide: EventRecorder, inject: [Manager], useFactory: (manager: Manager) => manager.events },
   OperatorRegistry,
   OperatorExplorer,
   OperatorLifecycle,
@@ -139,6 +149,7 @@ const providers: Provider[] = [
     InformerCache,
     Manager,
     KubeClient,
+    EventRecorder,
     OperatorRegistry,
     OperatorMetrics,
     OperatorHttpServer,

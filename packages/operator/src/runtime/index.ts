@@ -17,6 +17,17 @@ export {
   type KubeClientOptions,
   type ListOptions,
 } from '../client/kube-client.js';
+export {
+  EventRecorder,
+  withReportingController,
+  type EventRecorderOptions,
+  type EventRecorderMetrics,
+  type EventRecorderStats,
+  type EventDropReason,
+  type RecordOptions,
+} from '../client/event-recorder.js';
+export type { EventObjectReference } from '../client/event-series.js';
+export type { EventsApi } from '../client/event-sink.js';
 
 // Custom resource classes (reflect-metadata only).
 export {
@@ -27,6 +38,22 @@ export {
   type PrinterColumn,
   type ResourceType,
 } from '../crd/custom-resource.decorator.js';
+
+// Status conditions: metav1.Condition as a @Field class, and meta's condition helpers.
+export { Condition, ConditionsField, type ConditionStatus } from '../crd/condition.js';
+export {
+  setStatusCondition,
+  removeStatusCondition,
+  findStatusCondition,
+  isStatusConditionTrue,
+  isStatusConditionFalse,
+  isStatusConditionPresentAndEqual,
+  StatusConditions,
+  metaTime,
+  type ConditionUpdate,
+  type ConditionClockOptions,
+  type ObjectWithConditions,
+} from '../crd/status-conditions.js';
 
 // The runtime: watch -> informer -> event sources -> queue -> worker pool -> reconcile loop.
 export * from './watch.js';
@@ -39,7 +66,8 @@ export type { ReconcileRequest, Reconciler } from './reconciler.js';
 export { type WatchSource, type ExternalSource } from './event-sources.js';
 export type { BackoffOptions } from './backoff.js';
 export type { OutageGate, OutageGateOptions } from './outage-gate.js';
-export { type ReconcileOutcome, type ControllerMetricsSink } from './reconcile-loop.js';
+export { poll, type PollOptions } from './poller.js';
+export { type ReconcileOutcome, type ControllerMetricsSink, RETRIES_EXHAUSTED_REASON } from './reconcile-loop.js';
 export { ManagedController, type ManagedControllerOptions } from './managed-controller.js';
 export { withFinalizer, defaultFinalizerName, type FinalizerOptions } from './reconcilers/finalizer.js';
 export { withTracing } from './reconcilers/tracing.js';

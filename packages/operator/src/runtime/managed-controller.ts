@@ -23,6 +23,7 @@ import {
 import type { Informer, InformerCache, InformerHandle } from './informer.js';
 import type { Predicate } from './predicates.js';
 import { positiveDuration, positiveInteger, show } from './options-check.js';
+import type { EventRecorder } from '../client/event-recorder.js';
 import { WorkQueue } from './queue.js';
 import { defaultControllerRateLimiter, type RateLimiter } from './rate-limiter.js';
 import { ReconcileLoop, type ControllerMetricsSink } from './reconcile-loop.js';
@@ -56,6 +57,14 @@ export interface ManagedControllerOptions<T> {
   /** Abort a reconcile after this long and retry it with backoff. */
   reconcileTimeoutMs?: number;
   rateLimiter?: RateLimiter<string>;
+  /**
+   * Give up on an object after this many failed reconciles in a row (kooper's max retries):
+   * no more backoff retries until it changes; a Warning Event, a log line and
+   * nestor_reconcile_retries_exhausted_total say so. Default: retry for ever.
+   */
+  maxRetries?: number;
+  /** Records the Warning Event of maxRetries (the manager passes its recorder). */
+  events?: EventRecorder;
   /** Set by the manager, whose OutageGate holds dispatch while the API server is unreachable. */
   outageHold?: boolean;
   logger?: RuntimeLogger;
@@ -92,6 +101,7 @@ export class ManagedController<T extends KubeObject = KubeObject> {
       options.maxConcurrentReconciles ?? DEFAULT_MAX_CONCURRENT_RECONCILES,
       `controller ${options.name}: maxConcurrentReconciles`,
     );
+    if (options.maxRetries !== undefined) positiveInteger(options.maxRetries, `controller ${options.name}: maxRetries`);
     if (options.reconcileTimeoutMs !== undefined) {
       positiveDuration(options.reconcileTimeoutMs, `controller ${options.name}: reconcileTimeoutMs`);
     }
@@ -115,6 +125,8 @@ export class ManagedController<T extends KubeObject = KubeObject> {
       ...(options.reconcileTimeoutMs ? { timeoutMs: options.reconcileTimeoutMs } : {}),
       ...(options.outageHold ? { outageHold: true } : {}),
       ...(options.metrics ? { metrics: options.metrics } : {}),
+      ...(options.maxRetries !== undefined ? { maxRetries: options.maxRetries } : {}),
+      ...(options.events ? { events: options.events } : {}),
     });
   }
 

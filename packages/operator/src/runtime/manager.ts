@@ -9,6 +9,7 @@ import {
   sleep,
   type Transport,
 } from '@nestor/core';
+import { EventRecorder, type EventRecorderMetrics } from '../client/event-recorder.js';
 import { ManagedController, type ManagedControllerOptions } from './managed-controller.js';
 import type { ControllerMetricsSink } from './reconcile-loop.js';
 import { InformerCache, type Informer } from './informer.js';
@@ -16,6 +17,8 @@ import type { WorkQueue } from './queue.js';
 import { positiveDuration, positiveInteger } from './options-check.js';
 import { OutageGate } from './outage-gate.js';
 import { WorkerPool } from './worker-pool.js';
+
+export type { EventRecorderMetrics };
 
 /** Runs while this process should reconcile; returns when it must stop (lease lost). */
 export interface LeaderElection {
@@ -33,6 +36,8 @@ export interface LeaderElection {
 export interface ManagerMetrics {
   controllerSink(controller: string, maxConcurrentReconciles: number): ControllerMetricsSink;
   trackQueue(controller: string, queue: WorkQueue<string>): void;
+  /** Where the manager's Event recorder reports written and dropped Events. */
+  eventSink?(): EventRecorderMetrics;
 }
 
 export interface ManagerOptions {
@@ -47,6 +52,14 @@ export interface ManagerOptions {
   informers?: InformerCache;
   leaderElection?: LeaderElection;
   metrics?: ManagerMetrics;
+  /**
+   * The Event recorder the controllers' maxRetries warnings go to, and KubeClient should
+   * share (`new KubeClient(transport, { events: manager.events })`). Default: one on the
+   * transport, fenced by the lease. stop() flushes it.
+   */
+  events?: EventRecorder;
+  /** Bound on the flush of pending Events on stop (default 5 s). */
+  eventFlushMs?: number;
   /**
    * Called when the lease was lost, once the running reconciles were aborted and returned.
    * The controllers are then a warm standby and the manager campaigns again, unless this
@@ -83,6 +96,8 @@ export class Manager {
   /** Holds dispatch while the API server does not answer. */
   readonly outage: OutageGate;
   readonly informers: InformerCache;
+  /** Records Events best effort (see EventRecorder); flushed on stop. */
+  readonly events: EventRecorder;
   private readonly controllers = new Map<string, ManagedController<KubeObject>>();
   private readonly started = new Set<ManagedController<KubeObject>>();
   /** The background wait for the lease (leader election only). */
@@ -103,6 +118,15 @@ export class Manager {
     });
     this.informers = options.informers ?? new InformerCache(options.transport, { logger: this.log });
     this.outage = new OutageGate({ transport: options.transport, pool: this.pool, logger: this.log });
+    const fence = this.writeFence;
+    const eventMetrics = options.metrics?.eventSink?.();
+    this.events =
+      options.events ??
+      new EventRecorder(options.transport, {
+        logger: this.log,
+        ...(fence ? { fence } : {}),
+        ...(eventMetrics ? { metrics: eventMetrics } : {}),
+      });
     this.syncTimeoutMs = positiveDuration(
       options.syncTimeoutMs ?? DEFAULT_CACHE_SYNC_TIMEOUT_MS,
       'the cache sync timeout',
@@ -155,6 +179,7 @@ export class Manager {
     const controller = new ManagedController<T>({
       logger: this.log,
       outageHold: true,
+      events: this.events,
       ...(metrics ? { metrics: metrics.controllerSink(options.name, options.maxConcurrentReconciles ?? 1) } : {}),
       ...options,
     });
@@ -292,6 +317,9 @@ export class Manager {
     this.state = 'stopping';
     this.abort.abort();
     const drained = await this.stopControllers();
+    // Events still pending are written while this replica still holds the lease.
+    if (!(await this.events.close(this.options.eventFlushMs ?? 5_000)))
+      this.log.warn('some Events were still unwritten when the flush bound ran out; they are dropped');
     // The campaign ends on the abort; a lease it won meanwhile is released too.
     await this.campaigning;
     await this.options.leaderElection?.release();

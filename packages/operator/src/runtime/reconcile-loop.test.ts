@@ -88,3 +88,96 @@ describe('controller options', () => {
     );
   });
 });
+
+describe('maxRetries', () => {
+  /** A loop whose reconciler always throws, over a queue on a manual clock. */
+  function failingLoop(maxRetries: number | undefined) {
+    const clock = new ManualClock();
+    const queue = new WorkQueue<string>({ clock });
+    const attempts: number[] = [];
+    const events: Array<{ type: string; reason: string; note: string; controller?: string }> = [];
+    let exhausted = 0;
+    const widget = { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'a', namespace: 'ns', uid: 'u' } };
+    const loop = new ReconcileLoop<typeof widget>({
+      name: 'widgets',
+      queue,
+      reconcile: ({ attempt }) => {
+        attempts.push(attempt);
+        throw new Error('the backend is down');
+      },
+      read: () => widget,
+      log: { debug() {}, info() {}, warn() {}, error() {} },
+      ...(maxRetries !== undefined ? { maxRetries } : {}),
+      events: {
+        record: (_object, type, reason, note, options) =>
+          events.push({
+            type,
+            reason,
+            note,
+            ...(options?.reportingController ? { controller: options.reportingController } : {}),
+          }),
+      },
+      metrics: { reconciled() {}, activeWorkers() {}, retriesExhausted: () => exhausted++ },
+    });
+    /** Runs what is ready, then moves time past any backoff, until nothing is left to run. */
+    const drain = async () => {
+      for (let i = 0; i < 20; i++) {
+        const key = queue.get();
+        if (key === undefined) {
+          if (queue.delayedCount === 0) return;
+          clock.advance(60_000);
+          continue;
+        }
+        await loop.process(key);
+        queue.done(key);
+      }
+    };
+    return { queue, attempts, events, drain, exhausted: () => exhausted };
+  }
+
+  it('gives up after maxRetries failures in a row: no requeue, a Warning Event, a metric', async () => {
+    const { queue, attempts, events, drain, exhausted } = failingLoop(3);
+    queue.add('ns/a');
+    await drain();
+    assert.deepEqual(attempts, [1, 2, 3]);
+    assert.equal(queue.delayedCount + queue.length, 0, 'nothing scheduled: the queue forgot the key');
+    assert.equal(queue.numRequeues('ns/a'), 0);
+    assert.equal(exhausted(), 1);
+    assert.equal(events.length, 1);
+    assert.deepEqual(
+      [events[0]!.type, events[0]!.reason, events[0]!.controller],
+      ['Warning', 'RetriesExhausted', 'widgets'],
+    );
+    assert.match(
+      events[0]!.note,
+      /failed 3 times in a row .*not retrying until the object changes: the backend is down/,
+    );
+
+    // The object changes (a watch event adds its key): tried again, from attempt 1.
+    queue.add('ns/a');
+    await drain();
+    assert.deepEqual(attempts, [1, 2, 3, 1, 2, 3]);
+    assert.equal(exhausted(), 2);
+  });
+
+  it('retries for ever without it', async () => {
+    const { queue, attempts, drain } = failingLoop(undefined);
+    queue.add('ns/a');
+    await drain();
+    assert.equal(attempts.length, 10, 'still retrying when the test stops draining');
+    assert.equal(queue.delayedCount + queue.length, 1, 'and one more scheduled');
+  });
+
+  it('refuses a maxRetries that is not a whole number >= 1', () => {
+    assert.throws(
+      () =>
+        new ManagedController({
+          name: 'widgets',
+          sources: [{ name: 's', stream: undefined as never }],
+          reconcile: () => undefined,
+          maxRetries: 0,
+        }),
+      /controller widgets: maxRetries must be a whole number of at least 1, got 0/,
+    );
+  });
+});

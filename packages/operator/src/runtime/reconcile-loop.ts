@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { isUnreachable, refOf, withAbortSignal, type RuntimeLogger } from '@nestor/core';
+import { isUnreachable, refOf, withAbortSignal, type KubeObject, type RuntimeLogger } from '@nestor/core';
+import { withReportingController, type EventRecorder } from '../client/event-recorder.js';
 import type { QueueMetricsSink, WorkQueue } from './queue.js';
 import type { Reconciler } from './reconciler.js';
 import { show } from './options-check.js';
@@ -15,6 +16,8 @@ export interface ControllerMetricsSink {
   activeWorkers(delta: 1 | -1): void;
   /** An event skipped or a source resubscribed (see StreamFault). */
   streamFault?(stream: string, kind: string): void;
+  /** An object failed maxRetries times in a row and is not retried until it changes. */
+  retriesExhausted?(): void;
   queue?: QueueMetricsSink;
 }
 
@@ -36,9 +39,20 @@ export interface ReconcileLoopOptions<T> {
    * again without spending its backoff, to run when the server answers.
    */
   outageHold?: boolean;
+  /**
+   * Give up on an object after this many failed runs in a row (kooper's max retries): the
+   * queue forgets it, without a backoff requeue, until something adds it again (its next
+   * watch event). Unset: retry with backoff for ever, as controller-runtime.
+   */
+  maxRetries?: number;
+  /** Where the Warning Event of an object given up on goes. */
+  events?: Pick<EventRecorder, 'record'>;
   log: RuntimeLogger;
   metrics?: ControllerMetricsSink;
 }
+
+/** The reason of the Warning Event recorded when a controller gives up on an object. */
+export const RETRIES_EXHAUSTED_REASON = 'RetriesExhausted';
 
 /**
  * One run per key, each turned into a queue decision: done, requeue after a delay, retry
@@ -103,9 +117,12 @@ export class ReconcileLoop<T> {
     metrics?.activeWorkers(1);
     let outcome: ReconcileOutcome;
     let failure: Error | undefined;
-    // The signal is ambient too: KubeClient's requests inside the reconcile are cut when it aborts.
-    const run = withAbortSignal(abort.signal, async () =>
-      this.options.reconcile({ ref, key, object, signal: abort.signal, attempt, reconcileId, log }),
+    // The signal is ambient too: KubeClient's requests inside the reconcile are cut when it
+    // aborts; and so is the controller's name, the reporting controller of its Events.
+    const run = withReportingController(this.options.name, () =>
+      withAbortSignal(abort.signal, async () =>
+        this.options.reconcile({ ref, key, object, signal: abort.signal, attempt, reconcileId, log }),
+      ),
     );
     this.unsettled.add(run);
     const forget = () => this.unsettled.delete(run);
@@ -115,7 +132,7 @@ export class ReconcileLoop<T> {
       outcome = this.settle(key, result);
     } catch (thrown) {
       failure = toError(thrown);
-      outcome = this.fail(key, failure, log, attempt);
+      outcome = this.fail(key, failure, log, attempt, object);
       if (failure instanceof ReconcileTimeoutError) this.holdUntilSettled(key, run);
     } finally {
       this.running.delete(key);
@@ -168,8 +185,14 @@ export class ReconcileLoop<T> {
     return 'success';
   }
 
-  private fail(key: string, error: Error, log: RuntimeLogger, attempt: number): ReconcileOutcome {
-    const { queue } = this.options;
+  private fail(
+    key: string,
+    error: Error,
+    log: RuntimeLogger,
+    attempt: number,
+    object: T | undefined,
+  ): ReconcileOutcome {
+    const { queue, maxRetries } = this.options;
     if (isTerminal(error)) {
       queue.forget(key);
       log.error(`reconcile failed with a terminal error; not retrying until the object changes: ${error.message}`, {
@@ -182,8 +205,12 @@ export class ReconcileLoop<T> {
       log.debug(`reconcile failed: the API server did not answer; it runs again once it does: ${error.message}`);
       return 'error';
     }
-    queue.addRateLimited(key);
     const timeout = error instanceof ReconcileTimeoutError;
+    if (maxRetries !== undefined && attempt >= maxRetries) {
+      this.giveUp(key, error, log, attempt, object);
+      return timeout ? 'timeout' : 'error';
+    }
+    queue.addRateLimited(key);
     log.error(
       `reconcile ${timeout ? 'timed out' : 'failed'} (attempt ${attempt}); retrying with backoff: ${error.message}`,
       {
@@ -192,6 +219,20 @@ export class ReconcileLoop<T> {
       },
     );
     return timeout ? 'timeout' : 'error';
+  }
+
+  /** maxRetries failures in a row: forget the key (no backoff requeue) and say so, in the log, a metric and an Event. */
+  private giveUp(key: string, error: Error, log: RuntimeLogger, attempt: number, object: T | undefined): void {
+    this.options.queue.forget(key);
+    const message = `reconcile failed ${attempt} times in a row (maxRetries ${this.options.maxRetries}); not retrying until the object changes: ${error.message}`;
+    log.error(message, { error: error.message, attempt });
+    this.options.metrics?.retriesExhausted?.();
+    const kube = object as KubeObject | undefined;
+    if (kube?.metadata?.name && kube.kind) {
+      this.options.events?.record(kube, 'Warning', RETRIES_EXHAUSTED_REASON, message, {
+        reportingController: this.options.name,
+      });
+    }
   }
 }
 

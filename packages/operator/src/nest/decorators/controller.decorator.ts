@@ -24,6 +24,12 @@ export interface ControllerOptions {
   maxConcurrentReconciles?: number;
   /** Abort a reconcile's signal after this long and retry it with backoff. */
   reconcileTimeoutMs?: number;
+  /**
+   * Give up on an object after this many failed reconciles in a row (kooper's max retries):
+   * no more retries until it changes, and a Warning Event `RetriesExhausted` on it.
+   * Default: retry with backoff for ever, as controller-runtime.
+   */
+  maxRetries?: number;
 }
 
 export interface ControllerMetadata {
