@@ -145,9 +145,11 @@ before(async () => {
 });
 
 after(async () => {
-  await app?.close();
+  // Conversion back to None before the server goes: the garbage collector and the CRD's
+  // deletion read the kind at other versions (a CRD whose webhook is down stalls deleting).
   await webhooks?.uninstall();
   await env?.client.request('DELETE', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD}`).catch(() => {});
+  await app?.close();
   await env?.stop();
 });
 
