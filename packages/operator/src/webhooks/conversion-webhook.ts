@@ -66,15 +66,18 @@ export class ConversionWebhook {
     const timedOut = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new ConversionTimeout(timeoutMs, request.objects.length)), timeoutMs);
     });
-    timedOut.catch(() => {});
-    try {
+    // The clock is read between objects too: synchronous converters never yield to the timer.
+    const converting = (async () => {
       for (const object of request.objects) {
         if (Date.now() > deadline) throw new ConversionTimeout(timeoutMs, request.objects.length);
-        const converting = this.convertOne(object, request);
-        convertedObjects.push(await Promise.race([converting, timedOut]));
+        convertedObjects.push(await this.convertOne(object, request));
       }
+    })();
+    try {
+      await Promise.race([converting, timedOut]);
       return { uid: request.uid, convertedObjects, result: { status: 'Success' } };
     } catch (error) {
+      converting.catch(() => {}); // a timed-out run stops at its next object
       return {
         uid: request.uid,
         convertedObjects: [],
@@ -82,6 +85,7 @@ export class ConversionWebhook {
       };
     } finally {
       clearTimeout(timer);
+      timedOut.catch(() => {});
     }
   }
 

@@ -157,7 +157,7 @@ async function call(
 ): Promise<Record<string, unknown>> {
   let result: unknown;
   try {
-    result = await conversion[direction](structuredClone(object));
+    result = await conversion[direction](copyJson(object));
   } catch (error) {
     throw new ConversionError(`${direction} of ${version} failed: ${(error as Error)?.message ?? String(error)}`, {
       cause: error,
@@ -198,6 +198,15 @@ function setConversionData(object: ConvertibleObject, lost: unknown): void {
   else annotations[CONVERSION_DATA_ANNOTATION] = JSON.stringify(lost);
   if (Object.keys(annotations).length) metadata.annotations = annotations;
   else delete metadata.annotations;
+}
+
+/** A deep copy of a JSON value (what the API server sends): far cheaper than structuredClone. */
+function copyJson<T>(value: T): T {
+  if (typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) return value.map(copyJson) as T;
+  const copy: Record<string, unknown> = {};
+  for (const key in value) copy[key] = copyJson((value as Record<string, unknown>)[key]);
+  return copy as T;
 }
 
 function describe(value: unknown): string {
