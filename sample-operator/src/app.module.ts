@@ -17,8 +17,6 @@ export interface AppOptions {
  *   METRICS_PORT        Prometheus /metrics (default 8080, as controller-runtime; 0: off)
  *   METRICS_SECURE      true (default): HTTPS, callers authorized by the API server; false: plain HTTP
  *   HEALTH_PORT         /healthz and /readyz (default 8081, as controller-runtime; 0: off)
- *   WEBHOOK_PORT        the webhook server: Memcached conversion at /convert (default 9443; 0: off)
- *   WEBHOOK_CERT_DIR    its tls.crt and tls.key (default /tmp/k8s-webhook-server/serving-certs)
  *   INVENTORY_NAMESPACE where the inventory ConfigMaps go (default: WATCH_NAMESPACE, else "default")
  *   INVENTORY_POLL_MS   how often the inventory is polled (default 5000)
  */
@@ -42,10 +40,6 @@ export function appOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): AppOpti
       ...(env.LEADER_ELECT === 'true' ? { leaderElection: { id: 'memcached-operator' } } : {}),
       metrics: { port: port('METRICS_PORT', 8080), secure: secure === 'true' },
       health: { port: port('HEALTH_PORT', 8081) },
-      webhooks: {
-        port: port('WEBHOOK_PORT', 9443),
-        ...(env.WEBHOOK_CERT_DIR ? { certDir: env.WEBHOOK_CERT_DIR } : {}),
-      },
     },
     inventory: {
       namespace: env.INVENTORY_NAMESPACE || env.WATCH_NAMESPACE || 'default',

@@ -21,7 +21,7 @@ export interface OperatorManifestOptions extends OperatorDeploymentOptions {
    */
   createNamespace?: boolean;
   /**
-   * The hub classes of the kinds with a @Conversion: their CRDs get `conversion: Webhook`
+   * The hub classes of the kinds with a `@Conversion`: their CRDs get `conversion: Webhook`
    * through `webhookService` at `/convert`.
    */
   conversions?: readonly ClassType[];

@@ -11,11 +11,11 @@ import type {
 import { OPERATOR_CONVERSION_METADATA, OPERATOR_CONVERSION_METHOD_METADATA } from './operator.constants.js';
 import * as messages from './operator.messages.js';
 
-/** A @Conversion class as its decorators describe it: the one reading, as readWebhookDefinition. */
+/** A `@Conversion` class as its decorators describe it: the one reading, as readWebhookDefinition. */
 export interface ConversionDefinition {
   className: string;
   target: Type;
-  /** The hub's @CustomResource class. */
+  /** The hub's `@CustomResource` class. */
   hub: ClassType;
   group: string;
   kind: string;
@@ -32,7 +32,7 @@ const scanner = new MetadataScanner();
 const DECORATORS = { toHub: '@ConvertToHub', fromHub: '@ConvertFromHub' } as const;
 
 /**
- * The definition of a @Conversion class, or undefined for any other class. Throws, saying
+ * The definition of a `@Conversion` class, or undefined for any other class. Throws, saying
  * what to fix, when the hub or a spoke is not a version of one kind, when a version converts
  * one way only, or when a version of the kind has no conversion at all.
  */

@@ -41,7 +41,7 @@ export async function controllersOfModule(root: Type | DynamicModule): Promise<S
 }
 
 /**
- * The @Conversion classes of a Nest module and the modules it imports, read as
+ * The `@Conversion` classes of a Nest module and the modules it imports, read as
  * controllersOfModule reads controllers (the kinds whose CRDs convert through the webhook).
  */
 export async function conversionsOfModule(root: Type | DynamicModule): Promise<ConversionDefinition[]> {

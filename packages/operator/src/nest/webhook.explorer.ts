@@ -26,7 +26,7 @@ export class WebhookExplorer {
     return found;
   }
 
-  /** The @Conversion classes, one per kind (a kind has one hub). */
+  /** The `@Conversion` classes, one per kind (a kind has one hub). */
   exploreConversions(): DiscoveredConversion[] {
     const found = discoverDecorated(this.discovery, readConversionDefinition, messages.CONVERSION_REQUEST_SCOPED);
     refuseDuplicateKeys(found, (c) => [c.crdName], messages.TWO_CONVERSIONS);

@@ -21,9 +21,9 @@ export interface ConversionMethodMetadata {
 }
 
 /**
- * Marks a provider as the converter of a kind with several versions: `hub` (a @CustomResource
+ * Marks a provider as the converter of a kind with several versions: `hub` (a `@CustomResource`
  * class) is the version every other one converts to and from, through the class's
- * @ConvertToHub(Spoke) and @ConvertFromHub(Spoke) methods; spoke to spoke goes through the
+ * `@ConvertToHub(Spoke)` and `@ConvertFromHub(Spoke)` methods; spoke to spoke goes through the
  * hub. Served at `/convert` on the webhook server; `nestor manifests` gives the CRD
  * `conversion: Webhook`.
  */
