@@ -302,8 +302,9 @@ export class TestEnvironment {
   /**
    * Installs webhook configurations pointing at a server on this machine, as envtest's
    * WebhookInstallOptions: each webhook's Service becomes `https://127.0.0.1:<port>/<path>`,
-   * with a CA made for it as caBundle. Serve the returned `certDir` on the returned port.
-   * They are removed by `uninstall()` or when the environment stops.
+   * with a CA made for it as caBundle; the `conversions` CRDs convert through
+   * `https://127.0.0.1:<port>/convert`. Serve the returned `certDir` on the returned port.
+   * They are removed (conversions set back to None) by `uninstall()` or when the environment stops.
    */
   async installWebhooks(options: WebhookInstallOptions): Promise<LocalWebhooks> {
     const webhooks = await LocalWebhooks.install(this.client, options);

@@ -19,12 +19,20 @@ export interface WebhookConfigurationObject {
 
 export interface WebhookInstallOptions {
   /** The configurations: each webhook's `service` (or `url`) is replaced by https://host:port/<its path>. */
-  configurations: WebhookConfigurationObject[];
+  configurations?: WebhookConfigurationObject[];
+  /**
+   * Installed CRDs (their names, `<plural>.<group>`, or the CRD objects) whose conversion goes
+   * to https://host:port/convert, as envtest does for convertible kinds. Set back to `None`
+   * on uninstall.
+   */
+  conversions?: Array<string | { metadata: { name: string } }>;
   /** Default 127.0.0.1 (Go sends no SNI to an IP, and the certificate names it). */
   host?: string;
   /** Default a free port. */
   port?: number;
 }
+
+const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 
 const PATHS: Record<WebhookConfigurationObject['kind'], string> = {
   ValidatingWebhookConfiguration: '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations',
@@ -49,6 +57,8 @@ export class LocalWebhooks {
     readonly certDir: string,
     /** The installed configurations, as sent. */
     readonly configurations: WebhookConfigurationObject[],
+    /** The CRDs whose conversion points here. */
+    readonly conversions: string[],
   ) {}
 
   static async install(client: ApiClient, options: WebhookInstallOptions): Promise<LocalWebhooks> {
@@ -57,7 +67,7 @@ export class LocalWebhooks {
     const ca = certificateAuthority({ commonName: 'nestor-testing-webhook-ca' });
     const certDir = await mkdtemp(join(tmpdir(), 'nestor-webhook-certs-'));
     const caBundle = Buffer.from(ca.cert).toString('base64');
-    const configurations = options.configurations.map((configuration) => ({
+    const configurations = (options.configurations ?? []).map((configuration) => ({
       ...configuration,
       apiVersion: 'admissionregistration.k8s.io/v1',
       webhooks: (configuration.webhooks ?? []).map((webhook) => {
@@ -65,11 +75,22 @@ export class LocalWebhooks {
         return { ...webhook, clientConfig: { url: `https://${host}:${port}${path}`, caBundle } };
       }),
     }));
-    const webhooks = new LocalWebhooks(client, ca, host, port, certDir, configurations);
+    const conversions = (options.conversions ?? []).map((crd) => (typeof crd === 'string' ? crd : crd.metadata.name));
+    const webhooks = new LocalWebhooks(client, ca, host, port, certDir, configurations, conversions);
     await webhooks.rotateServingCertificate();
     try {
       for (const configuration of configurations) {
         await client.request('POST', PATHS[configuration.kind], configuration);
+      }
+      const conversion = {
+        strategy: 'Webhook',
+        webhook: {
+          conversionReviewVersions: ['v1'],
+          clientConfig: { url: `https://${host}:${port}/convert`, caBundle, service: null },
+        },
+      };
+      for (const name of conversions) {
+        await client.request('PATCH', `${CRDS}/${name}`, { spec: { conversion } }, 'application/merge-patch+json');
       }
     } catch (error) {
       await webhooks.uninstall();
@@ -114,10 +135,22 @@ export class LocalWebhooks {
     );
   }
 
-  /** Deletes the configurations and the certificate files. */
+  /** Deletes the configurations, sets the CRDs' conversion back to None, removes the certificate files. */
   async uninstall(): Promise<void> {
     if (this.removed) return;
     this.removed = true;
+    for (const name of this.conversions) {
+      await this.client
+        .request(
+          'PATCH',
+          `${CRDS}/${name}`,
+          { spec: { conversion: { strategy: 'None', webhook: null } } },
+          'application/merge-patch+json',
+        )
+        .catch((error: unknown) => {
+          if (!(error instanceof KubeApiError && error.status === 404)) throw error;
+        });
+    }
     for (const configuration of this.configurations) {
       await this.client
         .request('DELETE', `${PATHS[configuration.kind]}/${configuration.metadata.name}`)

@@ -1,25 +1,73 @@
 // End-to-end tests of the Memcached operator against a real API server (and the
 // kube-controller-manager, so Deployments get ReplicaSets and Pods): the operator runs in a
 // Nest testing module, the test drives it with plain API calls and waits on conditions.
+// The CRD serves v1alpha1 and v1beta1, converted by MemcachedConversion in an app of its own
+// that lives as long as the file: the garbage collector reads the kind at its preferred
+// version (v1beta1), and changing a CRD's conversion restarts its storage, failing requests
+// in flight, so the conversion is set up once, first, and taken down last.
 import 'reflect-metadata';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { INestApplicationContext } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { OperatorModule, customResourceDefinition, defaultFinalizerName, resourceOf } from '@nestor/operator';
-import { TestEnvironment, waitFor } from '@nestor/testing';
+import {
+  CONVERSION_DATA_ANNOTATION,
+  OperatorModule,
+  customResourceDefinition,
+  defaultFinalizerName,
+  resourceOf,
+} from '@nestor/operator';
+import { TestEnvironment, waitFor, type LocalWebhooks } from '@nestor/testing';
 import type { DeploymentObject, EventObject } from '../kube-types.js';
 import { SimulatedKubelet } from '../test-support/simulated-kubelet.js';
+import { MemcachedConversion } from './memcached.conversion.js';
 import { MemcachedModule } from './memcached.module.js';
+import { MemcachedV1beta1 } from './memcached-v1beta1.resource.js';
 import { Memcached } from './memcached.resource.js';
 import { conditionOf } from './memcached.status.js';
 
 let env: TestEnvironment;
+let webhooks: LocalWebhooks;
+let converter: INestApplicationContext | undefined;
 
 before(async () => {
-  env = await TestEnvironment.start({ crds: [customResourceDefinition(Memcached)] });
+  const crd = customResourceDefinition(Memcached, MemcachedV1beta1);
+  env = await TestEnvironment.start({ crds: [crd] });
+  webhooks = await env.installWebhooks({ conversions: [crd] });
+  converter = await Test.createTestingModule({
+    imports: [
+      OperatorModule.forRoot({
+        kubeConfig: env.kubeConfig,
+        metrics: { port: 0 },
+        health: { port: 0 },
+        webhooks: { host: webhooks.host, port: webhooks.port, certDir: webhooks.certDir },
+      }),
+    ],
+    providers: [MemcachedConversion],
+  })
+    .compile()
+    .then((moduleRef) => moduleRef.init());
+  // The API server takes up the conversion asynchronously. Until then (None) a v1beta1 object
+  // is only relabelled, and pruned to v1alpha1's schema: replicas would vanish.
+  const ns = await env.createNamespace('memcached-conversion-probe');
+  await waitFor(
+    async () =>
+      (
+        await env.client.request<MemcachedV1beta1>('POST', `${memcacheds(ns, '', 'v1beta1')}?dryRun=All`, {
+          apiVersion: 'cache.example.com/v1beta1',
+          kind: 'Memcached',
+          metadata: { name: 'probe' },
+          spec: { replicas: 2 },
+        })
+      ).spec.replicas === 2,
+    { timeoutMs: 30_000, what: 'the API server to convert Memcacheds through the webhook' },
+  );
 });
-after(() => env.stop());
+after(async () => {
+  await webhooks?.uninstall();
+  await converter?.close();
+  await env.stop();
+});
 
 /** Starts the operator on one namespace. `kubelet: false` leaves every Pod Pending. */
 async function startOperator(namespace: string, { kubelet = true } = {}): Promise<INestApplicationContext> {
@@ -31,6 +79,7 @@ async function startOperator(namespace: string, { kubelet = true } = {}): Promis
         // Tests run many operators at once: no metrics or probe servers on fixed ports.
         metrics: { port: 0 },
         health: { port: 0 },
+        webhooks: { port: 0 }, // the file's converter app serves the conversion
       }),
       MemcachedModule,
     ],
@@ -40,7 +89,8 @@ async function startOperator(namespace: string, { kubelet = true } = {}): Promis
   return moduleRef;
 }
 
-const memcacheds = (ns: string, name = '') => `/apis/cache.example.com/v1alpha1/namespaces/${ns}/memcacheds/${name}`;
+const memcacheds = (ns: string, name = '', version = 'v1alpha1') =>
+  `/apis/cache.example.com/${version}/namespaces/${ns}/memcacheds/${name}`;
 const deployments = (ns: string, name = '') => `/apis/apps/v1/namespaces/${ns}/deployments/${name}`;
 
 const createMemcached = (ns: string, name: string, spec: Partial<Memcached['spec']>) =>
@@ -231,5 +281,61 @@ describe('Memcached operator without ready pods', () => {
     } finally {
       await app.close();
     }
+  });
+});
+
+describe('Memcached v1beta1, converted by the webhook', () => {
+  let ns: string;
+  let app: INestApplicationContext;
+  before(async () => {
+    ns = await env.createNamespace('memcached-v1beta1');
+    app = await startOperator(ns);
+  });
+  after(() => app.close());
+
+  it('is reconciled when written as v1beta1, and reads back with replicas and the status', async () => {
+    const created = await env.client.request<MemcachedV1beta1>('POST', memcacheds(ns, '', 'v1beta1'), {
+      apiVersion: 'cache.example.com/v1beta1',
+      kind: 'Memcached',
+      metadata: { name: 'beta' },
+      spec: { replicas: 2 },
+    });
+    assert.deepEqual(created.spec, { replicas: 2 });
+    assert.deepEqual((await getMemcached(ns, 'beta')).spec, { size: 2, containerPort: 11211 }, 'stored as v1alpha1');
+    await waitFor(async () => (await getDeployment(ns, 'beta'))?.spec?.replicas === 2, {
+      what: 'the controller to make a Deployment of 2 replicas',
+    });
+    const read = await waitFor(
+      async () => {
+        const m = await env.client.request<MemcachedV1beta1>('GET', memcacheds(ns, 'beta', 'v1beta1'));
+        return m.status?.observedGeneration === m.metadata.generation && m;
+      },
+      { what: 'the status, read as v1beta1' },
+    );
+    assert.ok(read.status?.conditions?.some((c) => c.type === 'Available'));
+  });
+
+  it('keeps the port v1beta1 cannot hold when scaled through v1beta1', async () => {
+    await createMemcached(ns, 'alpha', { size: 1, containerPort: 11311 });
+    const beta = await env.client.request<MemcachedV1beta1>('GET', memcacheds(ns, 'alpha', 'v1beta1'));
+    assert.deepEqual(beta.spec, { replicas: 1 });
+    assert.deepEqual(JSON.parse(beta.metadata.annotations![CONVERSION_DATA_ANNOTATION]!), {
+      spec: { containerPort: 11311 },
+    });
+    // As `kubectl patch` would: the API server converts the live object, patches, converts back.
+    await env.client.request(
+      'PATCH',
+      memcacheds(ns, 'alpha', 'v1beta1'),
+      { spec: { replicas: 3 } },
+      'application/merge-patch+json',
+    );
+    assert.deepEqual((await getMemcached(ns, 'alpha')).spec, { size: 3, containerPort: 11311 });
+    await waitFor(
+      async () => {
+        const d = await getDeployment(ns, 'alpha');
+        return d?.spec?.replicas === 3 && d.spec.template.spec?.containers[0]?.ports?.[0]?.containerPort === 11311;
+      },
+      { what: 'the Deployment scaled to 3 on port 11311' },
+    );
   });
 });
