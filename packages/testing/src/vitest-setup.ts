@@ -5,7 +5,7 @@
 import { startSharedControlPlane, stopSharedControlPlane } from './shared-control-plane.js';
 
 /** The part of Vitest's TestProject the setup uses (no dependency on Vitest's types). */
-interface VitestProject {
+export interface VitestProject {
   provide?: (key: string, value: unknown) => void;
 }
 
