@@ -36,6 +36,7 @@ const result = spawnSync(
     ...(process.env.CI ? ['--test-reporter=spec'] : []),
     ...files,
   ],
-  { stdio: 'inherit' },
+  // This repository's e2e tests need kube-controller-manager (garbage collection, namespaces).
+  { stdio: 'inherit', env: { NESTOR_CONTROLLER_MANAGER: 'true', ...process.env } },
 );
 process.exit(result.status ?? 1);

@@ -87,7 +87,11 @@ describe('ensureControlPlaneBinaries', () => {
   // An empty cache and no Go: should any case here try to build, it fails at once instead.
   let noBuild: NodeJS.ProcessEnv;
   before(async () => {
-    noBuild = { NESTOR_CACHE_DIR: join(scratch, 'empty-cache'), GO: join(scratch, 'no-go') };
+    noBuild = {
+      NESTOR_CACHE_DIR: join(scratch, 'empty-cache'),
+      GO: join(scratch, 'no-go'),
+      NESTOR_CONTROLPLANE_SOURCE: 'go',
+    };
   });
 
   it('takes the binaries in KUBEBUILDER_ASSETS without building', async () => {

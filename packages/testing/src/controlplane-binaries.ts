@@ -1,11 +1,12 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { homedir } from 'node:os';
+import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { sleep } from '@nestor/core';
+import { acquireLock, nestorCacheRoot } from './cache.js';
+import { downloadEnvtestBinaries, EnvtestVersionUnavailable } from './envtest-download.js';
+import { exactVersion } from './envtest-index.js';
 
 /** Paths of the control-plane binaries one environment runs. */
 export interface ControlPlaneBinaries {
@@ -13,6 +14,8 @@ export interface ControlPlaneBinaries {
   etcd: string;
   /** Absent when the assets come from a directory that has none (envtest ships none). */
   kubeControllerManager?: string;
+  /** envtest's archives carry one. */
+  kubectl?: string;
   /** Where they came from, for error messages. */
   origin: string;
 }
@@ -22,7 +25,15 @@ export interface EnsureBinariesOptions {
   onProgress?: (line: string) => void;
   /** Environment to read envtest's variables from (default: process.env). */
   env?: NodeJS.ProcessEnv;
+  /**
+   * kube-controller-manager is needed: envtest's archives carry none, so without
+   * KUBEBUILDER_ASSETS / TEST_ASSET_* this means the Go build (or its cache).
+   */
+  controllerManager?: boolean;
 }
+
+/** Where the binaries come from when no envtest variable names them: NESTOR_CONTROLPLANE_SOURCE. */
+export type ControlPlaneSource = 'auto' | 'download' | 'go';
 
 const BINARIES = ['kube-apiserver', 'kube-controller-manager', 'etcd'] as const;
 
@@ -47,13 +58,14 @@ export function controlPlaneCacheDir(moduleDir = controlPlaneModuleDir, env = pr
     .update(readFileSync(join(moduleDir, 'go.sum')))
     .digest('hex')
     .slice(0, 12);
-  const root = env.NESTOR_CACHE_DIR ?? join(env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'nestor');
-  return join(root, 'controlplane', `${kubernetesVersion(moduleDir)}-${sum}`);
+  return join(nestorCacheRoot(env), 'controlplane', `${kubernetesVersion(moduleDir)}-${sum}`);
 }
 
 /**
  * Finds the binaries with envtest's precedence: TEST_ASSET_* for single binaries, then
- * KUBEBUILDER_ASSETS, then Nestor's own build cache (built here on first use).
+ * KUBEBUILDER_ASSETS; else, as NESTOR_CONTROLPLANE_SOURCE says (see controlPlaneFromCache):
+ * the prebuilt envtest archive of the version (downloaded once into the cache), or
+ * Nestor's Go build (built once into the cache).
  */
 export async function ensureControlPlaneBinaries(options: EnsureBinariesOptions = {}): Promise<ControlPlaneBinaries> {
   const env = options.env ?? process.env;
@@ -78,7 +90,7 @@ export async function ensureControlPlaneBinaries(options: EnsureBinariesOptions 
       kcm && (kcm.from === 'TEST_ASSET_KUBE_CONTROLLER_MANAGER' || existsSync(kcm.path))
         ? await requireExecutable(kcm.path, 'kube-controller-manager', kcm.from)
         : undefined;
-    const built = kubeApiServer && etcdPath ? undefined : await buildControlPlane(options);
+    const built = kubeApiServer && etcdPath ? undefined : await cachedControlPlane(options);
     return {
       kubeApiServer: kubeApiServer ?? built!.kubeApiServer,
       etcd: etcdPath ?? built!.etcd,
@@ -86,7 +98,64 @@ export async function ensureControlPlaneBinaries(options: EnsureBinariesOptions 
       origin,
     };
   }
-  return buildControlPlane(options);
+  return cachedControlPlane(options);
+}
+
+/**
+ * The binaries from Nestor's cache, by NESTOR_CONTROLPLANE_SOURCE:
+ * - `auto` (default): the Go build's cache when it is complete and no NESTOR_ENVTEST_VERSION
+ *   is asked for; else envtest's prebuilt archive of NESTOR_ENVTEST_VERSION (default: the
+ *   Go module's Kubernetes version), downloaded as setup-envtest does; else, when the index
+ *   cannot be reached or lacks that version, the Go build, saying why.
+ *   A kube-controller-manager requirement goes to the Go build (envtest ships none).
+ * - `download`: envtest's archive only; fails instead of building.
+ * - `go`: the Go build only, as before envtest downloads existed.
+ */
+async function cachedControlPlane(options: EnsureBinariesOptions): Promise<ControlPlaneBinaries> {
+  const env = options.env ?? process.env;
+  const progress = options.onProgress ?? (() => {});
+  const source = controlPlaneSource(env);
+  if (source === 'go') return buildControlPlane(options);
+  const module = kubernetesVersion();
+  const asked = env.NESTOR_ENVTEST_VERSION?.trim() || undefined;
+  if (source === 'auto') {
+    if (!asked && existsSync(join(controlPlaneCacheDir(controlPlaneModuleDir, env), 'complete'))) {
+      return buildControlPlane(options);
+    }
+    if (options.controllerManager) {
+      progress('kube-controller-manager is needed and envtest archives carry none: using the Go build');
+      return buildControlPlane(options);
+    }
+  } else if (options.controllerManager) {
+    throw new Error(
+      'kube-controller-manager is needed, but NESTOR_CONTROLPLANE_SOURCE=download and envtest archives carry none: ' +
+        'set NESTOR_CONTROLPLANE_SOURCE=auto or go (a Go build), or TEST_ASSET_KUBE_CONTROLLER_MANAGER',
+    );
+  }
+  const version = asked ?? module;
+  try {
+    return await downloadEnvtestBinaries({ version, env, onProgress: progress });
+  } catch (error) {
+    if (source === 'download') throw error;
+    // The Go module builds one version: falling back to it is right only when that is the one asked for.
+    if (error instanceof EnvtestVersionUnavailable && exactVersion(version) !== module) {
+      throw new Error(
+        `${error.message}. The Go fallback builds only ${module} (packages/testing/controlplane): ` +
+          `ask for an offered version, or unset NESTOR_ENVTEST_VERSION`,
+        { cause: error },
+      );
+    }
+    progress(`no prebuilt envtest binaries (${(error as Error).message}); building ${module} from Go modules instead`);
+    return buildControlPlane(options);
+  }
+}
+
+function controlPlaneSource(env: NodeJS.ProcessEnv): ControlPlaneSource {
+  const value = (env.NESTOR_CONTROLPLANE_SOURCE ?? 'auto').trim().toLowerCase() || 'auto';
+  if (value === 'auto' || value === 'download' || value === 'go') return value;
+  throw new Error(
+    `NESTOR_CONTROLPLANE_SOURCE is "${env.NESTOR_CONTROLPLANE_SOURCE}": write auto (download envtest's binaries, else build with Go), download or go`,
+  );
 }
 
 async function requireExecutable(path: string, name: string, from: string): Promise<string> {
@@ -219,38 +288,4 @@ function runGoBuild(
       else reject(new Error(`go build of the control plane failed (exit ${code}):\n${tail.join('\n')}`));
     });
   });
-}
-
-/** A lock file holding the owner's pid; a lock left by a dead process is taken over. */
-async function acquireLock(path: string, progress: (line: string) => void): Promise<() => Promise<void>> {
-  let announced = false;
-  for (;;) {
-    try {
-      await writeFile(path, String(process.pid), { flag: 'wx' });
-      return () => rm(path, { force: true });
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    }
-    const owner = Number(await readFile(path, 'utf8').catch(() => ''));
-    const age = Date.now() - ((await stat(path).catch(() => undefined))?.mtimeMs ?? 0);
-    // An empty file is a lock being written right now, unless it has been empty for long.
-    if ((owner && !isAlive(owner)) || (!owner && age > 5000)) {
-      await rm(path, { force: true });
-      continue;
-    }
-    if (owner && !announced) {
-      progress(`another process (pid ${owner}) is building the control plane; waiting for it`);
-      announced = true;
-    }
-    await sleep(1000);
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }

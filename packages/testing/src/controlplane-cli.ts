@@ -1,15 +1,21 @@
 #!/usr/bin/env node
-// `npm run controlplane`: builds (once) and prints where the control-plane binaries are.
+// `npm run controlplane`: fetches or builds (once) the control-plane binaries and prints
+// where they are. --controller-manager: kube-controller-manager is needed too (a Go build).
 import { ensureControlPlaneBinaries } from './controlplane-binaries.js';
 
 const quiet = process.argv.includes('--quiet');
+const controllerManager = process.argv.includes('--controller-manager');
 try {
-  const binaries = await ensureControlPlaneBinaries({ onProgress: (line) => console.error(`[controlplane] ${line}`) });
+  const binaries = await ensureControlPlaneBinaries({
+    controllerManager,
+    onProgress: (line) => console.error(`[controlplane] ${line}`),
+  });
   if (!quiet) {
     console.log(`control plane (${binaries.origin}):`);
     console.log(`  kube-apiserver           ${binaries.kubeApiServer}`);
     console.log(`  kube-controller-manager  ${binaries.kubeControllerManager ?? '(none)'}`);
     console.log(`  etcd                     ${binaries.etcd}`);
+    if (binaries.kubectl) console.log(`  kubectl                  ${binaries.kubectl}`);
   }
 } catch (error) {
   console.error(`[controlplane] ${(error as Error).message}`);

@@ -163,6 +163,7 @@ export class TestEnvironment {
     const processOptions: ProcessOptions = { attachOutput, stopTimeoutMs: settings.stopTimeoutMs };
     const binaries = await ensureControlPlaneBinaries({
       onProgress: options.onProgress ?? ((line) => process.stderr.write(`[nestor controlplane] ${line}\n`)),
+      controllerManager: Boolean(options.controllerManager),
     });
     if (options.controllerManager && !binaries.kubeControllerManager) {
       throw new Error(

@@ -9,8 +9,27 @@ export {
   ensureControlPlaneBinaries,
   kubernetesVersion,
   type ControlPlaneBinaries,
+  type ControlPlaneSource,
   type EnsureBinariesOptions,
 } from './controlplane-binaries.js';
+export {
+  startSharedControlPlane,
+  stopSharedControlPlane,
+  type SharedControlPlane,
+  type SharedControlPlaneOptions,
+} from './shared-control-plane.js';
+export {
+  DEFAULT_ENVTEST_INDEX_URL,
+  envtestPlatform,
+  type EnvtestArchive,
+  type EnvtestPlatform,
+} from './envtest-index.js';
+export {
+  downloadEnvtestBinaries,
+  envtestCacheDir,
+  EnvtestVersionUnavailable,
+  type EnvtestDownloadOptions,
+} from './envtest-download.js';
 export { waitFor, type WaitForOptions } from './wait-for.js';
 export { parallel } from './parallel.js';
 export { TcpRelay } from './tcp-relay.js';

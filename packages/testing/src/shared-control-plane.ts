@@ -1,0 +1,91 @@
+// One control plane for a whole test run, whatever the runner: started once by the
+// runner's global setup in its main process, and announced to every test file through
+// envtest's own variables (USE_EXISTING_CLUSTER, KUBECONFIG), which worker processes
+// inherit, so each file's `TestEnvironment.start()` attaches to it in milliseconds.
+// The runners' entry points (global-setup, vitest-setup, jest-setup, jest-teardown) are
+// thin adapters over this.
+import { ensureControlPlaneBinaries } from './controlplane-binaries.js';
+import type { CrdSource } from './crds.js';
+import { TestEnvironment } from './environment.js';
+
+export interface SharedControlPlaneOptions {
+  /**
+   * kube-controller-manager (garbage collector, namespaces, Deployments): `true` needs it
+   * (a Go build when no KUBEBUILDER_ASSETS has one), `false` runs none, `'if-available'`
+   * runs it when the binaries have one. Default: NESTOR_CONTROLLER_MANAGER (true/false),
+   * else 'if-available', so a machine without Go still gets a control plane.
+   */
+  controllerManager?: boolean | 'if-available';
+  /** CRDs to install once, for every file. */
+  crds?: CrdSource[];
+}
+
+/** What the global setup exports to the test processes. */
+export interface SharedControlPlane {
+  server: string;
+  kubeconfigPath: string;
+  /** False when the caller brought a cluster (USE_EXISTING_CLUSTER=true): nothing was started. */
+  started: boolean;
+}
+
+// Kept on globalThis: Jest loads its setup and teardown modules separately, and a runner
+// may load this module twice (CommonJS and ESM); both must find the one environment.
+const KEY = Symbol.for('@nestor/testing shared control plane');
+type Holder = { [KEY]?: TestEnvironment };
+const holder = globalThis as Holder;
+
+/** Starts the shared control plane (unless the caller brought a cluster) and exports its variables. */
+export async function startSharedControlPlane(options: SharedControlPlaneOptions = {}): Promise<SharedControlPlane> {
+  const env = process.env;
+  if (env.USE_EXISTING_CLUSTER === 'true' && !holder[KEY]) {
+    return { server: '', kubeconfigPath: env.KUBECONFIG ?? '', started: false };
+  }
+  if (holder[KEY]) return describe(holder[KEY]);
+  const started = Date.now();
+  const log = (line: string) => process.stderr.write(`[nestor testing] ${line}\n`);
+  const controllerManager = await wantsControllerManager(options.controllerManager, log);
+  const environment = await TestEnvironment.start({
+    controllerManager,
+    ...(options.crds ? { crds: options.crds } : {}),
+    onProgress: log,
+    // The run's own global setup owns this one, even if USE_EXISTING_CLUSTER leaks in later.
+    useExistingCluster: false,
+  });
+  holder[KEY] = environment;
+  env.USE_EXISTING_CLUSTER = 'true';
+  env.KUBECONFIG = environment.kubeconfigPath;
+  env.NESTOR_SHARED_CONTROL_PLANE = 'true';
+  log(
+    `control plane ready at ${environment.server} in ${Date.now() - started} ms` +
+      (controllerManager ? ' (with kube-controller-manager)' : ' (no kube-controller-manager: no garbage collection)'),
+  );
+  return describe(environment);
+}
+
+/** Stops it (when this process started it) and withdraws its variables. */
+export async function stopSharedControlPlane(): Promise<void> {
+  const environment = holder[KEY];
+  if (!environment) return;
+  delete holder[KEY];
+  await environment.stop();
+  if (process.env.KUBECONFIG === environment.kubeconfigPath) {
+    delete process.env.USE_EXISTING_CLUSTER;
+    delete process.env.KUBECONFIG;
+    delete process.env.NESTOR_SHARED_CONTROL_PLANE;
+  }
+}
+
+async function wantsControllerManager(
+  asked: SharedControlPlaneOptions['controllerManager'],
+  log: (line: string) => void,
+): Promise<boolean> {
+  const fromEnv = process.env.NESTOR_CONTROLLER_MANAGER?.trim().toLowerCase();
+  const choice = asked ?? (fromEnv ? ['1', 'true', 'yes'].includes(fromEnv) : 'if-available');
+  if (choice !== 'if-available') return choice;
+  const binaries = await ensureControlPlaneBinaries({ onProgress: log });
+  return binaries.kubeControllerManager !== undefined;
+}
+
+function describe(environment: TestEnvironment): SharedControlPlane {
+  return { server: environment.server, kubeconfigPath: environment.kubeconfigPath, started: true };
+}
