@@ -289,7 +289,7 @@ describe('FakeKubeClient', () => {
     await fake.get(Widget, { namespace: 'ns', name: 'a' });
     await fake.recordEvent(created, 'Warning', 'Broken', 'x'.repeat(2000));
     assert.deepEqual(
-      fake.events.map((e) => [e.type, e.reason, e.message.length, e.object.name, e.object.uid]),
+      fake.recordedEvents.map((e) => [e.type, e.reason, e.message.length, e.object.name, e.object.uid]),
       [['Warning', 'Broken', 1024, 'a', created.metadata!.uid]],
     );
     assert.deepEqual(

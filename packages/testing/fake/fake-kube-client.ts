@@ -100,7 +100,7 @@ const NO_TRANSPORT = {
  * preconditions, server-side apply (create or merge; fields this manager applied before
  * and omits now are removed), the status subresource (main writes keep status, status
  * writes change only status), generation bumps on changes outside metadata and status,
- * no resourceVersion bump for a write that changes nothing, events into `events`.
+ * no resourceVersion bump for a write that changes nothing, events into `recordedEvents`.
  *
  * Not modelled: admission and webhooks, OpenAPI validation, defaulting and pruning, garbage
  * collection of owned objects (deleting an owner leaves its Deployment), namespace
@@ -108,8 +108,8 @@ const NO_TRANSPORT = {
  * informers (reads see every write at once, never a stale cache).
  */
 export class FakeKubeClient extends KubeClient {
-  /** Events recorded with recordEvent, oldest first. */
-  readonly events: RecordedEvent[] = [];
+  /** Events recorded with recordEvent, oldest first (`events` is the real client's recorder, unused here). */
+  readonly recordedEvents: RecordedEvent[] = [];
   /** Every call, oldest first. */
   readonly actions: FakeAction[] = [];
 
@@ -369,7 +369,7 @@ export class FakeKubeClient extends KubeClient {
       ...(namespace ? { namespace } : {}),
       ...(name ? { name } : {}),
     });
-    this.events.push({
+    this.recordedEvents.push({
       type,
       reason,
       message: message.slice(0, 1024),

@@ -63,7 +63,7 @@ describe('MemcachedController against FakeKubeClient', () => {
       [['Memcached', 'cache', owner.uid, true]],
     );
     assert.deepEqual(
-      fake.events.map((e) => `${e.type} ${e.reason} ${e.message}`),
+      fake.recordedEvents.map((e) => `${e.type} ${e.reason} ${e.message}`),
       ['Normal Created Created Deployment cache with 3 replicas'],
     );
     let status = (await read(fake)).status!;
@@ -105,7 +105,7 @@ describe('MemcachedController against FakeKubeClient', () => {
     assert.equal((await read(fake)).metadata.generation, 2);
     await reconcile(controller, fake);
     assert.equal((await fake.get(Deployment, ref))!.spec?.replicas, 4);
-    assert.equal(fake.events.at(-1)?.message, 'Scaled Deployment cache: replicas 1 -> 4');
+    assert.equal(fake.recordedEvents.at(-1)?.message, 'Scaled Deployment cache: replicas 1 -> 4');
     assert.equal((await read(fake)).status?.observedGeneration, 2);
   });
 
@@ -139,7 +139,7 @@ describe('MemcachedController against FakeKubeClient', () => {
     const controller = await controllerWith(fake);
     const context = reconcileContext(ref);
     await controller.finalize(await read(fake), context);
-    assert.equal(fake.events[0]?.reason, 'Deleting');
+    assert.equal(fake.recordedEvents[0]?.reason, 'Deleting');
     assert.deepEqual(context.logs, [{ level: 'log', message: 'finalized' }]);
   });
 });
