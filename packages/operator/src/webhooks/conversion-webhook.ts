@@ -11,8 +11,20 @@ import {
 } from './conversion-review.js';
 import { ConversionError, type HubSpokeConverter } from './hub-spoke-converter.js';
 
+/** controller-runtime's path for every kind's conversions, the one the CRDs name. */
+export const CONVERSION_PATH = '/convert';
+
 /** The API server gives a conversion webhook 30 s (no setting); answer before it gives up. */
 export const DEFAULT_CONVERSION_TIMEOUT_MS = 25_000;
+
+/**
+ * How long to convert, from the `timeout` the API server appends to the URL (`?timeout=30s`):
+ * 2 s less, to leave time for the answer; the default when there is none.
+ */
+export function conversionTimeoutMs(query: URLSearchParams): number {
+  const match = /^(\d+)s$/.exec(query.get('timeout') ?? '');
+  return match ? Math.max(1_000, Number(match[1]) * 1_000 - 2_000) : DEFAULT_CONVERSION_TIMEOUT_MS;
+}
 
 export interface ConversionWebhookOptions {
   /** Answer Failure after this long (default 25 s), with a message saying so, rather than let the API server time out. */
