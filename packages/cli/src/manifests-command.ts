@@ -4,6 +4,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import {
   controllersOfModule,
+  conversionsOfModule,
   manifestFiles,
   MANIFEST_FOLDERS,
   operatorManifests,
@@ -17,7 +18,8 @@ export const MANIFESTS_USAGE = `Usage: nestor manifests --module <compiled-modul
 
 Writes what an operator needs in a cluster, from its decorators: the CRDs of the
 @CustomResource kinds its controllers use, a least-privilege ClusterRole with its
-ServiceAccount and binding, a leader-election Role, and a Deployment.
+ServiceAccount and binding, a leader-election Role, and a Deployment. The CRD of a kind
+with a @Conversion class converts through the webhook Service (<name>-webhook-service).
 
 The module is imported, not started: no provider runs and no cluster is needed.
 
@@ -201,11 +203,13 @@ export async function generateManifests(
       `no @Controller classes in ${name} or the modules it imports: is --module the application's root module?`,
     );
   }
+  const conversions = await conversionsOfModule(module as never);
   const manifests = operatorManifests({
     name: args.name,
     namespace: args.namespace,
     image: args.image,
     controllers,
+    conversions: conversions.map((conversion) => conversion.hub),
     createNamespace: args.createNamespace ?? false,
   });
   return { controllers, manifests, moduleName: name };

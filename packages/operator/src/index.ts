@@ -27,7 +27,12 @@ export { Finalizer } from './nest/decorators/finalizer.decorator.js';
 export { Source } from './nest/decorators/source.decorator.js';
 export { OperatorRegistry } from './nest/operator.registry.js';
 export type { ReconcileContext } from './nest/reconcile-context.js';
-export { controllersOfModule, describeController, type ScannedController } from './nest/module-scanner.js';
+export {
+  controllersOfModule,
+  conversionsOfModule,
+  describeController,
+  type ScannedController,
+} from './nest/module-scanner.js';
 export { OperatorHttpServer } from './nest/operator-http.server.js';
 export {
   Webhook,
@@ -39,6 +44,13 @@ export {
 export { WebhookServer } from './nest/webhook.server.js';
 export type { WebhookServerOptions } from './nest/operator-options.interface.js';
 export { webhookConfigurationsOf, readWebhookDefinition, type WebhookDefinition } from './nest/webhook-metadata.js';
+export {
+  Conversion,
+  ConvertToHub,
+  ConvertFromHub,
+  type ConversionOptions,
+} from './nest/decorators/conversion.decorator.js';
+export { readConversionDefinition, converterOf, type ConversionDefinition } from './nest/conversion-metadata.js';
 
 // Admission webhooks without Nest: the wire format, the handlers' semantics, the configurations
 export { AdmissionDenied } from './webhooks/admission-denied.js';
@@ -62,6 +74,32 @@ export {
   type UserInfo,
 } from './webhooks/admission-review.js';
 export { jsonPatch, type JsonPatchOperation, type JsonValue } from './webhooks/json-patch.js';
+
+// Conversion webhooks without Nest: the wire format, hub and spokes, the conversion-data annotation
+export {
+  parseConversionReview,
+  conversionReviewResponse,
+  type ConversionReview,
+  type ConversionRequest,
+  type ConversionResponse,
+  type ConversionReviewResponse,
+  type ConversionResult,
+  type ConvertibleObject,
+} from './webhooks/conversion-review.js';
+export {
+  HubSpokeConverter,
+  ConversionError,
+  type HubSpokeOptions,
+  type SpokeConversion,
+  type Converted,
+} from './webhooks/hub-spoke-converter.js';
+export {
+  ConversionWebhook,
+  CONVERSION_PATH,
+  DEFAULT_CONVERSION_TIMEOUT_MS,
+  type ConversionWebhookOptions,
+} from './webhooks/conversion-webhook.js';
+export { CONVERSION_DATA_ANNOTATION } from './webhooks/conversion-data.js';
 export {
   webhookConfigurations,
   webhookPath,
@@ -92,6 +130,7 @@ export {
   customResourceDefinition,
   customResourceDefinitions,
   type GeneratedCustomResourceDefinition,
+  type CustomResourceConversion,
 } from './crd/crd-generator.js';
 export { allVersionsOf } from './crd/custom-resource.decorator.js';
 
@@ -100,9 +139,16 @@ export { customResourcesOf, type ControllerResources } from './crd/controller-re
 export { rbacRulesFor, leaderElectionRules, type ControllerAccess, type PolicyRule } from './manifests/rbac.js';
 export {
   operatorManifests,
+  webhookServiceOf,
   type OperatorManifests,
   type OperatorManifestOptions,
 } from './manifests/operator-manifests.js';
+export {
+  webhookConversion,
+  withWebhookConversion,
+  hasWebhookConversion,
+  type WebhookServiceReference,
+} from './manifests/crd-conversion.js';
 export { OPERATOR_NODE_OPTIONS, type OperatorDeploymentOptions } from './manifests/deployment.js';
 export type { Manifest } from './manifests/manifest.js';
 export { manifestFiles } from './manifests/manifest-files.js';

@@ -39,8 +39,25 @@ export type GeneratedCustomResourceDefinition = {
         priority?: number;
       }>;
     }>;
+    /** Absent: `None` (only apiVersion changes). `Webhook` is added by `nestor manifests` for kinds with a converter. */
+    conversion?: CustomResourceConversion;
   };
 };
+
+/** A CRD's `spec.conversion` (apiextensions.k8s.io/v1). */
+export type CustomResourceConversion =
+  | { strategy: 'None' }
+  | {
+      strategy: 'Webhook';
+      webhook: {
+        conversionReviewVersions: string[];
+        clientConfig: {
+          url?: string;
+          service?: { name: string; namespace: string; path?: string; port?: number };
+          caBundle?: string;
+        };
+      };
+    };
 
 const RESERVED = new Set(['apiVersion', 'kind', 'metadata']);
 

@@ -4,6 +4,8 @@ import { describe, it } from 'node:test';
 import { ConfigMap, Deployment } from '../client/kinds.js';
 import { CustomResource } from '../crd/custom-resource.decorator.js';
 import { Field } from '../crd/field.decorator.js';
+import { CONVERSION_PATH } from '../webhooks/conversion-webhook.js';
+import { CONVERSION_WEBHOOK_PATH, withWebhookConversion } from './crd-conversion.js';
 import { operatorManifests } from './operator-manifests.js';
 
 class Spec {
@@ -88,5 +90,49 @@ describe('operatorManifests', () => {
       },
     });
     assert.deepEqual(withNamespace.rbac, manifests.rbac);
+  });
+});
+
+describe('operatorManifests with a conversion webhook', () => {
+  const manifests = operatorManifests(options);
+
+  it('gives the CRD of a kind with a converter conversion: Webhook through the webhook Service at /convert', () => {
+    const converted = operatorManifests({ ...options, conversions: [PoolV2] });
+    const [pool, tenant] = converted.crds;
+    assert.deepEqual(pool!.spec.conversion, {
+      strategy: 'Webhook',
+      webhook: {
+        conversionReviewVersions: ['v1'],
+        clientConfig: {
+          service: { name: 'pool-operator-webhook-service', namespace: 'pool-system', path: '/convert', port: 443 },
+        },
+      },
+    });
+    assert.equal(tenant!.spec.conversion, undefined, 'no converter: None');
+    assert.equal(
+      manifests.crds[0]!.spec.conversion,
+      undefined,
+      'without conversions, the multi-version CRD keeps None',
+    );
+    assert.equal(CONVERSION_WEBHOOK_PATH, CONVERSION_PATH, 'the path the CRD names is the one served');
+  });
+
+  it('takes the Service from the options', () => {
+    const converted = operatorManifests({
+      ...options,
+      conversions: [PoolV2],
+      webhookService: { name: 'hooks', namespace: 'elsewhere', port: 8443 },
+    });
+    const webhook = converted.crds[0]!.spec.conversion as { webhook: { clientConfig: unknown } };
+    assert.deepEqual(webhook.webhook.clientConfig, {
+      service: { name: 'hooks', namespace: 'elsewhere', path: '/convert', port: 8443 },
+    });
+  });
+
+  it('refuses a converter for a CRD it does not write', () => {
+    assert.throws(
+      () => withWebhookConversion(manifests.crds, ['nothing.example.com'], { name: 's', namespace: 'n' }),
+      /a converter is declared for nothing.example.com, but no CRD of that name is written/,
+    );
   });
 });

@@ -1,7 +1,8 @@
 import { customResourcesOf } from '../crd/controller-resources.js';
 import { customResourceDefinitions, type GeneratedCustomResourceDefinition } from '../crd/crd-generator.js';
-import { allVersionsOf } from '../crd/custom-resource.decorator.js';
+import { allVersionsOf, getCustomResourceMetadata } from '../crd/custom-resource.decorator.js';
 import type { ClassType } from '../crd/field.decorator.js';
+import { withWebhookConversion, type WebhookServiceReference } from './crd-conversion.js';
 import { operatorDeployment, type OperatorDeploymentOptions } from './deployment.js';
 import { operatorLabels, type Manifest } from './manifest.js';
 import { operatorRbac } from './operator-rbac.js';
@@ -19,6 +20,13 @@ export interface OperatorManifestOptions extends OperatorDeploymentOptions {
    * the operator's own objects.
    */
   createNamespace?: boolean;
+  /**
+   * The hub classes of the kinds with a @Conversion: their CRDs get `conversion: Webhook`
+   * through `webhookService` at `/convert`.
+   */
+  conversions?: readonly ClassType[];
+  /** The Service in front of the webhook server (default `<name>-webhook-service` in the operator's namespace, port 443). */
+  webhookService?: WebhookServiceReference;
 }
 
 /** What `nestor manifests` writes, as objects. */
@@ -33,16 +41,36 @@ export interface OperatorManifests {
 
 /** CRDs, least-privilege RBAC and a Deployment for an operator made of these controllers. */
 export function operatorManifests(options: OperatorManifestOptions): OperatorManifests {
-  const classes = allVersionsOf([...customResourcesOf(options.controllers), ...(options.customResources ?? [])]);
+  const conversions = options.conversions ?? [];
+  const classes = allVersionsOf([
+    ...customResourcesOf(options.controllers),
+    ...(options.customResources ?? []),
+    ...conversions,
+  ]);
   const namespace: Manifest = {
     apiVersion: 'v1',
     kind: 'Namespace',
     metadata: { name: options.namespace, labels: operatorLabels(options.name) },
   };
   return {
-    crds: customResourceDefinitions(classes),
+    crds: withWebhookConversion(
+      customResourceDefinitions(classes),
+      conversions.map((hub) => {
+        const metadata = getCustomResourceMetadata(hub);
+        if (!metadata) throw new Error(`${hub.name} is not decorated with @CustomResource({ group, version, kind })`);
+        return `${metadata.plural}.${metadata.group}`;
+      }),
+      options.webhookService ?? webhookServiceOf(options),
+    ),
     ...(options.createNamespace ? { namespace } : {}),
     rbac: operatorRbac({ ...options, leaderElection: options.leaderElection ?? true }),
     deployment: [operatorDeployment(options)],
   };
+}
+
+/** The default webhook Service of an operator: `<name>-webhook-service` in its namespace, port 443. */
+export function webhookServiceOf(
+  options: Pick<OperatorManifestOptions, 'name' | 'namespace'>,
+): WebhookServiceReference {
+  return { name: `${options.name}-webhook-service`, namespace: options.namespace, port: 443 };
 }

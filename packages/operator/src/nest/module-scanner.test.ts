@@ -9,7 +9,8 @@ import { Finalizer } from './decorators/finalizer.decorator.js';
 import { Reconcile } from './decorators/reconcile.decorator.js';
 import { Watches } from './decorators/watches.decorator.js';
 import { OperatorModule } from './operator.module.js';
-import { controllersOfModule, describeController } from './module-scanner.js';
+import { controllersOfModule, conversionsOfModule, describeController } from './module-scanner.js';
+import { Conversion, ConvertFromHub, ConvertToHub } from './decorators/conversion.decorator.js';
 
 @CustomResource({ group: 'scan.example.com', version: 'v1', kind: 'Thing' })
 class Thing {}
@@ -102,5 +103,32 @@ describe('controllersOfModule', () => {
     @Module({ imports: [undefined as never] })
     class Broken {}
     await assert.rejects(controllersOfModule(Broken), /Broken imports undefined: .*forwardRef/);
+  });
+});
+
+describe('conversionsOfModule', () => {
+  @CustomResource({ group: 'scan.example.com', version: 'v2', kind: 'Converted' })
+  class ConvertedV2 {}
+  @CustomResource({ group: 'scan.example.com', version: 'v1', kind: 'Converted' })
+  class ConvertedV1 {}
+
+  @Conversion(ConvertedV2)
+  class ConvertedConversion {
+    @ConvertToHub(ConvertedV1) toHub() {}
+    @ConvertFromHub(ConvertedV1) fromHub() {}
+  }
+
+  @Module({ providers: [ConvertedConversion] })
+  class Feature {}
+
+  @Module({ imports: [Feature], providers: [PlainService] })
+  class Root {}
+
+  it('finds the @Conversion classes of the module and its imports', async () => {
+    const conversions = await conversionsOfModule(Root);
+    assert.deepEqual(
+      conversions.map((c) => [c.className, c.crdName, c.hub]),
+      [['ConvertedConversion', 'converteds.scan.example.com', ConvertedV2]],
+    );
   });
 });

@@ -1,6 +1,7 @@
 import type { DynamicModule, ForwardReference, Type } from '@nestjs/common';
 import { MODULE_METADATA } from '@nestjs/common/constants.js';
 import type { ControllerAccess } from '../manifests/rbac.js';
+import { readConversionDefinition, type ConversionDefinition } from './conversion-metadata.js';
 import { controllerAccess, readControllerDefinition } from './controller-metadata.js';
 
 /** A @Controller class as its decorators describe it, read without creating it. */
@@ -36,13 +37,24 @@ export function describeController(target: Type): ScannedController | undefined 
  * run time through the OperatorRegistry is not seen.
  */
 export async function controllersOfModule(root: Type | DynamicModule): Promise<ScannedController[]> {
+  return (await classesOfModule(root)).flatMap((target) => describeController(target) ?? []);
+}
+
+/**
+ * The @Conversion classes of a Nest module and the modules it imports, read as
+ * controllersOfModule reads controllers (the kinds whose CRDs convert through the webhook).
+ */
+export async function conversionsOfModule(root: Type | DynamicModule): Promise<ConversionDefinition[]> {
+  return (await classesOfModule(root)).flatMap((target) => readConversionDefinition(target) ?? []);
+}
+
+/** Every provider and controller class of a module and the modules it imports, once each. */
+async function classesOfModule(root: Type | DynamicModule): Promise<Type[]> {
   const seenModules = new Set<unknown>();
-  const found = new Map<Type, ScannedController>();
+  const found = new Set<Type>();
 
   const visitClass = (candidate: unknown) => {
-    if (typeof candidate !== 'function' || found.has(candidate as Type)) return;
-    const controller = describeController(candidate as Type);
-    if (controller) found.set(candidate as Type, controller);
+    if (typeof candidate === 'function') found.add(candidate as Type);
   };
 
   const visit = async (entry: ModuleEntry, parent: string): Promise<void> => {
@@ -77,5 +89,5 @@ export async function controllersOfModule(root: Type | DynamicModule): Promise<S
   };
 
   await visit(root, root && typeof root === 'object' ? root.module.name : (root as Type).name);
-  return [...found.values()];
+  return [...found];
 }

@@ -13,3 +13,5 @@ export const KUBE_CONFIG = Symbol('nestor:kube-config');
 
 export const OPERATOR_WEBHOOK_METADATA = 'nestor:webhook';
 export const OPERATOR_WEBHOOK_HANDLER_METADATA = 'nestor:webhook-handler';
+export const OPERATOR_CONVERSION_METADATA = 'nestor:conversion';
+export const OPERATOR_CONVERSION_METHOD_METADATA = 'nestor:conversion-method';

@@ -43,3 +43,30 @@ export const WEBHOOK_REQUEST_SCOPED = (className: string) =>
 
 export const DUPLICATE_WEBHOOK_PATH = (path: string, classes: string[]) =>
   `${classes.join(' and ')} both serve ${path}: one @Webhook class per kind holds its validating and defaulting handlers.`;
+
+export const CONVERSION_HUB_NOT_A_KIND = (className: string, hub: string) =>
+  `${className}: @Conversion(${hub}) needs the hub's class, decorated with @CustomResource({ group, version, kind }).`;
+
+export const CONVERSION_WITHOUT_METHODS = (className: string, hub: string) =>
+  `${className} is decorated with @Conversion(${hub}) but has no conversion methods: add @ConvertToHub(Spoke) and @ConvertFromHub(Spoke) methods for each other version of the kind.`;
+
+export const CONVERSION_TWO_MARKS = (className: string, method: string) =>
+  `${className}.${method}() has several conversion decorators: one method converts one way for one version.`;
+
+export const CONVERSION_SPOKE_NOT_A_VERSION = (className: string, decorator: string, spoke: string, detail: string) =>
+  `${className}: ${decorator}(${spoke}): ${detail}`;
+
+export const CONVERSION_TWO_METHODS = (className: string, decorator: string, methods: string[]) =>
+  `${className} has ${methods.length} ${decorator} methods (${methods.join(', ')}): one per direction and version.`;
+
+export const CONVERSION_MISSING_DIRECTION = (className: string, present: string, missing: string, signature: string) =>
+  `${className} has ${present} but no ${missing}: add a method ${signature} marked ${missing}, so the version converts both ways.`;
+
+export const CONVERSION_VERSION_WITHOUT_METHODS = (className: string, kind: string, version: string, spoke: string) =>
+  `${className} converts ${kind}, whose version ${version} (${spoke}) has no conversion: add @ConvertToHub(${spoke}) and @ConvertFromHub(${spoke}) methods (every version of a kind converts through its hub).`;
+
+export const CONVERSION_REQUEST_SCOPED = (className: string) =>
+  `${className} is request-scoped (or depends on a request-scoped provider): converters are called for as long as the application runs. Make it and its dependencies singletons (Scope.DEFAULT).`;
+
+export const TWO_CONVERSIONS = (crd: string, classes: string[]) =>
+  `${classes.join(' and ')} both convert ${crd}: a kind has one hub, so one @Conversion class holds all its conversions.`;

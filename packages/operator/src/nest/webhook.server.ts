@@ -16,15 +16,18 @@ import {
   type AdmissionRequest,
   type AdmissionResponse,
 } from '../webhooks/admission-review.js';
+import { CONVERSION_PATH, ConversionWebhook, conversionTimeoutMs } from '../webhooks/conversion-webhook.js';
 import { webhookPath } from '../webhooks/webhook-configuration.js';
+import { converterOf } from './conversion-metadata.js';
 import { listenOn } from './listen-on.js';
 import { runtimeLogger } from './nest-logger.js';
 import { OPERATOR_MODULE_OPTIONS } from './operator.module-definition.js';
 import type { OperatorModuleOptions } from './operator-options.interface.js';
 import { ServingCertificate } from './serving-certificate.js';
-import { WebhookExplorer, type DiscoveredWebhook } from './webhook.explorer.js';
+import { WebhookExplorer, type DiscoveredConversion, type DiscoveredWebhook } from './webhook.explorer.js';
 
-type Admit = (request: AdmissionRequest) => Promise<AdmissionResponse>;
+/** A path's handler: the request body and query in, the review to answer with 200 out; MalformedReviewError for 400. */
+type Route = (body: string, query: URLSearchParams) => Promise<unknown>;
 
 export const DEFAULT_WEBHOOK_PORT = 9443;
 export const DEFAULT_WEBHOOK_CERT_DIR = '/tmp/k8s-webhook-server/serving-certs';
@@ -34,18 +37,18 @@ export const DEFAULT_MAX_WEBHOOK_BODY = 7 * 1024 * 1024;
 const TEXT = 'text/plain; charset=utf-8';
 
 /**
- * Serves the application's @Webhook classes over HTTPS on their own port (9443 by default),
- * as controller-runtime's webhook server: one path per kind and type, the certificate read
- * from files and swapped on rotation for new handshakes (`setSecureContext`), any input that
- * is not an AdmissionReview answered 400 with the reason. Listens during module init, so it
- * answers before the controllers start (an API server waiting on a webhook must not wait on
- * the cache sync).
+ * Serves the application's @Webhook and @Conversion classes over HTTPS on their own port
+ * (9443 by default), as controller-runtime's webhook server: one path per kind and type
+ * for admission, `/convert` for every kind's conversions, the certificate read from files
+ * and swapped on rotation for new handshakes (`setSecureContext`), any input that is not a
+ * review answered 400 with the reason. Listens during module init, so it answers before the
+ * controllers start (an API server waiting on a webhook must not wait on the cache sync).
  */
 @Injectable()
 export class WebhookServer implements OnModuleInit, OnApplicationShutdown {
   private server?: Server;
   private certificate?: ServingCertificate;
-  private readonly routes = new Map<string, Admit>();
+  private readonly routes = new Map<string, Route>();
   private readonly logger = new Logger('Webhooks');
 
   constructor(
@@ -70,6 +73,7 @@ export class WebhookServer implements OnModuleInit, OnApplicationShutdown {
 
   async onModuleInit(): Promise<void> {
     for (const webhook of this.explorer.explore()) this.addRoutes(webhook);
+    this.addConversions(this.explorer.exploreConversions());
     const options = this.options.webhooks ?? {};
     if (this.routes.size === 0 || options.port === 0) return;
     const certificate = new ServingCertificate({
@@ -121,18 +125,40 @@ export class WebhookServer implements OnModuleInit, OnApplicationShutdown {
       if (create) validation.create = create;
       if (update) validation.update = update;
       if (remove) validation.delete = remove;
-      this.routes.set(webhookPath('validating', resource), (request) => validate(validation, request, onFailure));
+      this.routes.set(
+        webhookPath('validating', resource),
+        admission((request) => validate(validation, request, onFailure)),
+      );
     }
     const defaulter = method<DefaultingHandler>(handlers.default);
-    if (defaulter)
-      this.routes.set(webhookPath('mutating', resource), (request) => mutate(defaulter, request, onFailure));
+    if (defaulter) {
+      this.routes.set(
+        webhookPath('mutating', resource),
+        admission((request) => mutate(defaulter, request, onFailure)),
+      );
+    }
+  }
+
+  /** One path for every kind's conversions, as controller-runtime (`/convert`). */
+  private addConversions(conversions: DiscoveredConversion[]): void {
+    if (conversions.length === 0) return;
+    const webhook = new ConversionWebhook(
+      conversions.map((conversion) => converterOf(conversion, conversion.instance)),
+      {
+        onFailure: (error, object) =>
+          this.logger.error(
+            `converting ${object.kind} ${object.metadata?.namespace ? `${object.metadata.namespace}/` : ''}${object.metadata?.name ?? ''} from ${object.apiVersion} failed: ${(error as Error)?.stack ?? String(error)}`,
+          ),
+      },
+    );
+    this.routes.set(CONVERSION_PATH, (body, query) => webhook.review(body, { timeoutMs: conversionTimeoutMs(query) }));
   }
 
   private handle(req: IncomingMessage, res: ServerResponse): void {
     // The API server appends ?timeout=10s: route on the path alone.
-    const path = (req.url ?? '/').split('?')[0]!;
-    const admit = this.routes.get(path);
-    if (!admit) return reply(res, 404, `no webhook at ${path}; served: ${this.paths.join(', ')}`);
+    const [path = '/', query = ''] = (req.url ?? '/').split('?');
+    const route = this.routes.get(path);
+    if (!route) return reply(res, 404, `no webhook at ${path}; served: ${this.paths.join(', ')}`);
     if (req.method !== 'POST') return reply(res, 405, 'webhooks take POST', { allow: 'POST' });
     const contentType = (req.headers['content-type'] ?? '').split(';')[0]!.trim();
     if (contentType !== 'application/json') {
@@ -154,23 +180,29 @@ export class WebhookServer implements OnModuleInit, OnApplicationShutdown {
     req.on('error', () => res.destroy());
     req.on('end', () => {
       if (size > limit) return;
-      void this.admit(admit, Buffer.concat(chunks).toString('utf8'), res);
+      void this.answer(route, Buffer.concat(chunks).toString('utf8'), new URLSearchParams(query), res);
     });
   }
 
-  private async admit(admit: Admit, body: string, res: ServerResponse): Promise<void> {
+  private async answer(route: Route, body: string, query: URLSearchParams, res: ServerResponse): Promise<void> {
     try {
-      const review = parseAdmissionReview(body);
-      const response = await admit(review.request);
-      const json = JSON.stringify(admissionReviewResponse(review, response));
+      const json = JSON.stringify(await route(body, query));
       res.writeHead(200, { 'content-type': 'application/json' }).end(json);
     } catch (error) {
       if (error instanceof MalformedReviewError) return reply(res, 400, error.message);
-      // Handler errors are answered inside admit(); this is a bug here (a reply that cannot be encoded).
-      this.logger.error(`answering an admission review failed: ${(error as Error)?.stack ?? String(error)}`);
+      // Handler errors are answered inside the route; this is a bug here (a reply that cannot be encoded).
+      this.logger.error(`answering a review failed: ${(error as Error)?.stack ?? String(error)}`);
       reply(res, 500, 'internal error');
     }
   }
+}
+
+/** An admission handler as a route: the AdmissionReview parsed, the answer echoing its apiVersion. */
+function admission(admit: (request: AdmissionRequest) => Promise<AdmissionResponse>): Route {
+  return async (body) => {
+    const review = parseAdmissionReview(body);
+    return admissionReviewResponse(review, await admit(review.request));
+  };
 }
 
 function reply(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
