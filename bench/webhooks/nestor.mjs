@@ -38,17 +38,20 @@ async function admit(body, res) {
   }
 }
 
-const convert = await conversionRoute();
-const routes = new Map([[VALIDATE_PATH, admit], ...(convert ? [['/convert', convert]] : [])]);
+const routes = new Map([
+  [VALIDATE_PATH, admit],
+  ['/convert', await conversionRoute()],
+]);
 
 const server = createServer(
   { cert: readFileSync(join(certDir, 'tls.crt')), key: readFileSync(join(certDir, 'tls.key')) },
   (req, res) => {
-    const route = routes.get((req.url ?? '/').split('?')[0]);
+    const [path, search = ''] = (req.url ?? '/').split('?');
+    const route = routes.get(path);
     if (!route || req.method !== 'POST') return res.writeHead(404).end();
     const chunks = [];
     req.on('data', (chunk) => chunks.push(chunk));
-    req.on('end', () => void route(Buffer.concat(chunks).toString('utf8'), res));
+    req.on('end', () => void route(Buffer.concat(chunks).toString('utf8'), res, new URLSearchParams(search)));
   },
 );
 server.on('error', fail);
