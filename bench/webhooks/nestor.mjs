@@ -10,6 +10,7 @@
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:https';
 import { join } from 'node:path';
+import { URLSearchParams } from 'node:url';
 import { AdmissionDenied } from '../../packages/operator/dist/webhooks/admission-denied.js';
 import { validate } from '../../packages/operator/dist/webhooks/admission-handler.js';
 import {
