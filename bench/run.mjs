@@ -170,7 +170,7 @@ const doc = {
   startedAt: new Date(startedAt).toISOString(),
   machine: {},
   config,
-  runs: { sync: [], burst: [], churn: [], admission: [], e2e: [], conversion: [] },
+  runs: { sync: [], burst: [], churn: [], admission: [], e2e: [], conversion: [], conversionDirect: [] },
   skipped: [],
   summary: {},
 };

@@ -62,6 +62,14 @@ export function summarizeWebhooks(runs) {
       'maxRssMB',
     ]);
   }
+  if (runs.conversionDirect?.length) {
+    out.conversionDirect = group(runs.conversionDirect, (r) => `${r.objects}/${r.impl}`, [
+      'bodyMB',
+      'wallMs',
+      'webhookCpuMs',
+      'maxRssMB',
+    ]);
+  }
   return out;
 }
 
@@ -197,6 +205,27 @@ export function renderWebhookTables(doc) {
             'API server+etcd CPU ms',
             'webhook RSS MB',
           ],
+          rows,
+        ),
+    );
+  }
+  if (summary.conversionDirect?.length) {
+    const rows = ordered(summary.conversionDirect).map((e) => {
+      const s = e.stats;
+      return [
+        LABELS[e.impl],
+        `${s.runs}`,
+        fmt(e.objects),
+        cell(s.bodyMB, 1),
+        cell(s.wallMs),
+        cell(s.webhookCpuMs),
+        cell(s.maxRssMB),
+      ];
+    });
+    parts.push(
+      '### Conversion without the API server: one ConversionReview of every stored Widget (v1 -> v2) posted to each peer\n\n' +
+        markdownTable(
+          ['webhook', 'runs', 'objects', 'body MB', 'answered in ms', 'webhook CPU ms', 'peak RSS MB'],
           rows,
         ),
     );

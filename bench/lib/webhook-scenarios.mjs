@@ -8,6 +8,7 @@
 //   e2e         dry-run creates through the real API server with the webhook installed
 //   conversion  a LIST of N Widgets stored as v1, read as v2 through the API server, each
 //               peer the CRD's conversion webhook
+import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -15,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { certificateAuthority, selfSignedCertificate } from '@nestor/core';
 import { freePort, parallel, waitFor } from '@nestor/testing';
 import { closedLoop, openLoop, reviewClient } from './admission-load.mjs';
+import { LeanHttpsClient } from './lean-https-client.mjs';
 import { OperatorProcess, processCpuSeconds, processMemory } from './child.mjs';
 import { widgetsPath } from './common.mjs';
 import { VALIDATE_PATH } from '../webhooks/rule.mjs';
@@ -321,6 +323,55 @@ function conversionCrd({ url, caBundle }) {
 
 const conversionPath = (version, ns) => `/apis/${CONVERSION_GROUP}/${version}/namespaces/${ns}/widgets`;
 
+/**
+ * One ConversionReview holding every stored object, posted straight to the peer: the
+ * converter's throughput, without the API server (which sends one object per review when it
+ * reads from etcd).
+ */
+async function convertDirectly(ctx, impl, peer, { port, ca, objects }) {
+  const { config, doc, log } = ctx;
+  const client = new LeanHttpsClient({ host: HOST, port, ca, maxSockets: 1 });
+  try {
+    for (let rep = 0; rep < config.conversionReps; rep++) {
+      const uid = randomUUID();
+      const body = JSON.stringify({
+        apiVersion: 'apiextensions.k8s.io/v1',
+        kind: 'ConversionReview',
+        request: { uid, desiredAPIVersion: `${CONVERSION_GROUP}/v2`, objects },
+      });
+      await ctx.settle();
+      const before = usage(peer.pid);
+      const t0 = performance.now();
+      const answer = await client.post('/convert?timeout=30s', body);
+      const ms = performance.now() - t0;
+      const after = usage(peer.pid);
+      const { response } = JSON.parse(answer.body.toString('utf8'));
+      const converted = response?.convertedObjects?.filter((o) => o.spec?.replicas === 3).length ?? 0;
+      if (answer.status !== 200 || response.uid !== uid || converted !== objects.length) {
+        throw new Error(
+          `${impl}: one review of ${objects.length} objects answered ${answer.status}, ${converted} converted: ${response?.result?.message ?? ''}`,
+        );
+      }
+      const record = {
+        impl,
+        objects: objects.length,
+        rep: rep + 1,
+        bodyMB: Buffer.byteLength(body) / MB,
+        wallMs: ms,
+        webhookCpuMs: (after.cpu - before.cpu) * 1000,
+        maxRssMB: after.maxRss / MB,
+      };
+      doc.runs.conversionDirect.push(record);
+      log(
+        `conversion ${impl}: one review of ${objects.length} (${record.bodyMB.toFixed(1)} MB) answered in ${ms.toFixed(0)} ms, ` +
+          `webhook CPU ${record.webhookCpuMs.toFixed(0)} ms, peak RSS ${record.maxRssMB.toFixed(0)} MB`,
+      );
+    }
+  } finally {
+    client.close();
+  }
+}
+
 /** Which implementations can serve /convert: the Go peer always; Nestor's once its conversion API is in. */
 export async function conversionImpls(impls) {
   const { conversionAvailable } = await import('../webhooks/conversion.mjs');
@@ -377,12 +428,14 @@ export async function scenarioConversion(ctx) {
     const body = await load.json('GET', conversionPath(version, ns), { timeoutMs: 120_000 });
     return { ms: performance.now() - t0, body };
   };
+  let stored = [];
   try {
     // The API server alone: the same LIST at the stored version, no conversion.
     for (let rep = 0; rep < config.conversionReps; rep++) {
       await ctx.settle();
       const cp0 = ctx.controlPlaneCpu();
       const { ms, body } = await list('v1');
+      stored = body.items.map((item) => ({ apiVersion: `${CONVERSION_GROUP}/v1`, kind: 'Widget', ...item }));
       doc.runs.conversion.push({
         impl: 'none',
         objects: body.items.length,
@@ -409,6 +462,7 @@ export async function scenarioConversion(ctx) {
             ),
           { timeoutMs: 30_000, what: `${impl} converting for the API server` },
         );
+        await convertDirectly(ctx, impl, peer, { port: serving.port, ca: serving.caCertificate, objects: stored });
         for (let rep = 0; rep < config.conversionReps; rep++) {
           await ctx.settle();
           const stats0 = await peer.ask({ cmd: 'stats' }, 'stats');
