@@ -7,6 +7,7 @@
 import { connect } from 'node:tls';
 
 const CRLF2 = Buffer.from('\r\n\r\n');
+const LAST_CHUNK = Buffer.from('0\r\n\r\n');
 
 export class LeanHttpsClient {
   constructor({ host, port, ca, maxSockets = 32 }) {
@@ -74,13 +75,20 @@ class Connection {
     this.socket = socket;
     this.onFree = onFree;
     this.current = undefined;
-    this.buffer = Buffer.alloc(0);
+    this.reset();
     socket.on('data', (chunk) => this.onData(chunk));
+  }
+
+  reset() {
+    this.chunks = [];
+    this.length = 0;
+    /** Once the head is read: its end, the status, and the whole message's length (Content-Length). */
+    this.head = undefined;
   }
 
   send(request) {
     this.current = request;
-    this.buffer = Buffer.alloc(0);
+    this.reset();
     this.socket.write(request.data);
   }
 
@@ -91,28 +99,46 @@ class Connection {
   }
 
   onData(chunk) {
-    this.buffer = this.buffer.length ? Buffer.concat([this.buffer, chunk]) : chunk;
-    const end = this.buffer.indexOf(CRLF2);
-    if (end < 0 || !this.current) return;
-    const head = this.buffer.toString('latin1', 0, end);
-    const status = Number(head.slice(9, 12));
-    const length = /\r\ncontent-length:\s*(\d+)/i.exec(head);
+    if (!this.current) return;
+    // Chunks are kept as they come and joined once: a response of megabytes arrives in
+    // hundreds of reads.
+    this.chunks.push(chunk);
+    this.length += chunk.length;
+    if (!this.head) {
+      const buffer = this.chunks.length === 1 ? chunk : Buffer.concat(this.chunks);
+      this.chunks = [buffer];
+      const end = buffer.indexOf(CRLF2);
+      if (end < 0) return;
+      const text = buffer.toString('latin1', 0, end);
+      const length = /\r\ncontent-length:\s*(\d+)/i.exec(text);
+      const chunked = /\r\ntransfer-encoding:\s*chunked/i.test(text);
+      if (!length && !chunked) return this.fail(new Error(`a response without a length: ${text.split('\r\n')[0]}`));
+      this.head = {
+        bodyStart: end + 4,
+        status: Number(text.slice(9, 12)),
+        total: length ? end + 4 + Number(length[1]) : undefined,
+        close: /\r\nconnection:\s*close/i.test(text),
+      };
+    }
+    const { bodyStart, status, total, close } = this.head;
     let body;
-    if (length) {
-      const total = end + 4 + Number(length[1]);
-      if (this.buffer.length < total) return;
-      body = this.buffer.subarray(end + 4, total);
-    } else if (/\r\ntransfer-encoding:\s*chunked/i.test(head)) {
-      body = dechunk(this.buffer, end + 4);
-      if (!body) return;
+    if (total !== undefined) {
+      if (this.length < total) return;
+      body = Buffer.concat(this.chunks).subarray(bodyStart, total);
     } else {
-      return this.fail(new Error(`a response without a length: ${head.split('\r\n')[0]}`));
+      // Chunked: only a message ending in the last chunk ("0\r\n\r\n") can be complete.
+      const tail = chunk.length >= 5 ? chunk : Buffer.concat(this.chunks.slice(-2));
+      if (!tail.subarray(-5).equals(LAST_CHUNK)) return;
+      const buffer = Buffer.concat(this.chunks);
+      this.chunks = [buffer];
+      body = dechunk(buffer, bodyStart);
+      if (!body) return;
     }
     const current = this.current;
     this.current = undefined;
-    this.buffer = Buffer.alloc(0);
+    this.reset();
     current.resolve({ status, body });
-    if (/\r\nconnection:\s*close/i.test(head)) this.socket.end();
+    if (close) this.socket.end();
     else this.onFree(this);
   }
 }

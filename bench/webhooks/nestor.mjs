@@ -56,6 +56,8 @@ const server = createServer(
   },
 );
 server.on('error', fail);
+// TLS connections accepted: whether the caller keeps them alive.
+server.on('secureConnection', () => counters.connections++);
 send({ ev: 'hello', pid: process.pid, runtime: process.version });
 server.listen(Number(port), host, () => {
   send({ ev: 'ready', port: server.address().port, paths: [...routes.keys()] });

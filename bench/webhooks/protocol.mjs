@@ -6,7 +6,7 @@ import { cpuUs, memory, onCommands, send } from '../operators/protocol.mjs';
 export { args, fail, send } from '../operators/protocol.mjs';
 
 /** Review counters the peer bumps; sent with 'stats'. */
-export const counters = { reviews: 0, conversions: 0, objects: 0 };
+export const counters = { reviews: 0, conversions: 0, objects: 0, connections: 0 };
 
 export function serveCommands() {
   onCommands((command) => {
