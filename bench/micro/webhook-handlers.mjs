@@ -7,7 +7,10 @@
 import { randomUUID } from 'node:crypto';
 import { AdmissionDenied } from '../../packages/operator/dist/webhooks/admission-denied.js';
 import { validate } from '../../packages/operator/dist/webhooks/admission-handler.js';
-import { admissionReviewResponse, parseAdmissionReview } from '../../packages/operator/dist/webhooks/admission-review.js';
+import {
+  admissionReviewResponse,
+  parseAdmissionReview,
+} from '../../packages/operator/dist/webhooks/admission-review.js';
 import { ConversionWebhook } from '../../packages/operator/dist/webhooks/conversion-webhook.js';
 import { HubSpokeConverter } from '../../packages/operator/dist/webhooks/hub-spoke-converter.js';
 import { benchWidget, updateReviewTemplate } from '../lib/admission-load.mjs';
@@ -31,7 +34,13 @@ const stored = benchWidget({ group: CONVERSION_GROUP });
 stored.spec.description = 'd'.repeat(640);
 const conversionBody = (keepLostData) => ({
   webhook: new ConversionWebhook([
-    new HubSpokeConverter({ group: CONVERSION_GROUP, kind: 'Widget', hub: 'v1', spokes: { v2: spokeV2 }, keepLostData }),
+    new HubSpokeConverter({
+      group: CONVERSION_GROUP,
+      kind: 'Widget',
+      hub: 'v1',
+      spokes: { v2: spokeV2 },
+      keepLostData,
+    }),
   ]),
   body: JSON.stringify({
     apiVersion: 'apiextensions.k8s.io/v1',
