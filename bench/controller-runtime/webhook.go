@@ -5,7 +5,7 @@ package main
 // ctrl.NewWebhookManagedBy(mgr, &Widget{}).WithValidator registers) and the conversion webhook
 // of a two-version Widget (conversion.Hub / conversion.Convertible), TLS from -cert-dir as
 // kubebuilder's main.go sets it up (HTTP/2 off, its default flag). The same line protocol as
-// the operator modes: hello, ready {port}, stats {cpuUs, rss, maxRss, reviews, objects}, exit.
+// the operator modes: hello, ready {port}, stats {cpuUs, rss, maxRss, reviews, conversions, connections}, exit.
 //
 //	bench-operator -mode webhook -cert-dir DIR [-host 127.0.0.1] [-port 0]
 
@@ -152,6 +152,8 @@ func (c *counted) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c.reviews.Add(1)
 }
 
+var handshakes atomic.Int64
+
 func runWebhook(certDir, host string, port int) {
 	scheme := kruntime.NewScheme()
 	scheme.AddKnownTypes(widgetGV, &Widget{}, &WidgetList{})
@@ -175,7 +177,14 @@ func runWebhook(certDir, host string, port int) {
 		Port:    port,
 		CertDir: certDir,
 		// kubebuilder's scaffold: HTTP/2 off unless --enable-http2.
-		TLSOpts: []func(*tls.Config){func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} }},
+		TLSOpts: []func(*tls.Config){func(c *tls.Config) {
+			c.NextProtos = []string{"http/1.1"}
+			// Counts TLS handshakes (new connections); nil keeps this config.
+			c.GetConfigForClient = func(*tls.ClientHelloInfo) (*tls.Config, error) {
+				handshakes.Add(1)
+				return nil, nil
+			}
+		}},
 	})
 	validating := &counted{next: admission.WithValidator[*Widget](scheme, WidgetValidator{})}
 	converting := &counted{next: crconversion.NewWebhookHandler(scheme, crconversion.NewRegistry())}
@@ -211,6 +220,7 @@ func runWebhook(certDir, host string, port int) {
 			m["at"] = nowUs()
 			m["reviews"] = validating.reviews.Load()
 			m["conversions"] = converting.reviews.Load()
+			m["connections"] = handshakes.Load()
 			send(m)
 		case "exit":
 			cancel()

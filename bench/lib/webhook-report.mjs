@@ -49,6 +49,7 @@ export function summarizeWebhooks(runs) {
       'cpuCores',
       'cpuUsPerReview',
       'rssMB',
+      'connectionsPer100',
       'held',
     ]);
   }
@@ -156,6 +157,7 @@ export function renderWebhookTables(doc) {
           cell(s.controlPlaneCpuCores, 2),
           e.impl === 'none' ? '–' : cell(s.cpuCores, 2),
           e.impl === 'none' ? '–' : cell(s.cpuUsPerReview),
+          e.impl === 'none' ? '–' : cell(s.connectionsPer100, 1),
         ]);
       }
     }
@@ -173,6 +175,7 @@ export function renderWebhookTables(doc) {
             'API server+etcd cores',
             'webhook cores',
             'webhook CPU µs / review',
+            'new TLS connections / 100 reviews',
           ],
           rows,
         ),

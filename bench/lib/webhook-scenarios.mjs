@@ -193,14 +193,17 @@ export async function scenarioApiServerAdmission(ctx) {
       () => true,
       () => false,
     );
-  const measure = async (impl, rate, rep, pid) => {
+  const measure = async (impl, rate, rep, peer) => {
+    const pid = peer?.pid;
     await ctx.settle();
+    const stats0 = await peer?.ask({ cmd: 'stats' }, 'stats');
     const cp0 = ctx.controlPlaneCpu();
     const before = pid ? usage(pid) : undefined;
     const t0 = performance.now();
     const result = await openLoop(() => create(impl === 'none' ? plain : ns), { rate, seconds: config.webhookSeconds });
     const elapsed = (performance.now() - t0) / 1000;
     const after = pid ? usage(pid) : undefined;
+    const stats1 = await peer?.ask({ cmd: 'stats' }, 'stats');
     const record = {
       impl,
       rate,
@@ -213,6 +216,8 @@ export async function scenarioApiServerAdmission(ctx) {
             cpuCores: (after.cpu - before.cpu) / elapsed,
             cpuUsPerReview: ((after.cpu - before.cpu) / result.answered) * 1e6,
             rssMB: after.rss / MB,
+            // New TLS connections the API server opened to the webhook (it keeps 25 idle at most).
+            connectionsPer100: ((stats1.connections - stats0.connections) / result.answered) * 100,
           }
         : {}),
       held:
@@ -222,7 +227,9 @@ export async function scenarioApiServerAdmission(ctx) {
     log(
       `e2e ${impl} ${rate}/s: ${record.achievedRate.toFixed(0)} creates/s, p50 ${record.p50Ms.toFixed(2)} / p99 ${record.p99Ms.toFixed(2)} ms, ` +
         `API server+etcd ${record.controlPlaneCpuCores.toFixed(2)} cores` +
-        (pid ? `, webhook ${record.cpuCores.toFixed(2)} cores` : '') +
+        (pid
+          ? `, webhook ${record.cpuCores.toFixed(2)} cores, ${record.connectionsPer100.toFixed(1)} new connections per 100 reviews`
+          : '') +
         `${result.failed ? `, ${result.failed} failed` : ''}`,
     );
   };
@@ -250,7 +257,7 @@ export async function scenarioApiServerAdmission(ctx) {
               { timeoutMs: 30_000, what: `${impl} answering the API server` },
             );
             await create(ns); // one allowed, so the API server's connection to it is open
-            await measure(impl, rate, rep + 1, peer.pid);
+            await measure(impl, rate, rep + 1, peer);
           } catch (error) {
             log(`e2e ${impl} ${rate}/s failed: ${error.message}`);
             doc.skipped.push(`e2e ${impl} ${rate}/s rep ${rep + 1}: ${error.message.split('\n')[0]}`);
