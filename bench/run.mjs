@@ -36,6 +36,7 @@ import { IMPL_LABELS, renderTables, summarize } from './lib/report.mjs';
 import { renderWebhookTables, summarizeWebhooks } from './lib/webhook-report.mjs';
 import {
   CONVERSION_RESOURCE,
+  OPTIONAL_WEBHOOK_IMPLS,
   WEBHOOK_IMPLS,
   scenarioAdmission,
   scenarioApiServerAdmission,
@@ -83,7 +84,7 @@ if (opts.help) {
                            (webhooks: 500 and 1000/s for 5 s, e2e 100/s, a LIST of 1,000, one repetition)
   --scenarios LIST         sync,burst,churn (default all); webhooks mode: admission,e2e,conversion
   --impls LIST             ${ALL_IMPLS.join(',')} (default all); also ${OPTIONAL_IMPLS.join(',')};
-                           webhooks mode: ${WEBHOOK_IMPLS.join(',')}
+                           webhooks mode: ${WEBHOOK_IMPLS.join(',')}; also ${OPTIONAL_WEBHOOK_IMPLS.join(',')}
   --sizes LIST             initial-sync sizes (default 1000,10000,50000; 50000 only with >= 8 GiB RAM)
   --burst-sizes LIST       burst sizes (default 1000,10000)
   --rates LIST             churn rates per second (default 50,100,500,1000; rates above 500 only if the
@@ -125,7 +126,9 @@ const config = {
   mode: opts.mode,
   scenarios: list(opts.scenarios ?? (webhookMode ? 'admission,e2e,conversion' : 'sync,burst,churn')),
   impls: list(opts.impls ?? (webhookMode ? WEBHOOK_IMPLS : ALL_IMPLS).join(',')).filter((i) =>
-    webhookMode ? WEBHOOK_IMPLS.includes(i) : ALL_IMPLS.includes(i) || OPTIONAL_IMPLS.includes(i),
+    webhookMode
+      ? WEBHOOK_IMPLS.includes(i) || OPTIONAL_WEBHOOK_IMPLS.includes(i)
+      : ALL_IMPLS.includes(i) || OPTIONAL_IMPLS.includes(i),
   ),
   syncSizes: opts.sizes ? numbers(opts.sizes) : quick ? [1000] : bigMachine ? [1000, 10000, 50000] : [1000, 10000],
   burstSizes: opts['burst-sizes'] ? numbers(opts['burst-sizes']) : quick ? [1000] : [1000, 10000],

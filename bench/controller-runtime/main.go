@@ -263,10 +263,11 @@ func main() {
 	certDir := flags.String("cert-dir", "", "webhook mode: directory of tls.crt and tls.key")
 	host := flags.String("host", "127.0.0.1", "webhook mode: address to listen on")
 	port := flags.Int("port", 0, "webhook mode: port (0: a free one)")
+	http2 := flags.Bool("http2", false, "webhook mode: offer HTTP/2 (kubebuilder's --enable-http2)")
 	_ = flags.Parse(os.Args[1:])
 	ctrl.SetLogger(logr.Discard())
 	if *mode == "webhook" {
-		runWebhook(*certDir, *host, *port) // bench/webhooks.mjs
+		runWebhook(*certDir, *host, *port, *http2) // bench/lib/webhook-scenarios.mjs
 		return
 	}
 

@@ -4,7 +4,7 @@ package main
 // serving the Widget's validating webhook (a typed admission.Validator, what
 // ctrl.NewWebhookManagedBy(mgr, &Widget{}).WithValidator registers) and the conversion webhook
 // of a two-version Widget (conversion.Hub / conversion.Convertible), TLS from -cert-dir as
-// kubebuilder's main.go sets it up (HTTP/2 off, its default flag). The same line protocol as
+// kubebuilder's main.go sets it up (HTTP/2 off, its default flag; -http2 turns it on). The same line protocol as
 // the operator modes: hello, ready {port}, stats {cpuUs, rss, maxRss, reviews, conversions, connections}, exit.
 //
 //	bench-operator -mode webhook -cert-dir DIR [-host 127.0.0.1] [-port 0]
@@ -154,7 +154,7 @@ func (c *counted) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 var handshakes atomic.Int64
 
-func runWebhook(certDir, host string, port int) {
+func runWebhook(certDir, host string, port int, http2 bool) {
 	scheme := kruntime.NewScheme()
 	scheme.AddKnownTypes(widgetGV, &Widget{}, &WidgetList{})
 	metav1.AddToGroupVersion(scheme, widgetGV)
@@ -178,7 +178,9 @@ func runWebhook(certDir, host string, port int) {
 		CertDir: certDir,
 		// kubebuilder's scaffold: HTTP/2 off unless --enable-http2.
 		TLSOpts: []func(*tls.Config){func(c *tls.Config) {
-			c.NextProtos = []string{"http/1.1"}
+			if !http2 {
+				c.NextProtos = []string{"http/1.1"}
+			}
 			// Counts TLS handshakes (new connections); nil keeps this config.
 			c.GetConfigForClient = func(*tls.ClientHelloInfo) (*tls.Config, error) {
 				handshakes.Add(1)

@@ -23,8 +23,11 @@ import { VALIDATE_PATH } from '../webhooks/rule.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const WEBHOOK_IMPLS = ['nestor', 'nestor-nest', 'controller-runtime'];
+/** Run only when named: the plain Nestor server and the Go peer offering HTTP/2 (ALPN h2, HTTP/1.1 still served). */
+export const OPTIONAL_WEBHOOK_IMPLS = ['nestor-http2', 'controller-runtime-http2'];
 const SCRIPTS = {
   nestor: join(here, '..', 'webhooks', 'nestor.mjs'),
+  'nestor-http2': join(here, '..', 'webhooks', 'nestor.mjs'),
   'nestor-nest': join(here, '..', 'webhooks', 'nestor-nest.mjs'),
 };
 const HOST = '127.0.0.1';
@@ -41,14 +44,22 @@ async function servingCertificate() {
 }
 
 async function startPeer(ctx, impl, { certDir, port }) {
-  const peer = await OperatorProcess.start(impl, {
+  const peer = await OperatorProcess.start(impl.replace(/-http2$/, ''), {
     kubeconfig: ctx.env.kubeconfigPath,
     namespace: 'default',
     mode: 'webhook',
     goBinary: ctx.goBinary,
     nodeFlags: ctx.config.nodeFlags,
     ...(SCRIPTS[impl] ? { script: SCRIPTS[impl] } : {}),
-    extraArgs: ['--cert-dir', certDir, '--port', String(port), '--host', HOST],
+    extraArgs: [
+      '--cert-dir',
+      certDir,
+      '--port',
+      String(port),
+      '--host',
+      HOST,
+      ...(impl.endsWith('-http2') ? ['--http2', 'true'] : []),
+    ],
   });
   const ready = await peer.next('ready', 120_000);
   return { peer, ready };

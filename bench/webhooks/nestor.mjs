@@ -8,6 +8,7 @@
 // The webhooks/ layer loads no Nest, but the package exports it from its root only (which
 // does): imported here from the build's files.
 import { readFileSync } from 'node:fs';
+import { createSecureServer } from 'node:http2';
 import { createServer } from 'node:https';
 import { join } from 'node:path';
 import { URLSearchParams } from 'node:url';
@@ -22,7 +23,7 @@ import { conversionRoute } from './conversion.mjs';
 import { args, counters, fail, send, serveCommands } from './protocol.mjs';
 import { VALIDATE_PATH, widgetRule } from './rule.mjs';
 
-const { 'cert-dir': certDir, port, host = '127.0.0.1' } = args();
+const { 'cert-dir': certDir, port, host = '127.0.0.1', http2 } = args();
 const handlers = widgetRule(AdmissionDenied);
 
 async function admit(body, res) {
@@ -44,8 +45,10 @@ const routes = new Map([
   ['/convert', await conversionRoute()],
 ]);
 
-const server = createServer(
-  { cert: readFileSync(join(certDir, 'tls.crt')), key: readFileSync(join(certDir, 'tls.key')) },
+// --http2 true: HTTP/2 offered by ALPN (HTTP/1.1 still served), an experiment; Nestor's WebhookServer is HTTP/1.1.
+const serve = http2 === 'true' ? createSecureServer : createServer;
+const server = serve(
+  { cert: readFileSync(join(certDir, 'tls.crt')), key: readFileSync(join(certDir, 'tls.key')), allowHTTP1: true },
   (req, res) => {
     const [path, search = ''] = (req.url ?? '/').split('?');
     const route = routes.get(path);
