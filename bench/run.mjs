@@ -6,6 +6,7 @@
 //
 //   npm run bench                     full run (build first), ~20-40 min on 2 cores
 //   npm run bench -- --quick          small run, ~5 min
+//   node bench/run.mjs --mode webhooks   admission and conversion webhooks (bench/lib/webhook-scenarios.mjs)
 //   node bench/run.mjs --help         every option
 //
 // Writes bench/results/<date>.json and .md, prints the tables. Never part of `npm test`.
@@ -32,6 +33,15 @@ import {
 } from './lib/common.mjs';
 import { controllerRuntimeVersion, ensureGoOperator, goCommand } from './lib/go-build.mjs';
 import { IMPL_LABELS, renderTables, summarize } from './lib/report.mjs';
+import { renderWebhookTables, summarizeWebhooks } from './lib/webhook-report.mjs';
+import {
+  CONVERSION_RESOURCE,
+  OPTIONAL_WEBHOOK_IMPLS,
+  WEBHOOK_IMPLS,
+  scenarioAdmission,
+  scenarioApiServerAdmission,
+  scenarioConversion,
+} from './lib/webhook-scenarios.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const ALL_IMPLS = ['nestor', 'nestor-nest', 'client-node', 'controller-runtime', 'apiserver'];
@@ -43,8 +53,9 @@ const DEFAULT_NODE_FLAGS = OPERATOR_NODE_OPTIONS;
 const { values: opts } = parseArgs({
   options: {
     quick: { type: 'boolean', default: false },
-    scenarios: { type: 'string', default: 'sync,burst,churn' },
-    impls: { type: 'string', default: ALL_IMPLS.join(',') },
+    mode: { type: 'string', default: 'operators' },
+    scenarios: { type: 'string' },
+    impls: { type: 'string' },
     sizes: { type: 'string' },
     'burst-sizes': { type: 'string' },
     rates: { type: 'string' },
@@ -55,6 +66,11 @@ const { values: opts } = parseArgs({
     'budget-min': { type: 'string' },
     profile: { type: 'boolean', default: false },
     'node-flags': { type: 'string' },
+    'webhook-rates': { type: 'string' },
+    'webhook-seconds': { type: 'string' },
+    'webhook-concurrency': { type: 'string', default: '64' },
+    'e2e-rates': { type: 'string' },
+    'conversion-objects': { type: 'string' },
     out: { type: 'string' },
     help: { type: 'boolean', default: false },
   },
@@ -62,9 +78,13 @@ const { values: opts } = parseArgs({
 
 if (opts.help) {
   console.log(`node bench/run.mjs [options]   (build first: npm run build; or npm run bench -- [options])
+  --mode MODE              operators (default: sync, burst, churn of the reconcile) or webhooks (admission
+                           and conversion webhooks: Nestor, Nestor in a Nest app, controller-runtime)
   --quick                  sync 1k, burst 1k, churn 100 and 500/s for 10 s, one repetition
-  --scenarios LIST         sync,burst,churn (default all)
-  --impls LIST             ${ALL_IMPLS.join(',')} (default all); also ${OPTIONAL_IMPLS.join(',')}
+                           (webhooks: 500 and 1000/s for 5 s, e2e 100/s, a LIST of 1,000, one repetition)
+  --scenarios LIST         sync,burst,churn (default all); webhooks mode: admission,e2e,conversion
+  --impls LIST             ${ALL_IMPLS.join(',')} (default all); also ${OPTIONAL_IMPLS.join(',')};
+                           webhooks mode: ${WEBHOOK_IMPLS.join(',')}; also ${OPTIONAL_WEBHOOK_IMPLS.join(',')}
   --sizes LIST             initial-sync sizes (default 1000,10000,50000; 50000 only with >= 8 GiB RAM)
   --burst-sizes LIST       burst sizes (default 1000,10000)
   --rates LIST             churn rates per second (default 50,100,500,1000; rates above 500 only if the
@@ -78,7 +98,13 @@ if (opts.help) {
                            (bench/results/profiles; summarize with node bench/profile.mjs FILE)
   --node-flags=FLAGS       V8/Node flags of the Node operators (default "${DEFAULT_NODE_FLAGS}", as the
                            Deployment that nestor manifests writes; "" for Node's defaults)
-  --out FILE               result JSON path (default bench/results/<date>[-quick].json)`);
+  --webhook-rates LIST     webhooks: reviews/s posted to each server, open loop (default 500,1000,2000; then
+                           a closed-loop maximum); a rate not held ends the series
+  --webhook-seconds N      webhooks: length of each measured run (default 10; quick 5)
+  --webhook-concurrency N  webhooks: reviews in flight in the maximum-throughput run (default 64)
+  --e2e-rates LIST         webhooks: dry-run creates/s through the API server (default 100,300)
+  --conversion-objects N   webhooks: Widgets in the converted LIST (default 5000; quick 1000)
+  --out FILE               result JSON path (default bench/results/<date>[-webhooks][-quick].json)`);
   process.exit(0);
 }
 
@@ -89,11 +115,21 @@ const list = (s) =>
     .filter(Boolean);
 const numbers = (s) => list(s).map(Number);
 const quick = opts.quick;
+const webhookMode = opts.mode === 'webhooks';
+if (!['operators', 'webhooks'].includes(opts.mode)) {
+  console.error(`--mode ${opts.mode}: use operators or webhooks`);
+  process.exit(64);
+}
 const bigMachine = os.totalmem() >= 8 * 2 ** 30;
 const config = {
   quick,
-  scenarios: list(opts.scenarios),
-  impls: list(opts.impls).filter((i) => ALL_IMPLS.includes(i) || OPTIONAL_IMPLS.includes(i)),
+  mode: opts.mode,
+  scenarios: list(opts.scenarios ?? (webhookMode ? 'admission,e2e,conversion' : 'sync,burst,churn')),
+  impls: list(opts.impls ?? (webhookMode ? WEBHOOK_IMPLS : ALL_IMPLS).join(',')).filter((i) =>
+    webhookMode
+      ? WEBHOOK_IMPLS.includes(i) || OPTIONAL_WEBHOOK_IMPLS.includes(i)
+      : ALL_IMPLS.includes(i) || OPTIONAL_IMPLS.includes(i),
+  ),
   syncSizes: opts.sizes ? numbers(opts.sizes) : quick ? [1000] : bigMachine ? [1000, 10000, 50000] : [1000, 10000],
   burstSizes: opts['burst-sizes'] ? numbers(opts['burst-sizes']) : quick ? [1000] : [1000, 10000],
   rates: opts.rates ? numbers(opts.rates) : quick ? [100, 500] : [50, 100, 500, 1000],
@@ -105,6 +141,17 @@ const config = {
   profile: opts.profile,
   createConcurrency: 32,
   nodeFlags: list((opts['node-flags'] ?? DEFAULT_NODE_FLAGS).replace(/\s+/g, ',')),
+  ...(webhookMode
+    ? {
+        webhookRates: opts['webhook-rates'] ? numbers(opts['webhook-rates']) : quick ? [500, 1000] : [500, 1000, 2000],
+        webhookSeconds: Number(opts['webhook-seconds'] ?? (quick ? 5 : 10)),
+        webhookConcurrency: Number(opts['webhook-concurrency']),
+        webhookReps: Number(opts.reps ?? (quick ? 1 : 2)),
+        e2eRates: opts['e2e-rates'] ? numbers(opts['e2e-rates']) : quick ? [100] : [100, 300],
+        conversionObjects: Number(opts['conversion-objects'] ?? (quick ? 1000 : 5000)),
+        conversionReps: Number(opts.reps ?? (quick ? 1 : 3)),
+      }
+    : {}),
 };
 const repsFor = (scenario, n) =>
   scenario === 'sync' || (scenario === 'churn' ? n <= 100 : n <= 1000) ? config.smallReps : 1;
@@ -116,7 +163,8 @@ const stamp = new Date()
   .toISOString()
   .replace(/:\d\d\.\d+Z$/, '')
   .replace(':', '');
-const outJson = opts.out ?? join(here, 'results', `${stamp}${quick ? '-quick' : ''}.json`);
+const outJson =
+  opts.out ?? join(here, 'results', `${stamp}${webhookMode ? '-webhooks' : ''}${quick ? '-quick' : ''}.json`);
 const profileDir = join(here, 'results', 'profiles');
 const log = (line) => console.error(`[bench ${((Date.now() - startedAt) / 1000).toFixed(0).padStart(4)} s] ${line}`);
 const overBudget = () => Date.now() - startedAt > config.budgetMin * 60_000;
@@ -125,7 +173,7 @@ const doc = {
   startedAt: new Date(startedAt).toISOString(),
   machine: {},
   config,
-  runs: { sync: [], burst: [], churn: [] },
+  runs: { sync: [], burst: [], churn: [], admission: [], e2e: [], conversion: [], conversionDirect: [] },
   skipped: [],
   summary: {},
 };
@@ -619,6 +667,7 @@ function summarizeAll() {
       'rssEndMB',
       'held',
     ]),
+    ...summarizeWebhooks(doc.runs),
   };
 }
 
@@ -636,7 +685,7 @@ async function writeResults() {
   doc.finishedAt = new Date().toISOString();
   doc.durationSeconds = Math.round((Date.now() - startedAt) / 1000);
   summarizeAll();
-  const tables = renderTables(doc);
+  const tables = [renderTables(doc), renderWebhookTables(doc)].filter(Boolean).join('\n\n');
   const markdown =
     `## Nestor benchmark ${doc.startedAt}${quick ? ' (quick)' : ''}\n\n${machineLine()}\n\n` +
     `Workers per implementation: ${config.workers}. Values: mean ± sample stddev over the runs column.\n\n${tables}\n` +
@@ -655,16 +704,29 @@ try {
   if (config.impls.some((impl) => impl.startsWith('controller-runtime')))
     goBinary = await ensureGoOperator({ onProgress: log });
   if (config.profile) await mkdir(profileDir, { recursive: true });
-  env = await TestEnvironment.start({ useExistingCluster: false, crds: [WIDGET_CRD] });
+  env = await TestEnvironment.start({
+    useExistingCluster: false,
+    crds: [WIDGET_CRD],
+    // The conversion case LISTs from etcd: from the watch cache a LIST is served already
+    // converted (objects are converted one by one as they enter the cache) and calls no webhook.
+    ...(webhookMode ? { apiServerFlags: [`--watch-cache-sizes=${CONVERSION_RESOURCE}#0`] } : {}),
+  });
   const version = await env.client.request('GET', '/version');
   doc.machine = machine(version.gitVersion);
   log(`control plane up at ${env.server}; ${machineLine()}`);
   load = await Transport.fromKubeConfig(env.kubeConfig, { maxSockets: 64, userAgent: 'nestor-bench-load' });
+  const webhookContext = { env, load, config, doc, log, overBudget, settle, controlPlaneCpu, goBinary };
   for (const scenario of config.scenarios) {
     if (scenario === 'sync') await scenarioSync();
     else if (scenario === 'burst') await scenarioBurst();
     else if (scenario === 'churn') await scenarioChurn();
-    else throw new Error(`unknown scenario ${scenario}: use sync, burst, churn`);
+    else if (scenario === 'admission') await scenarioAdmission(webhookContext);
+    else if (scenario === 'e2e') await scenarioApiServerAdmission(webhookContext);
+    else if (scenario === 'conversion') await scenarioConversion(webhookContext);
+    else
+      throw new Error(
+        `unknown scenario ${scenario}: use sync, burst, churn (--mode webhooks: admission, e2e, conversion)`,
+      );
   }
   load.close();
   log(

@@ -3,6 +3,7 @@
 // bench/operators/protocol.mjs). Built by bench/lib/go-build.mjs into ~/.cache/nestor/bench.
 //
 //	bench-operator -kubeconfig FILE -namespace NS -mode sync|reconcile -workers 8 [-content-type application/json]
+//	bench-operator -mode webhook -cert-dir DIR [-host H] [-port P]   (webhook.go)
 package main
 
 import (
@@ -259,8 +260,16 @@ func main() {
 	// Empty: controller-runtime's default, protobuf for built-in kinds (JSON for custom
 	// resources); application/json shows what the wire format alone is worth.
 	contentType := flags.String("content-type", "", "content type of requests and watches")
+	certDir := flags.String("cert-dir", "", "webhook mode: directory of tls.crt and tls.key")
+	host := flags.String("host", "127.0.0.1", "webhook mode: address to listen on")
+	port := flags.Int("port", 0, "webhook mode: port (0: a free one)")
+	http2 := flags.Bool("http2", false, "webhook mode: offer HTTP/2 (kubebuilder's --enable-http2)")
 	_ = flags.Parse(os.Args[1:])
 	ctrl.SetLogger(logr.Discard())
+	if *mode == "webhook" {
+		runWebhook(*certDir, *host, *port, *http2) // bench/lib/webhook-scenarios.mjs
+		return
+	}
 
 	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
 	if err != nil {

@@ -23,7 +23,8 @@ export function killAllChildren() {
 export class OperatorProcess {
   /**
    * @param impl 'nestor' | 'nestor-nest' | 'client-node' | 'apiserver' | 'controller-runtime' | 'controller-runtime-json'
-   * @param options { kubeconfig, namespace, mode, workers, goBinary, profile (a .cpuprofile path; Node only), nodeFlags (Node only) }
+   * @param options { kubeconfig, namespace, mode, workers, goBinary, profile (a .cpuprofile path; Node only), nodeFlags (Node only),
+   *   script (the Node program instead of bench/operators/<impl>.mjs), extraArgs }
    */
   static async start(impl, options) {
     const args = [
@@ -35,6 +36,7 @@ export class OperatorProcess {
       options.mode,
       '--workers',
       String(options.workers ?? 8),
+      ...(options.extraArgs ?? []),
     ];
     let child;
     if (impl.startsWith('controller-runtime')) {
@@ -48,9 +50,13 @@ export class OperatorProcess {
     } else {
       // A profile covers the measured window only (bench/operators/protocol.mjs).
       if (options.profile) args.push('--profile', options.profile);
-      child = spawn(process.execPath, ['--expose-gc', ...(options.nodeFlags ?? []), NODE_OPERATORS[impl], ...args], {
-        stdio: ['pipe', 'pipe', 'pipe'],
-      });
+      child = spawn(
+        process.execPath,
+        ['--expose-gc', ...(options.nodeFlags ?? []), options.script ?? NODE_OPERATORS[impl], ...args],
+        {
+          stdio: ['pipe', 'pipe', 'pipe'],
+        },
+      );
     }
     const operator = new OperatorProcess(impl, child);
     await operator.next('hello', 60_000);
@@ -149,5 +155,16 @@ export function processCpuSeconds(pid) {
     return (Number(fields[11]) + Number(fields[12])) / 100; // clock ticks (USER_HZ = 100)
   } catch {
     return NaN;
+  }
+}
+
+/** RSS and peak RSS (VmHWM) of a process in bytes, from /proc/<pid>/status. */
+export function processMemory(pid) {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kB = (field) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) * 1024;
+    return { rss: kB('VmRSS'), maxRss: kB('VmHWM') };
+  } catch {
+    return { rss: NaN, maxRss: NaN };
   }
 }

@@ -9,6 +9,8 @@ export const IMPL_LABELS = {
   'controller-runtime': 'controller-runtime (Go)',
   'controller-runtime-json': 'controller-runtime (Go), JSON',
   apiserver: 'API server alone',
+  'nestor-http2': 'Nestor, HTTP/2 offered',
+  'controller-runtime-http2': 'controller-runtime (Go), HTTP/2 offered',
 };
 
 /** The implementations whose ratios to the baselines are reported. */
