@@ -35,3 +35,16 @@ describe('DER', () => {
     assert.equal(der.time(new Date('2050-01-01T00:00:00Z'))[0], 0x18);
   });
 });
+
+describe('DER reading', () => {
+  it('reads back what it writes, long lengths included, and refuses truncated input', () => {
+    const value = der.sequence(der.oid('2.5.29.17'), der.octetString(Buffer.alloc(300, 7)));
+    const element = der.read(value);
+    assert.equal(element.tag, 0x30);
+    assert.equal(element.bytes.length, value.length);
+    const [oid, octets] = der.children(element);
+    assert.equal(hex(oid!.bytes), '0603551d11');
+    assert.equal(octets!.content.length, 300);
+    assert.throws(() => der.read(value.subarray(0, 10)), /truncated/);
+  });
+});

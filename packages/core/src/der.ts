@@ -69,3 +69,41 @@ export function time(date: Date): Buffer {
     ? tlv(0x17, Buffer.from(`${digits.slice(2)}Z`, 'ascii'))
     : tlv(0x18, Buffer.from(`${digits}Z`, 'ascii'));
 }
+
+/** Reading back what is written above: enough to take apart a certificate or a public key. */
+export interface Element {
+  tag: number;
+  /** The whole element: tag, length and content. */
+  bytes: Buffer;
+  content: Buffer;
+}
+
+/** The element at `offset` of `buffer`; throws on a truncated or indefinite-length one. */
+export function read(buffer: Buffer, offset = 0): Element {
+  const tag = buffer[offset];
+  const first = buffer[offset + 1];
+  if (tag === undefined || first === undefined) throw new Error('DER: truncated element');
+  let length = first;
+  let header = 2;
+  if (first & 0x80) {
+    const count = first & 0x7f;
+    if (count === 0 || count > 4) throw new Error(`DER: unsupported length of ${count} bytes`);
+    length = 0;
+    for (let i = 0; i < count; i++) length = length * 256 + (buffer[offset + 2 + i] ?? 0);
+    header += count;
+  }
+  const end = offset + header + length;
+  if (end > buffer.length) throw new Error('DER: truncated element');
+  return { tag, bytes: buffer.subarray(offset, end), content: buffer.subarray(offset + header, end) };
+}
+
+/** The elements inside a constructed one (a SEQUENCE, a SET, an EXPLICIT tag). */
+export function children(element: Element): Element[] {
+  const items: Element[] = [];
+  for (let offset = 0; offset < element.content.length; ) {
+    const item = read(element.content, offset);
+    items.push(item);
+    offset += item.bytes.length;
+  }
+  return items;
+}

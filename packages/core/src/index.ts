@@ -32,6 +32,7 @@ export { retryWhileUnreachable, type RetryUnreachableOptions } from './retry-unr
 export { ambientSignal, withAbortSignal } from './abort-scope.js';
 export {
   certificateAuthority,
+  certificateAuthorityFrom,
   selfSignedCertificate,
   type CertificateAuthority,
   type CertificateAuthorityOptions,

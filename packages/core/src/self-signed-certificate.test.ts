@@ -4,7 +4,18 @@ import { once } from 'node:events';
 import { request, createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
-import { certificateAuthority, selfSignedCertificate } from './self-signed-certificate.js';
+import * as der from './der.js';
+import { certificateAuthority, certificateAuthorityFrom, selfSignedCertificate } from './self-signed-certificate.js';
+
+/** The value (the OCTET STRING's content) of a certificate's extension. */
+function extension(certificate: X509Certificate, oid: string): Buffer {
+  const fields = der.children(der.children(der.read(certificate.raw))[0]!);
+  const extensions = der.children(der.children(fields.find((f) => f.tag === 0xa3)!)[0]!);
+  const wanted = der.oid(oid);
+  const found = extensions.map((e) => der.children(e)).find(([id]) => id!.bytes.equals(wanted));
+  assert.ok(found, `extension ${oid}`);
+  return found.at(-1)!.content;
+}
 
 describe('selfSignedCertificate', () => {
   it('makes a certificate for localhost and 127.0.0.1 that is valid for a year, signed by its own key', () => {
@@ -88,5 +99,30 @@ describe('selfSignedCertificate', () => {
         server.close();
       }
     }
+  });
+});
+
+describe('certificateAuthorityFrom', () => {
+  it('signs as the same issuer as the CA it was read from, naming its key', () => {
+    const made = certificateAuthority();
+    const loaded = certificateAuthorityFrom({ cert: made.cert, key: made.key });
+    assert.deepEqual(loaded.name, made.name);
+    assert.equal(loaded.notAfter.getTime(), Math.floor(made.notAfter.getTime() / 1000) * 1000);
+    const leaf = new X509Certificate(selfSignedCertificate({ hosts: ['svc.ns.svc'], issuer: loaded }).cert);
+    const ca = new X509Certificate(made.cert);
+    assert.ok(leaf.checkIssued(ca) && leaf.verify(ca.publicKey));
+    // The leaf's authorityKeyIdentifier [0] is the CA's subjectKeyIdentifier.
+    const caKeyId = der.read(extension(ca, '2.5.29.14')).content;
+    assert.equal(caKeyId.length, 20);
+    const authority = der.children(der.read(extension(leaf, '2.5.29.35')))[0]!;
+    assert.equal(authority.tag, 0x80);
+    assert.deepEqual(authority.content, caKeyId);
+  });
+
+  it('refuses a certificate that is not a CA, and a key that is not its key', () => {
+    const leaf = selfSignedCertificate();
+    assert.throws(() => certificateAuthorityFrom(leaf), /is not a CA/);
+    const [one, two] = [certificateAuthority(), certificateAuthority()];
+    assert.throws(() => certificateAuthorityFrom({ cert: one.cert, key: two.key }), /is not the private key/);
   });
 });

@@ -4,7 +4,16 @@
 // A small CA too, as envtest's tinyca, for webhooks the API server calls in tests.
 // node:crypto makes keys and signatures but no certificates, and the openssl binary is
 // absent from distroless images, so the certificate is written here: a few DER values.
-import { createPrivateKey, generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
+import {
+  createHash,
+  createPrivateKey,
+  createPublicKey,
+  generateKeyPairSync,
+  randomBytes,
+  sign,
+  X509Certificate,
+  type KeyObject,
+} from 'node:crypto';
 import { isIPv4, isIPv6 } from 'node:net';
 import * as der from './der.js';
 
@@ -33,6 +42,8 @@ const OID = {
   keyUsage: '2.5.29.15',
   extKeyUsage: '2.5.29.37',
   subjectAltName: '2.5.29.17',
+  subjectKeyIdentifier: '2.5.29.14',
+  authorityKeyIdentifier: '2.5.29.35',
   serverAuth: '1.3.6.1.5.5.7.3.1',
 } as const;
 
@@ -83,9 +94,29 @@ export function certificateAuthority(options: CertificateAuthorityOptions = {}):
       // cA true, pathLenConstraint 0: it signs leaves, never another CA.
       extension(OID.basicConstraints, true, der.sequence(der.boolean(true), der.unsignedInteger(Buffer.from([0])))),
       extension(OID.keyUsage, true, der.namedBits([DIGITAL_SIGNATURE, KEY_CERT_SIGN])),
+      // RFC 5280 §4.2.1.2: a CA names its key, so chains pick the right CA when two share a bundle.
+      extension(OID.subjectKeyIdentifier, false, der.octetString(keyIdentifier(publicKey))),
     ],
   });
   return { cert, key: privateKey.export({ type: 'pkcs8', format: 'pem' }) as string, notAfter, name };
+}
+
+/**
+ * A CA made earlier (by certificateAuthority, kept in a Secret), from its PEM certificate and
+ * key: it signs new serving certificates as the same issuer. Throws when the certificate is
+ * not a CA or the key is not its key.
+ */
+export function certificateAuthorityFrom(pair: { cert: string; key: string }): CertificateAuthority {
+  const x509 = new X509Certificate(pair.cert);
+  if (!x509.ca) throw new Error(`the certificate of ${x509.subject} is not a CA (basicConstraints cA is not true)`);
+  if (!x509.checkPrivateKey(createPrivateKey(pair.key))) {
+    throw new Error(`the key is not the private key of the CA certificate ${x509.subject}`);
+  }
+  // Certificate → tbsCertificate → [version, serial, signature, issuer, validity, subject, ...]
+  const fields = der.children(der.children(der.read(x509.raw))[0]!);
+  const subject = fields[fields[0]?.tag === 0xa0 ? 5 : 4]; // version is optional (v1)
+  if (!subject) throw new Error(`the CA certificate ${x509.subject} has no subject`);
+  return { cert: pair.cert, key: pair.key, notAfter: new Date(x509.validTo), name: Buffer.from(subject.bytes) };
 }
 
 /**
@@ -112,6 +143,13 @@ export function selfSignedCertificate(options: SelfSignedOptions = {}): SelfSign
       extension(OID.keyUsage, true, der.namedBits([DIGITAL_SIGNATURE])),
       extension(OID.extKeyUsage, false, der.sequence(der.oid(OID.serverAuth))),
       extension(OID.subjectAltName, false, der.sequence(...hosts.map(generalName))),
+      extension(OID.subjectKeyIdentifier, false, der.octetString(keyIdentifier(publicKey))),
+      // keyIdentifier [0] of the signer's key: the CA's, or its own when self-signed.
+      extension(
+        OID.authorityKeyIdentifier,
+        false,
+        der.sequence(der.implicit(0, keyIdentifier(options.issuer ? createPublicKey(options.issuer.cert) : publicKey))),
+      ),
     ],
   });
   return { cert, key: privateKey.export({ type: 'pkcs8', format: 'pem' }) as string, notAfter };
@@ -143,6 +181,13 @@ function signedCertificate(fields: CertificateFields): string {
   // ECDSA signatures come out of node:crypto DER-encoded (Ecdsa-Sig-Value), as X.509 wants.
   const signature = sign('sha256', tbs, fields.signingKey);
   return pem('CERTIFICATE', der.sequence(tbs, algorithm, der.bitString(signature)));
+}
+
+/** RFC 5280 §4.2.1.2 method 1: SHA-1 of the subjectPublicKey bits (an identifier, not a signature). */
+function keyIdentifier(publicKey: KeyObject): Buffer {
+  const spki = der.read(publicKey.export({ type: 'spki', format: 'der' }));
+  const bits = der.children(spki)[1]!;
+  return createHash('sha1').update(bits.content.subarray(1)).digest();
 }
 
 function subjectName(commonName: string): Buffer {
