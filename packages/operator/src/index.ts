@@ -43,7 +43,7 @@ export {
   type WebhookHandlerKind,
 } from './nest/decorators/webhook.decorator.js';
 export { WebhookServer } from './nest/webhook.server.js';
-export type { WebhookServerOptions } from './nest/operator-options.interface.js';
+export type { SelfManagedCertificateOptions, WebhookServerOptions } from './nest/operator-options.interface.js';
 export { webhookConfigurationsOf, readWebhookDefinition, type WebhookDefinition } from './nest/webhook-metadata.js';
 export {
   Conversion,
@@ -115,6 +115,18 @@ export {
   type LabelSelector,
   type MatchCondition,
 } from './webhooks/webhook-configuration.js';
+// Self-managed webhook certificates: a CA and a certificate kept in a Secret, caBundles patched.
+export {
+  SelfManagedCertificates,
+  type SelfManagedCertificatesOptions,
+  type ServingPair,
+} from './webhooks/self-managed-certificates.js';
+export { injectCaBundle, type CaBundleTarget, type InjectionResult } from './webhooks/ca-bundle-injection.js';
+export {
+  renewedCertificateSecret,
+  type CertificateSecretData,
+  type RenewalPolicy,
+} from './webhooks/certificate-secret.js';
 
 // Core, client, custom resource classes, runtime
 export * from './runtime/index.js';

@@ -89,3 +89,28 @@ describe('withOperatorFlags', () => {
     });
   });
 });
+
+describe('withOperatorFlags: self-managed webhook certificates', () => {
+  it('takes the mode and the names nestor manifests puts in the Deployment, the code’s winning', () => {
+    const flags = readOperatorFlags([], {
+      WEBHOOK_CERTIFICATES: 'self-managed',
+      WEBHOOK_SECRET_NAME: 'op-webhook-server-cert',
+      WEBHOOK_SERVICE_NAME: 'op-webhook-service',
+      WEBHOOK_CONFIGURATION_NAME: 'op-webhooks',
+      WEBHOOK_CONVERSION_CRDS: 'a.example.com, b.example.com',
+    });
+    assert.deepEqual(withOperatorFlags({ webhooks: { selfManaged: { secretName: 'code' } } }, flags).webhooks, {
+      certificates: 'self-managed',
+      selfManaged: {
+        secretName: 'code',
+        serviceName: 'op-webhook-service',
+        configurationName: 'op-webhooks',
+        conversionCustomResourceDefinitions: ['a.example.com', 'b.example.com'],
+      },
+    });
+    assert.throws(
+      () => withOperatorFlags({}, { webhookCertificates: 'cert-manager' }),
+      /WEBHOOK_CERTIFICATES\) is cert-manager: use files \(cert-manager's mounted Secret\) or self-managed/,
+    );
+  });
+});

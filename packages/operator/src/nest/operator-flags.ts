@@ -19,6 +19,11 @@ export interface OperatorFlags {
   health?: BindAddress;
   webhookPort?: number;
   webhookCertDir?: string;
+  webhookCertificates?: string;
+  webhookSecretName?: string;
+  webhookServiceName?: string;
+  webhookConfigurationName?: string;
+  webhookConversionCrds?: string;
 }
 
 /** `host:port`, `:port` (every interface) or `0` (off), as Go's net.Listen and kubebuilder take it. */
@@ -42,6 +47,11 @@ const FLAGS: ReadonlyArray<readonly [string, string, keyof OperatorFlags, Kind]>
   ['health-probe-bind-address', 'HEALTH_PROBE_BIND_ADDRESS', 'health', 'address'],
   ['webhook-port', 'WEBHOOK_PORT', 'webhookPort', 'port'],
   ['webhook-cert-path', 'WEBHOOK_CERT_PATH', 'webhookCertDir', 'string'],
+  ['webhook-certificates', 'WEBHOOK_CERTIFICATES', 'webhookCertificates', 'string'],
+  ['webhook-secret-name', 'WEBHOOK_SECRET_NAME', 'webhookSecretName', 'string'],
+  ['webhook-service-name', 'WEBHOOK_SERVICE_NAME', 'webhookServiceName', 'string'],
+  ['webhook-configuration-name', 'WEBHOOK_CONFIGURATION_NAME', 'webhookConfigurationName', 'string'],
+  ['webhook-conversion-crds', 'WEBHOOK_CONVERSION_CRDS', 'webhookConversionCrds', 'string'],
 ];
 
 /** Every flag and variable read, for documentation and error messages. */
@@ -106,6 +116,22 @@ export function withOperatorFlags(options: OperatorModuleOptions, flags: Operato
   const webhooks = { ...merged.webhooks };
   if (webhooks.port === undefined && flags.webhookPort !== undefined) webhooks.port = flags.webhookPort;
   if (webhooks.certDir === undefined && flags.webhookCertDir) webhooks.certDir = flags.webhookCertDir;
+  if (webhooks.certificates === undefined && flags.webhookCertificates) {
+    if (flags.webhookCertificates !== 'files' && flags.webhookCertificates !== 'self-managed')
+      throw new Error(
+        `--webhook-certificates (WEBHOOK_CERTIFICATES) is ${flags.webhookCertificates}: use files (cert-manager's mounted Secret) or self-managed`,
+      );
+    webhooks.certificates = flags.webhookCertificates;
+  }
+  const selfManaged = { ...webhooks.selfManaged };
+  if (selfManaged.secretName === undefined && flags.webhookSecretName) selfManaged.secretName = flags.webhookSecretName;
+  if (selfManaged.serviceName === undefined && flags.webhookServiceName)
+    selfManaged.serviceName = flags.webhookServiceName;
+  if (selfManaged.configurationName === undefined && flags.webhookConfigurationName)
+    selfManaged.configurationName = flags.webhookConfigurationName;
+  if (selfManaged.conversionCustomResourceDefinitions === undefined && flags.webhookConversionCrds)
+    selfManaged.conversionCustomResourceDefinitions = flags.webhookConversionCrds.split(',').map((n) => n.trim());
+  if (Object.keys(selfManaged).length) webhooks.selfManaged = selfManaged;
   if (Object.keys(webhooks).length) merged.webhooks = webhooks;
   return merged;
 }

@@ -73,6 +73,48 @@ export interface WebhookServerOptions {
   keyName?: string;
   /** Larger request bodies get HTTP 413 (default 7 MiB, as controller-runtime: twice the API server's 3 MiB object limit, plus 1 MiB). */
   maxBodyBytes?: number;
+  /**
+   * Where the serving certificate comes from. 'files' (default): certDir, where cert-manager's
+   * Secret is mounted and its cainjector fills the caBundles. 'self-managed': the operator
+   * keeps a CA and a certificate in a Secret of its namespace, renews them, and patches the
+   * caBundle of its webhook configurations and CRD conversions (see `selfManaged`); /readyz
+   * waits for the patch. `--webhook-certificates` / `WEBHOOK_CERTIFICATES` set it too.
+   */
+  certificates?: 'files' | 'self-managed';
+  /** The self-managed mode's names; the defaults are kubebuilder's, `nestor manifests` sets them in the Deployment. */
+  selfManaged?: SelfManagedCertificateOptions;
+}
+
+export interface SelfManagedCertificateOptions {
+  /** The Secret holding the CA and the certificate (default 'webhook-server-cert', as kubebuilder's; env WEBHOOK_SECRET_NAME). */
+  secretName?: string;
+  /** Its namespace (default: POD_NAMESPACE, the in-cluster namespace, the module's namespace, else 'default'). */
+  namespace?: string;
+  /**
+   * The webhook Service (default 'webhook-service'; env WEBHOOK_SERVICE_NAME): the certificate
+   * names `<service>.<namespace>.svc` and `<service>.<namespace>.svc.cluster.local`.
+   */
+  serviceName?: string;
+  /** More names for the certificate: the host of a `url` clientConfig (a test's 127.0.0.1). */
+  hosts?: string[];
+  /**
+   * The Validating and MutatingWebhookConfiguration whose caBundle is patched, for the types
+   * the application serves (default 'nestor-webhooks', as webhookConfigurationsOf; env
+   * WEBHOOK_CONFIGURATION_NAME).
+   */
+  configurationName?: string;
+  /**
+   * CRDs (`<plural>.<group>`) whose `spec.conversion.webhook` caBundle is patched, when their
+   * strategy is Webhook (env WEBHOOK_CONVERSION_CRDS, comma-separated).
+   */
+  conversionCustomResourceDefinitions?: string[];
+  /** Serving certificate lifetime (default one year), renewed when a third of it is left. */
+  validityMs?: number;
+  renewBeforeMs?: number;
+  /** CA lifetime (default ten years); a new CA joins the bundle before the old one would expire. */
+  caValidityMs?: number;
+  /** How often the Secret and the caBundles are checked again (default 5 minutes). */
+  checkIntervalMs?: number;
 }
 
 export interface MetricsServerOptions {

@@ -1,4 +1,3 @@
-import { existsSync, readFileSync } from 'node:fs';
 import { Module, type Provider } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { EventRecorder } from '../client/event-recorder.js';
@@ -21,17 +20,13 @@ import {
 } from './operator.module-definition.js';
 import type { OperatorModuleOptions } from './operator-options.interface.js';
 import { OperatorRegistry } from './operator.registry.js';
+import { ownNamespace } from './own-namespace.js';
 import { WebhookExplorer } from './webhook.explorer.js';
 import { WebhookServer } from './webhook.server.js';
 
-const SERVICE_ACCOUNT_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
-
 /** Where the Lease lives when the options name no namespace. */
 function leaseNamespace(options: OperatorModuleOptions): string {
-  if (options.leaderElection?.namespace) return options.leaderElection.namespace;
-  if (process.env.POD_NAMESPACE) return process.env.POD_NAMESPACE;
-  if (existsSync(SERVICE_ACCOUNT_NAMESPACE)) return readFileSync(SERVICE_ACCOUNT_NAMESPACE, 'utf8').trim();
-  return options.namespace ?? 'default';
+  return options.leaderElection?.namespace ?? ownNamespace(options.namespace);
 }
 
 function createManager(

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { Transport } from '@nestor/core';
 import type { HealthCheck } from '../runtime/manager.js';
 import {
   mutate,
@@ -20,17 +21,16 @@ import { CONVERSION_PATH, ConversionWebhook, conversionTimeoutMs } from '../webh
 import { webhookPath } from '../webhooks/webhook-configuration.js';
 import { converterOf } from './conversion-metadata.js';
 import { listenOn } from './listen-on.js';
-import { runtimeLogger } from './nest-logger.js';
 import { OPERATOR_MODULE_OPTIONS } from './operator.module-definition.js';
 import type { OperatorModuleOptions } from './operator-options.interface.js';
-import { ServingCertificate } from './serving-certificate.js';
+import { webhookCertificate, type WebhookCertificate } from './webhook-certificates.js';
 import { WebhookExplorer, type DiscoveredConversion, type DiscoveredWebhook } from './webhook.explorer.js';
 
 /** A path's handler: the request body and query in, the review to answer with 200 out; MalformedReviewError for 400. */
 type Route = (body: string, query: URLSearchParams) => Promise<unknown>;
 
 export const DEFAULT_WEBHOOK_PORT = 9443;
-export const DEFAULT_WEBHOOK_CERT_DIR = '/tmp/k8s-webhook-server/serving-certs';
+export { DEFAULT_WEBHOOK_CERT_DIR } from './webhook-certificates.js';
 /** controller-runtime's cap: 2 × the API server's 3 MiB request limit + 1 MiB. */
 export const DEFAULT_MAX_WEBHOOK_BODY = 7 * 1024 * 1024;
 
@@ -47,7 +47,7 @@ const TEXT = 'text/plain; charset=utf-8';
 @Injectable()
 export class WebhookServer implements OnModuleInit, OnApplicationShutdown {
   private server?: Server;
-  private certificate?: ServingCertificate;
+  private certificate?: WebhookCertificate;
   private readonly routes = new Map<string, Route>();
   private readonly logger = new Logger('Webhooks');
 
@@ -55,6 +55,7 @@ export class WebhookServer implements OnModuleInit, OnApplicationShutdown {
   constructor(
     private readonly explorer: WebhookExplorer,
     @Inject(OPERATOR_MODULE_OPTIONS) private readonly options: OperatorModuleOptions,
+    private readonly transport: Transport,
   ) {}
 
   /** The port listened on, once listening. */
@@ -65,11 +66,12 @@ export class WebhookServer implements OnModuleInit, OnApplicationShutdown {
     return [...this.routes.keys()];
   }
 
-  /** For /readyz: listening, when there is anything to serve. */
+  /** For /readyz: listening (and, self-managed, the caBundles patched), when there is anything to serve. */
   healthCheck(): HealthCheck | undefined {
     if (this.routes.size === 0 || this.options.webhooks?.port === 0) return undefined;
-    const ok = this.server?.listening === true;
-    return { name: 'webhook-server', ok, ...(ok ? {} : { detail: 'the webhook server is not listening' }) };
+    const detail =
+      this.server?.listening !== true ? 'the webhook server is not listening' : this.certificate?.problem();
+    return { name: 'webhook-server', ok: detail === undefined, ...(detail ? { detail } : {}) };
   }
 
   async onModuleInit(): Promise<void> {
@@ -77,14 +79,12 @@ export class WebhookServer implements OnModuleInit, OnApplicationShutdown {
     this.addConversions(this.explorer.exploreConversions());
     const options = this.options.webhooks ?? {};
     if (this.routes.size === 0 || options.port === 0) return;
-    const certificate = new ServingCertificate({
-      certDir: options.certDir ?? DEFAULT_WEBHOOK_CERT_DIR,
-      ...(options.certName ? { certName: options.certName } : {}),
-      ...(options.keyName ? { keyName: options.keyName } : {}),
-      setting: 'webhooks.certDir',
-      selfSignedFallback: false,
-      logger: runtimeLogger('WebhookCertificate'),
-    });
+    const served = {
+      validating: this.paths.some((path) => path.startsWith('/validate-')),
+      mutating: this.paths.some((path) => path.startsWith('/mutate-')),
+    };
+    const certificate = await webhookCertificate(options, served, this.transport, this.options.namespace);
+    this.certificate = certificate;
     // HTTP/1.1 only, as kubebuilder's default: kube-apiserver uses it for Service webhooks anyway.
     const server = createServer({ ...certificate.current }, (req, res) => this.handle(req, res));
     const host = options.host ?? '0.0.0.0';
@@ -93,9 +93,8 @@ export class WebhookServer implements OnModuleInit, OnApplicationShutdown {
       what: 'the webhooks',
       option: 'webhooks.port (0 turns the server off)',
     });
-    certificate.watch((pair) => server.setSecureContext(pair));
-    this.certificate = certificate;
     this.server = server;
+    certificate.watch((pair) => server.setSecureContext(pair));
     this.logger.log(`serving ${this.paths.join(', ')} on ${host}:${this.port} (HTTPS with ${certificate.source})`);
   }
 
