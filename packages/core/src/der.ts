@@ -100,7 +100,7 @@ export function read(buffer: Buffer, offset = 0): Element {
 /** The elements inside a constructed one (a SEQUENCE, a SET, an EXPLICIT tag). */
 export function children(element: Element): Element[] {
   const items: Element[] = [];
-  for (let offset = 0; offset < element.content.length; ) {
+  for (let offset = 0; offset < element.content.length;) {
     const item = read(element.content, offset);
     items.push(item);
     offset += item.bytes.length;

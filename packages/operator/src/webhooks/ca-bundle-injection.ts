@@ -54,7 +54,8 @@ export async function injectCaBundle(
     } catch (error) {
       throw explain(error, target);
     }
-    const operations = target.kind === 'CustomResourceDefinition' ? crdPatch(object, caBundle) : webhookPatch(object, caBundle);
+    const operations =
+      target.kind === 'CustomResourceDefinition' ? crdPatch(object, caBundle) : webhookPatch(object, caBundle);
     if (operations === 'not-webhook-conversion') return operations;
     if (operations.length === 0) return 'unchanged';
     try {

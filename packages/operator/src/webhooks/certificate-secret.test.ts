@@ -51,8 +51,11 @@ describe('renewedCertificateSecret', () => {
       /tls.key is not the key of tls.crt/,
     );
     assert.match(
-      renewedCertificateSecret({ ...data, 'tls.crt': other['tls.crt'], 'tls.key': other['tls.key'] }, { hosts: HOSTS }, later(1))!
-        .reason,
+      renewedCertificateSecret(
+        { ...data, 'tls.crt': other['tls.crt'], 'tls.key': other['tls.key'] },
+        { hosts: HOSTS },
+        later(1),
+      )!.reason,
       /from another CA/,
     );
   });

@@ -91,11 +91,13 @@ export function renewedCertificateSecret(
   let leaf: X509Certificate;
   try {
     leaf = new X509Certificate(current['tls.crt']!);
-    if (!leaf.checkPrivateKey(createPrivateKey(current['tls.key']!))) return reissue('tls.key is not the key of tls.crt');
+    if (!leaf.checkPrivateKey(createPrivateKey(current['tls.key']!)))
+      return reissue('tls.key is not the key of tls.crt');
   } catch (error) {
     return reissue(`its serving certificate did not load (${(error as Error).message})`);
   }
-  if (!(leaf.checkIssued(ca) && leaf.verify(ca.publicKey))) return reissue('its serving certificate is from another CA');
+  if (!(leaf.checkIssued(ca) && leaf.verify(ca.publicKey)))
+    return reissue('its serving certificate is from another CA');
   const absent = policy.hosts.filter((host) => !covers(leaf, host));
   if (absent.length) return reissue(`its serving certificate does not name ${absent.join(', ')}`);
   const expires = new Date(leaf.validTo).getTime();

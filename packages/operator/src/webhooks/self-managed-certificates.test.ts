@@ -55,7 +55,10 @@ class FakeApi implements ApiTransport {
   }
 
   store(path: string, object: Stored): Stored {
-    const stored = structuredClone({ ...object, metadata: { ...object.metadata, resourceVersion: String(++this.version) } });
+    const stored = structuredClone({
+      ...object,
+      metadata: { ...object.metadata, resourceVersion: String(++this.version) },
+    });
     this.objects.set(path, stored);
     return stored;
   }
@@ -124,7 +127,10 @@ describe('SelfManagedCertificates', () => {
     );
     const crd = fake.get<{ spec: { conversion: { webhook: { clientConfig: { caBundle: string } } } } }>(CRD);
     assert.equal(crd.spec.conversion.webhook.clientConfig.caBundle, first.caBundle);
-    assert.equal(Buffer.from(first.caBundle, 'base64').toString(), new X509Certificate(Buffer.from(first.caBundle, 'base64')).toString());
+    assert.equal(
+      Buffer.from(first.caBundle, 'base64').toString(),
+      new X509Certificate(Buffer.from(first.caBundle, 'base64')).toString(),
+    );
 
     const writes = fake.writes.length;
     await second.obtain();
@@ -147,7 +153,10 @@ describe('SelfManagedCertificates', () => {
     fake.objects.delete(VALIDATING);
     const certificates = replica(fake);
     await certificates.obtain();
-    await assert.rejects(certificates.inject(), /ValidatingWebhookConfiguration hooks does not exist: apply the manifests/);
+    await assert.rejects(
+      certificates.inject(),
+      /ValidatingWebhookConfiguration hooks does not exist: apply the manifests/,
+    );
     assert.equal(certificates.ready, false);
     assert.match(certificates.detail!, /does not exist/);
 

@@ -131,7 +131,8 @@ export class SelfManagedCertificates {
     for (const target of this.options.targets) {
       try {
         const result = await injectCaBundle(this.options.transport, target, caBundle);
-        if (result === 'patched') this.log.info(`put the webhook CA into the caBundle of ${target.kind} ${target.name}`);
+        if (result === 'patched')
+          this.log.info(`put the webhook CA into the caBundle of ${target.kind} ${target.name}`);
         if (result === 'not-webhook-conversion')
           this.log.debug(`${target.kind} ${target.name} converts without a webhook: no caBundle to set`);
       } catch (error) {
