@@ -79,6 +79,15 @@ describe('parseManifestsArguments', () => {
       /--namespace/,
     );
   });
+
+  it('takes how webhook certificates are made: cert-manager or self-managed', () => {
+    const args = parseManifestsArguments(['--module', 'm.js', '--webhook-certificates', 'self-managed'], here);
+    assert.equal(args !== 'help' && args.webhookCertificates, 'self-managed');
+    assert.throws(
+      () => parseManifestsArguments(['--module', 'm.js', '--webhook-certificates', 'openssl'], here),
+      /--webhook-certificates openssl: use cert-manager or self-managed/,
+    );
+  });
 });
 
 describe('nestor manifests', () => {

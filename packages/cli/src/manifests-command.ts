@@ -8,7 +8,11 @@ import {
   manifestFiles,
   MANIFEST_FOLDERS,
   operatorManifests,
+  webhookConfigurationsOf,
+  webhookNames,
+  webhooksOfModule,
   yamlDocuments,
+  type WebhookCertificates,
   type OperatorManifests,
   type ScannedController,
 } from '@nestor/operator';
@@ -20,6 +24,9 @@ Writes what an operator needs in a cluster, from its decorators: the CRDs of the
 @CustomResource kinds its controllers use, a least-privilege ClusterRole with its
 ServiceAccount and binding, a leader-election Role, and a Deployment. The CRD of a kind
 with a @Conversion class converts through the webhook Service (<name>-webhook-service).
+With @Webhook or @Conversion classes: the Validating/MutatingWebhookConfigurations, the
+webhook Service (443 -> 9443) and its certificate (cert-manager's Issuer and Certificate,
+or the self-managed mode's RBAC).
 
 The module is imported, not started: no provider runs and no cluster is needed.
 
@@ -35,6 +42,11 @@ Options:
                        unless --create-namespace
   --create-namespace   write a Namespace too, in a folder of its own
   --image <image>      its container image (default: <name>:latest)
+  --webhook-certificates cert-manager|self-managed
+                       how the webhook server gets its certificate (default cert-manager:
+                       an Issuer and a Certificate, the Secret mounted, cainjector filling
+                       the caBundles; self-managed: the operator keeps a CA in a Secret and
+                       patches the caBundles itself, with RBAC for that)
   -h, --help           show this help
 
 With --out <dir>, apply its folders in this order, each a kustomization of its own:
@@ -59,6 +71,7 @@ export interface ManifestsArguments {
   /** Write a Namespace (in its own folder with --out). */
   createNamespace?: boolean;
   image: string;
+  webhookCertificates?: WebhookCertificates;
 }
 
 export interface CommandIo {
@@ -88,6 +101,7 @@ export function parseManifestsArguments(argv: string[], cwd: string): ManifestsA
         namespace: { type: 'string' },
         'create-namespace': { type: 'boolean' },
         image: { type: 'string' },
+        'webhook-certificates': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -114,6 +128,14 @@ export function parseManifestsArguments(argv: string[], cwd: string): ManifestsA
       );
     }
   }
+  const webhookCertificates = values['webhook-certificates'] as string | undefined;
+  if (
+    webhookCertificates !== undefined &&
+    webhookCertificates !== 'cert-manager' &&
+    webhookCertificates !== 'self-managed'
+  ) {
+    throw new UsageError(`--webhook-certificates ${webhookCertificates}: use cert-manager or self-managed`);
+  }
   return {
     module: modulePath,
     ...(values.export ? { export: values.export as string } : {}),
@@ -122,6 +144,7 @@ export function parseManifestsArguments(argv: string[], cwd: string): ManifestsA
     namespace,
     ...(values['create-namespace'] ? { createNamespace: true } : {}),
     image: (values.image as string | undefined) ?? `${name}:latest`,
+    ...(webhookCertificates ? { webhookCertificates } : {}),
   };
 }
 
@@ -204,6 +227,11 @@ export async function generateManifests(
     );
   }
   const conversions = await conversionsOfModule(module as never);
+  const names = webhookNames(args.name);
+  const configurations = webhookConfigurationsOf(await webhooksOfModule(module as never), {
+    name: names.configuration,
+    service: { namespace: args.namespace, name: names.service },
+  });
   const manifests = operatorManifests({
     name: args.name,
     namespace: args.namespace,
@@ -211,6 +239,7 @@ export async function generateManifests(
     controllers,
     conversions: conversions.map((conversion) => conversion.hub),
     createNamespace: args.createNamespace ?? false,
+    webhooks: { configurations, certificates: args.webhookCertificates ?? 'cert-manager' },
   });
   return { controllers, manifests, moduleName: name };
 }
@@ -228,10 +257,19 @@ export async function manifestsCommand(argv: string[], io: CommandIo): Promise<n
     const summary =
       `${controllers.length} controller(s) in ${moduleName} (${controllers.map((c) => c.className).join(', ')}): ` +
       `${manifests.crds.length} CRD(s), ${manifests.namespace ? 'a Namespace, ' : ''}` +
-      `${manifests.rbac.length} RBAC object(s), a Deployment`;
+      `${manifests.rbac.length} RBAC object(s), a Deployment` +
+      (manifests.webhooks ? `, ${manifests.webhooks.length} webhook object(s)` : '');
     if (!args.out) {
       const namespace = manifests.namespace ? [manifests.namespace] : [];
-      io.stdout(yamlDocuments([...manifests.crds, ...namespace, ...manifests.rbac, ...manifests.deployment]));
+      io.stdout(
+        yamlDocuments([
+          ...manifests.crds,
+          ...namespace,
+          ...manifests.rbac,
+          ...manifests.deployment,
+          ...(manifests.webhooks ?? []),
+        ]),
+      );
       io.stderr(`${summary}\n`);
       return 0;
     }

@@ -31,6 +31,7 @@ export {
   controllersOfModule,
   conversionsOfModule,
   describeController,
+  webhooksOfModule,
   type ScannedController,
 } from './nest/module-scanner.js';
 export { OperatorHttpServer } from './nest/operator-http.server.js';
@@ -170,6 +171,13 @@ export { OPERATOR_NODE_OPTIONS, type OperatorDeploymentOptions } from './manifes
 export type { Manifest } from './manifests/manifest.js';
 export { manifestFiles } from './manifests/manifest-files.js';
 export { MANIFEST_FOLDERS } from './manifests/manifest-folders.js';
+export {
+  INJECT_CA_FROM,
+  webhookManifests,
+  webhookNames,
+  type WebhookCertificates,
+  type WebhookManifestOptions,
+} from './manifests/webhook-manifests.js';
 export { yamlDocuments, GENERATED_NOTICE } from './manifests/yaml-documents.js';
 
 // Metrics

@@ -24,7 +24,19 @@ export function installGuide(manifests: OperatorManifests, folders: readonly Man
       : `The namespace ${ns} must exist: \`kubectl create namespace ${namespace ?? '<namespace>'}\` ` +
           '(or generate again with `--create-namespace`).',
   );
-  install.push('`kubectl apply -k operator`: its ServiceAccount, ClusterRole and bindings, and Deployment.');
+  const certManager = manifests.webhooks?.some((object) => object.apiVersion.startsWith('cert-manager.io/'));
+  if (certManager) {
+    install.push(
+      'cert-manager must run in the cluster (https://cert-manager.io/docs/installation/): it issues the webhook ' +
+        'certificate and puts its CA into the webhook configurations (or generate again with ' +
+        '`--webhook-certificates self-managed`, and the operator makes its own).',
+    );
+  }
+  install.push(
+    `\`kubectl apply -k operator\`: its ServiceAccount, ClusterRole and bindings, and Deployment${
+      manifests.webhooks?.length ? ', its webhook Service and configurations' : ''
+    }.`,
+  );
 
   const uninstall = [
     'Delete the custom resources you want cleaned up while the operator still runs, so its finalizers do their work.',

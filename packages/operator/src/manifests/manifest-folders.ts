@@ -39,13 +39,21 @@ export function manifestFolders(manifests: OperatorManifests): ManifestFolder[] 
       objects: { 'namespace.yaml': [manifests.namespace] },
     });
   }
+  const webhooks = manifests.webhooks ?? [];
+  const certificates = webhooks.filter((object) => object.apiVersion.startsWith('cert-manager.io/'));
   folders.push({
     folder: 'operator',
     about: [
-      "The operator's own objects: ServiceAccount, RBAC, Deployment.",
+      `The operator's own objects: ServiceAccount, RBAC, Deployment${webhooks.length ? ', its webhooks' : ''}.`,
       'Deleting them leaves the CRDs, the custom resources and the namespace in place.',
+      ...(certificates.length ? ['certificates.yaml needs cert-manager in the cluster.'] : []),
     ],
-    objects: { 'rbac.yaml': manifests.rbac, 'deployment.yaml': manifests.deployment },
+    objects: {
+      'rbac.yaml': manifests.rbac,
+      'deployment.yaml': manifests.deployment,
+      'webhooks.yaml': webhooks.filter((object) => !certificates.includes(object)),
+      'certificates.yaml': certificates,
+    },
   });
   return folders;
 }

@@ -2,11 +2,12 @@ import { customResourcesOf } from '../crd/controller-resources.js';
 import { customResourceDefinitions, type GeneratedCustomResourceDefinition } from '../crd/crd-generator.js';
 import { allVersionsOf, getCustomResourceMetadata } from '../crd/custom-resource.decorator.js';
 import type { ClassType } from '../crd/field.decorator.js';
-import { withWebhookConversion, type WebhookServiceReference } from './crd-conversion.js';
+import { hasWebhookConversion, withWebhookConversion, type WebhookServiceReference } from './crd-conversion.js';
 import { operatorDeployment, type OperatorDeploymentOptions } from './deployment.js';
 import { operatorLabels, type Manifest } from './manifest.js';
 import { operatorRbac } from './operator-rbac.js';
 import type { ControllerAccess } from './rbac.js';
+import { webhookManifests, type WebhookManifestOptions } from './webhook-manifests.js';
 
 export interface OperatorManifestOptions extends OperatorDeploymentOptions {
   controllers: readonly ControllerAccess[];
@@ -27,6 +28,12 @@ export interface OperatorManifestOptions extends OperatorDeploymentOptions {
   conversions?: readonly ClassType[];
   /** The Service in front of the webhook server (default `<name>-webhook-service` in the operator's namespace, port 443). */
   webhookService?: WebhookServiceReference;
+  /**
+   * The app's webhook configurations and how their certificate is made. With configurations,
+   * or a CRD converting through the webhook: the Service, the certificate, and what the
+   * Deployment needs.
+   */
+  webhooks?: WebhookManifestOptions;
 }
 
 /** What `nestor manifests` writes, as objects. */
@@ -37,6 +44,8 @@ export interface OperatorManifests {
   /** ServiceAccount, ClusterRole + ClusterRoleBinding, leader-election Role + RoleBinding. */
   rbac: Manifest[];
   deployment: Manifest[];
+  /** With webhooks: the Service, the Validating/MutatingWebhookConfigurations, cert-manager's Issuer and Certificate. */
+  webhooks?: Manifest[];
 }
 
 /** CRDs, least-privilege RBAC and a Deployment for an operator made of these controllers. */
@@ -52,7 +61,7 @@ export function operatorManifests(options: OperatorManifestOptions): OperatorMan
     kind: 'Namespace',
     metadata: { name: options.namespace, labels: operatorLabels(options.name) },
   };
-  return {
+  const manifests: OperatorManifests = {
     crds: withWebhookConversion(
       customResourceDefinitions(classes),
       conversions.map((hub) => {
@@ -65,6 +74,21 @@ export function operatorManifests(options: OperatorManifestOptions): OperatorMan
     ...(options.createNamespace ? { namespace } : {}),
     rbac: operatorRbac({ ...options, leaderElection: options.leaderElection ?? true }),
     deployment: [operatorDeployment(options)],
+  };
+  const serving = options.webhooks?.configurations.length || manifests.crds.some(hasWebhookConversion);
+  if (!serving) return manifests;
+  const webhooks = webhookManifests(
+    { ...options, service: options.webhookService ?? webhookServiceOf(options) },
+    manifests.crds,
+    manifests.deployment[0]!,
+    options.webhooks ?? { configurations: [] },
+  );
+  return {
+    ...manifests,
+    crds: webhooks.crds,
+    rbac: [...manifests.rbac, ...webhooks.rbac],
+    deployment: [webhooks.deployment],
+    webhooks: [...webhooks.webhooks, ...webhooks.certificates],
   };
 }
 

@@ -3,6 +3,7 @@ import { MODULE_METADATA } from '@nestjs/common/constants.js';
 import type { ControllerAccess } from '../manifests/rbac.js';
 import { readConversionDefinition, type ConversionDefinition } from './conversion-metadata.js';
 import { controllerAccess, readControllerDefinition } from './controller-metadata.js';
+import { readWebhookDefinition } from './webhook-metadata.js';
 
 /** A `@Controller` class as its decorators describe it, read without creating it. */
 export interface ScannedController extends ControllerAccess {
@@ -46,6 +47,14 @@ export async function controllersOfModule(root: Type | DynamicModule): Promise<S
  */
 export async function conversionsOfModule(root: Type | DynamicModule): Promise<ConversionDefinition[]> {
   return (await classesOfModule(root)).flatMap((target) => readConversionDefinition(target) ?? []);
+}
+
+/**
+ * The `@Webhook` classes of a Nest module and the modules it imports, read as
+ * controllersOfModule reads controllers (for webhookConfigurationsOf).
+ */
+export async function webhooksOfModule(root: Type | DynamicModule): Promise<Type[]> {
+  return (await classesOfModule(root)).filter((target) => readWebhookDefinition(target) !== undefined);
 }
 
 /** Every provider and controller class of a module and the modules it imports, once each. */
