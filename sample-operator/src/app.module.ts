@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { OperatorModule, type OperatorModuleOptions } from '@nestor/operator';
 import { InventoryModule } from './inventory/inventory.module.js';
 import type { InventoryOptions } from './inventory/inventory.options.js';
+import { MemcachedWebhookModule } from './memcached/memcached-webhook.module.js';
 import { MemcachedModule } from './memcached/memcached.module.js';
 
 export interface AppOptions {
@@ -19,6 +20,8 @@ export interface AppOptions {
  *   HEALTH_PORT         /healthz and /readyz (default 8081, as controller-runtime; 0: off)
  *   INVENTORY_NAMESPACE where the inventory ConfigMaps go (default: WATCH_NAMESPACE, else "default")
  *   INVENTORY_POLL_MS   how often the inventory is polled (default 5000)
+ * and the webhook server's (Memcached admission): WEBHOOK_PORT (default 9443; 0: off),
+ * WEBHOOK_CERT_PATH, or WEBHOOK_CERTIFICATES=self-managed (read by OperatorModule).
  */
 export function appOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): AppOptions {
   const port = (name: string, fallback: number) => {
@@ -56,13 +59,15 @@ export function appOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): AppOpti
 export const appOptions = appOptionsFromEnv();
 
 /**
- * The sample operator: the Memcached controller and the inventory controller on one manager.
+ * The sample operator: the Memcached controller and its admission webhook, and the inventory
+ * controller, on one manager.
  * A static module, so `nestor manifests --module dist/app.module.js` finds its controllers.
  */
 @Module({
   imports: [
     OperatorModule.forRoot(appOptions.operator),
     MemcachedModule,
+    MemcachedWebhookModule,
     InventoryModule.forRoot(appOptions.inventory),
   ],
 })

@@ -174,7 +174,7 @@ async function main(): Promise<void> {
   process.env.WATCH_NAMESPACE = NAMESPACE;
   process.env.METRICS_PORT ??= '0';
   process.env.HEALTH_PORT ??= '0';
-  process.env.WEBHOOK_PORT ??= '0'; // the demo's CRD has v1alpha1 only: nothing to convert
+  process.env.WEBHOOK_PORT ??= '0'; // the demo installs no webhook configurations and converts nothing
   process.env.INVENTORY_POLL_MS ??= '1000';
   const { AppModule, appOptions } = await import('../app.module.js');
   // The operator's module as main.ts runs it, with the kubelet stand-in beside it.
