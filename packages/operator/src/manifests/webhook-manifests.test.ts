@@ -220,3 +220,36 @@ describe('webhook manifests, self-managed', () => {
     assert.deepEqual(operatorManifests({ ...base, webhooks: { configurations: [] } }), without);
   });
 });
+
+describe('webhook manifests for conversion alone', () => {
+  it('writes the Service and the certificate for an operator that only converts, and annotates its CRD', () => {
+    const manifests = operatorManifests({ ...base, conversions: [Gate] });
+    assert.deepEqual(
+      manifests.webhooks?.map((o) => `${o.kind} ${o.metadata.name}`),
+      [
+        'Service gate-operator-webhook-service',
+        'Issuer gate-operator-selfsigned-issuer',
+        'Certificate gate-operator-serving-cert',
+      ],
+    );
+    const [crd] = manifests.crds;
+    assert.equal(crd!.spec.conversion?.strategy, 'Webhook');
+    assert.deepEqual(crd!.metadata.annotations, {
+      'cert-manager.io/inject-ca-from': 'gate-system/gate-operator-serving-cert',
+    });
+    const selfManaged = operatorManifests({
+      ...base,
+      conversions: [Gate],
+      webhooks: { configurations: [], certificates: 'self-managed' },
+    });
+    const clusterRole = selfManaged.rbac.find((r) => r.metadata.name === 'gate-operator-webhook-ca-injector');
+    assert.deepEqual(clusterRole?.rules, [
+      {
+        apiGroups: ['apiextensions.k8s.io'],
+        resources: ['customresourcedefinitions'],
+        resourceNames: ['gates.hooks.example.com'],
+        verbs: ['get', 'patch'],
+      },
+    ]);
+  });
+});

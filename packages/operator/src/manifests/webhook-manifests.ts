@@ -118,7 +118,10 @@ export function webhookManifests(
   return {
     webhooks: [service, ...configurations],
     certificates,
-    rbac: mode === 'self-managed' ? selfManagedRbac(operator, names, converted) : [],
+    rbac:
+      mode === 'self-managed'
+        ? selfManagedRbac(operator, names, configurations.map((c) => c.kind).sort(), converted)
+        : [],
     crds: crds.map((crd) => (hasWebhookConversion(crd) ? annotate(crd) : crd)),
     deployment: webhookDeployment(deployment, mode, names, converted),
   };
@@ -132,6 +135,7 @@ export function webhookManifests(
 function selfManagedRbac(
   operator: { name: string; namespace: string },
   names: ReturnType<typeof webhookNames>,
+  configurationKinds: string[],
   crds: string[],
 ): Manifest[] {
   const labels = operatorLabels(operator.name);
@@ -141,12 +145,16 @@ function selfManagedRbac(
     { apiGroups: [''], resources: ['secrets'], resourceNames: [names.secret], verbs: ['get', 'update'] },
   ];
   const patchRules: (PolicyRule & { resourceNames?: string[] })[] = [
-    {
-      apiGroups: ['admissionregistration.k8s.io'],
-      resources: ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations'],
-      resourceNames: [names.configuration],
-      verbs: ['get', 'patch'],
-    },
+    ...(configurationKinds.length
+      ? [
+          {
+            apiGroups: ['admissionregistration.k8s.io'],
+            resources: configurationKinds.map((kind) => `${kind.toLowerCase()}s`),
+            resourceNames: [names.configuration],
+            verbs: ['get', 'patch'],
+          },
+        ]
+      : []),
     ...(crds.length
       ? [
           {

@@ -104,8 +104,9 @@ export interface SelfManagedCertificateOptions {
    */
   configurationName?: string;
   /**
-   * CRDs (`<plural>.<group>`) whose `spec.conversion.webhook` caBundle is patched, when their
-   * strategy is Webhook (env WEBHOOK_CONVERSION_CRDS, comma-separated).
+   * More CRDs (`<plural>.<group>`) whose `spec.conversion.webhook` caBundle is patched, when
+   * their strategy is Webhook, beyond those of the `@Conversion` classes, which always are
+   * (env WEBHOOK_CONVERSION_CRDS, comma-separated).
    */
   conversionCustomResourceDefinitions?: string[];
   /** Serving certificate lifetime (default one year), renewed when a third of it is left. */

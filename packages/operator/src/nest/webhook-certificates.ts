@@ -28,6 +28,8 @@ export interface WebhookCertificate {
 export interface ServedWebhooks {
   validating: boolean;
   mutating: boolean;
+  /** CRDs (`<plural>.<group>`) of the kinds it converts. */
+  conversions: string[];
 }
 
 /** The certificate as the options say; self-managed reads or creates its Secret first (bounded wait for the API server). */
@@ -46,10 +48,9 @@ export async function webhookCertificate(
   const targets: CaBundleTarget[] = [
     ...(served.validating ? [{ kind: 'ValidatingWebhookConfiguration' as const, name: configuration }] : []),
     ...(served.mutating ? [{ kind: 'MutatingWebhookConfiguration' as const, name: configuration }] : []),
-    ...(selfManaged.conversionCustomResourceDefinitions ?? []).map((name) => ({
-      kind: 'CustomResourceDefinition' as const,
-      name,
-    })),
+    ...[...new Set([...served.conversions, ...(selfManaged.conversionCustomResourceDefinitions ?? [])])].map(
+      (name) => ({ kind: 'CustomResourceDefinition' as const, name }),
+    ),
   ];
   const log = runtimeLogger('WebhookCertificate');
   const certificates = new SelfManagedCertificates({

@@ -76,12 +76,14 @@ export class WebhookServer implements OnModuleInit, OnApplicationShutdown {
 
   async onModuleInit(): Promise<void> {
     for (const webhook of this.explorer.explore()) this.addRoutes(webhook);
-    this.addConversions(this.explorer.exploreConversions());
+    const conversions = this.explorer.exploreConversions();
+    this.addConversions(conversions);
     const options = this.options.webhooks ?? {};
     if (this.routes.size === 0 || options.port === 0) return;
     const served = {
       validating: this.paths.some((path) => path.startsWith('/validate-')),
       mutating: this.paths.some((path) => path.startsWith('/mutate-')),
+      conversions: conversions.map((conversion) => conversion.crdName),
     };
     const certificate = await webhookCertificate(options, served, this.transport, this.options.namespace);
     this.certificate = certificate;
