@@ -4,6 +4,10 @@
 // A small CA too, as envtest's tinyca, for webhooks the API server calls in tests.
 // node:crypto makes keys and signatures but no certificates, and the openssl binary is
 // absent from distroless images, so the certificate is written here: a few DER values.
+// Measured against @peculiar/x509 2.2.0 (21 packages, 5 MB): its import costs 130-380 ms and
+// 21 MiB of RSS, a CA and leaf 14-25 ms, where this is 7 MiB (4 of them node:crypto's) and
+// 1-2.5 ms; node-forge signs with RSA only. Tests check the output with OpenSSL's parser
+// (X509Certificate) and kube-apiserver's Go verifier.
 import {
   createHash,
   createPrivateKey,
