@@ -11,6 +11,7 @@ import { KubeApiError, OperatorModule, customResourceDefinition, webhookConfigur
 import { TestEnvironment, waitFor, type LocalWebhooks } from '@nestor/testing';
 import { QUOTA_CONFIGMAP } from './memcached-quota.js';
 import { MemcachedWebhookModule } from './memcached-webhook.module.js';
+import { MemcachedV1beta1 } from './memcached-v1beta1.resource.js';
 import { Memcached } from './memcached.resource.js';
 import { MemcachedWebhook } from './memcached.webhook.js';
 
@@ -49,7 +50,9 @@ async function refusal(call: Promise<unknown>): Promise<{ status: number; messag
 }
 
 before(async () => {
-  env = await TestEnvironment.start({ crds: [customResourceDefinition(Memcached)] });
+  // Both versions, as memcached.e2e.test.ts installs it: on a shared control plane the last
+  // CRD applied wins, and a v1alpha1-only one would stop v1beta1 being served to that file.
+  env = await TestEnvironment.start({ crds: [customResourceDefinition(Memcached, MemcachedV1beta1)] });
   ns = await env.createNamespace('memcached-quota');
   const suffix = randomBytes(3).toString('hex');
   // Only this file's namespaces: another test's Memcacheds never reach this webhook.
