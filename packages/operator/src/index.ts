@@ -122,7 +122,12 @@ export {
   type SelfManagedCertificatesOptions,
   type ServingPair,
 } from './webhooks/self-managed-certificates.js';
-export { injectCaBundle, type CaBundleTarget, type InjectionResult } from './webhooks/ca-bundle-injection.js';
+export {
+  injectCaBundle,
+  type CaBundleTarget,
+  type InjectionResult,
+  type ApiTransport,
+} from './webhooks/ca-bundle-injection.js';
 export {
   renewedCertificateSecret,
   type CertificateSecretData,
@@ -177,6 +182,8 @@ export {
   webhookNames,
   type WebhookCertificates,
   type WebhookManifestOptions,
+  type WebhookManifests,
+  type WebhookConfigurationManifest,
 } from './manifests/webhook-manifests.js';
 export { yamlDocuments, GENERATED_NOTICE } from './manifests/yaml-documents.js';
 

@@ -28,7 +28,7 @@ export const WEBHOOK_PORT = 9443;
 export interface WebhookManifestOptions {
   /**
    * The Validating and MutatingWebhookConfigurations (webhookConfigurationsOf the app's
-   * @Webhook classes, named `webhookNames(name).configuration`, pointing at its Service).
+   * `@Webhook` classes, named `webhookNames(name).configuration`, pointing at its Service).
    */
   configurations: readonly WebhookConfigurationManifest[];
   /** Default 'cert-manager', as kubebuilder. */
