@@ -7,7 +7,7 @@ import { ListWatcher } from './list-watcher.js';
 export type WatchEvent<T> = { type: 'ADDED' | 'MODIFIED' | 'DELETED'; object: T } | { type: 'SYNCED' };
 
 /** The part of the Transport a watch uses. */
-export type WatchTransport = Pick<Transport, 'json' | 'stream'>;
+export type WatchTransport = Pick<Transport, 'json' | 'stream'> & Partial<Pick<Transport, 'request' | 'protobuf'>>;
 
 /** Health of one watch; the caller passes the object in and reads it (metrics, health checks). */
 export interface WatchStats {
