@@ -64,7 +64,17 @@ export async function* listPages<T>(
   if (options.signal?.aborted) forward();
   options.signal?.addEventListener('abort', forward, { once: true });
   const fetch = (continueToken: string | undefined) => {
-    const request = { query: { ...options.query, limit, continue: continueToken }, signal: abort.signal };
+    // A continue token carries its resourceVersion: the server refuses both.
+    const query = continueToken
+      ? {
+          ...options.query,
+          resourceVersion: undefined,
+          resourceVersionMatch: undefined,
+          limit,
+          continue: continueToken,
+        }
+      : { ...options.query, limit };
+    const request = { query, signal: abort.signal };
     const page = schema
       ? fetchProtobuf<T>(transport as Pick<Transport, 'request'>, path, request, schema)
       : transport.json<KubeList<T>>('GET', path, request);

@@ -172,8 +172,11 @@ export class ListWatcher<T extends KubeObject> {
   private async list(): Promise<void> {
     let pass = this.beginSync();
     let resourceVersion = '';
+    // The first sync from the watch cache (as client-go's reflector); a relist after 410
+    // Gone must not go back in time: a consistent read.
+    const fromCache = this.syncs === 0 && (this.options.firstListFromCache ?? true);
     const pages = listPages<KubeObject>(this.transport, this.path, {
-      query: this.selectors,
+      query: fromCache ? { ...this.selectors, resourceVersion: '0' } : this.selectors,
       pageSize: this.options.pageSize ?? 500,
       signal: this.signal,
       // The continue token outlived etcd's compaction: the list starts again.
