@@ -6,6 +6,7 @@ export {
   type Query,
   type RequestOptions,
   type StreamOptions,
+  type StreamedTransportResponse,
   type TransportOptions,
   type TransportResponse,
 } from './transport.js';
@@ -25,6 +26,7 @@ export {
   PROTOBUF_WATCH_ACCEPT,
 } from './protobuf/envelope.js';
 export { ProtobufWatchDecoder, type DecodedWatchEvent } from './protobuf/watch-frames.js';
+export { ProtobufListDecoder } from './protobuf/list-stream.js';
 export { ProtobufDecodeError } from './protobuf/wire-reader.js';
 export { servedResources, whyNotServed } from './discovery.js';
 export {

@@ -1,5 +1,6 @@
 import { KubeApiError } from './errors.js';
-import { decodeList, errorBody, isProtobuf, PROTOBUF_ACCEPT } from './protobuf/envelope.js';
+import { errorBody, isProtobuf, PROTOBUF_ACCEPT } from './protobuf/envelope.js';
+import { ProtobufListDecoder } from './protobuf/list-stream.js';
 import { loadProtobufSchema, type ProtobufSchema } from './protobuf/schema.js';
 import type { Query, Transport } from './transport.js';
 
@@ -37,8 +38,8 @@ interface KubeList<T> {
   items: T[] | null;
 }
 
-/** What listPages needs of a Transport: `request` and `protobuf` only for protobuf. */
-export type ListTransport = Pick<Transport, 'json'> & Partial<Pick<Transport, 'request' | 'protobuf'>>;
+/** What listPages needs of a Transport: `requestStreamed` and `protobuf` only for protobuf. */
+export type ListTransport = Pick<Transport, 'json'> & Partial<Pick<Transport, 'requestStreamed' | 'protobuf'>>;
 
 /**
  * A paginated LIST as its pages, following continue tokens. The next page is requested as
@@ -54,7 +55,7 @@ export async function* listPages<T>(
 ): AsyncGenerator<ListPage<T>> {
   const limit = options.pageSize ?? 500;
   let schema: ProtobufSchema | undefined;
-  if (options.protobuf && transport.protobuf && transport.request) {
+  if (options.protobuf && transport.protobuf && transport.requestStreamed) {
     schema = await loadProtobufSchema();
     if (options.dropManagedFields) schema = schema.withoutManagedFields();
   }
@@ -76,7 +77,7 @@ export async function* listPages<T>(
       : { ...options.query, limit };
     const request = { query, signal: abort.signal };
     const page = schema
-      ? fetchProtobuf<T>(transport as Pick<Transport, 'request'>, path, request, schema)
+      ? fetchProtobuf<T>(transport as Pick<Transport, 'requestStreamed'>, path, request, schema)
       : transport.json<KubeList<T>>('GET', path, request);
     // Awaited later; until then a failure must not count as unhandled.
     page.catch(() => {});
@@ -108,23 +109,32 @@ export async function* listPages<T>(
   }
 }
 
-/** One page asked for in protobuf: decoded from protobuf, or parsed if the server answered JSON. */
+/**
+ * One page asked for in protobuf: decoded item by item as the body arrives (a page from the
+ * watch cache holds the whole list), or parsed if the server answered JSON.
+ */
 async function fetchProtobuf<T>(
-  transport: Pick<Transport, 'request'>,
+  transport: Pick<Transport, 'requestStreamed'>,
   path: string,
   request: { query: Query; signal: AbortSignal },
   schema: ProtobufSchema,
 ): Promise<KubeList<T>> {
-  const { status, headers, body } = await transport.request('GET', path, { ...request, accept: PROTOBUF_ACCEPT });
-  const contentType = headers['content-type'];
-  if (status >= 400) {
-    throw KubeApiError.fromResponse(
-      { method: 'GET', path },
-      status,
-      errorBody(body, contentType, schema),
-      headers['retry-after'],
-    );
+  const response = await transport.requestStreamed('GET', path, { ...request, accept: PROTOBUF_ACCEPT });
+  try {
+    const contentType = response.headers['content-type'];
+    if (response.status >= 400) {
+      const body = errorBody(await response.readBody(), contentType, schema);
+      throw KubeApiError.fromResponse({ method: 'GET', path }, response.status, body, response.headers['retry-after']);
+    }
+    if (!isProtobuf(contentType)) return JSON.parse((await response.readBody()).toString('utf8')) as KubeList<T>;
+    const decoder = new ProtobufListDecoder<T>(schema);
+    const items: T[] = [];
+    for await (const chunk of response.chunks) {
+      for (const item of decoder.write(chunk)) items.push(item);
+    }
+    decoder.end();
+    return { metadata: decoder.metadata, items };
+  } finally {
+    response.release();
   }
-  if (isProtobuf(contentType)) return decodeList<T>(schema, body);
-  return JSON.parse(body.toString('utf8')) as KubeList<T>;
 }

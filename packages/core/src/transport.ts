@@ -48,6 +48,17 @@ export interface TransportResponse {
   body: Buffer;
 }
 
+/** A response whose body is read as it arrives (requestStreamed). */
+export interface StreamedTransportResponse {
+  status: number;
+  headers: IncomingHttpHeaders;
+  /** The body's chunks; a broken connection throws a KubeApiError. Read it, or readBody(), once. */
+  chunks: AsyncIterable<Buffer>;
+  readBody(): Promise<Buffer>;
+  /** Ends the exchange (frees the connection, or cuts what is left of the body). Always call it. */
+  release(): void;
+}
+
 /** A streamed response as the line decoder reads it, over HTTP/1.1 or HTTP/2. */
 interface StreamedResponse {
   /** Status, Retry-After and Content-Type, once the head arrived (rejects when no answer came). */
@@ -184,6 +195,66 @@ export class Transport {
     } finally {
       clearDeadline(req);
     }
+  }
+
+  /**
+   * One request whose body is handed over as it arrives, for a large answer (a LIST served
+   * in one page) decoded without being held whole. The deadline covers the whole body.
+   */
+  async requestStreamed(
+    method: string,
+    path: string,
+    options: RequestOptions = {},
+  ): Promise<StreamedTransportResponse> {
+    this.stats.requests++;
+    const timeoutMs = options.timeoutMs ?? this.options.requestTimeoutMs ?? 60_000;
+    const failed = { method, path };
+    const fail = (error: unknown, fired: Error | undefined) => this.failure(failed, error, options.signal, fired);
+    const exchange = this.sessions && (await this.openHttp2(method, path, options, failed, timeoutMs));
+    if (exchange) {
+      const head = await exchange.response.catch((error: unknown) => {
+        exchange.clear();
+        throw fail(error, exchange.fired);
+      });
+      const stream = exchange.stream!;
+      return {
+        status: Number(head[':status']),
+        headers: head,
+        chunks: (async function* () {
+          try {
+            for await (const chunk of stream) {
+              exchange.read();
+              yield chunk as Buffer;
+            }
+          } catch (error) {
+            throw fail(error, exchange.fired);
+          }
+        })(),
+        readBody: () => exchange.readBody().catch((error: unknown) => Promise.reject(fail(error, exchange.fired))),
+        release: () => {
+          exchange.clear();
+          exchange.cut();
+        },
+      };
+    }
+    const { res, req } = await this.open(method, path, options, this.requestAgent, failed, timeoutMs);
+    return {
+      status: res.statusCode ?? 0,
+      headers: res.headers,
+      chunks: (async function* () {
+        try {
+          for await (const chunk of res) yield chunk as Buffer;
+          if (!res.complete) throw new Error('the connection closed before the response was complete');
+        } catch (error) {
+          throw fail(error, deadlines.get(req)?.fired);
+        }
+      })(),
+      readBody: () => readBody(res).catch((error: unknown) => Promise.reject(fail(error, deadlines.get(req)?.fired))),
+      release: () => {
+        clearDeadline(req);
+        if (!res.complete) res.destroy();
+      },
+    };
   }
 
   /** A request whose JSON answer is returned; a status >= 400 throws a KubeApiError. */

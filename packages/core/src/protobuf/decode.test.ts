@@ -3,6 +3,7 @@ import { before, describe, it } from 'node:test';
 import { decodeMessage, formatDuration } from './decode-message.js';
 import { decodeEnveloped, decodeList, errorBody } from './envelope.js';
 import { isBuiltInKind, loadProtobufSchema, ProtobufSchema } from './schema.js';
+import { ProtobufListDecoder } from './list-stream.js';
 import { ProtobufWatchDecoder } from './watch-frames.js';
 import { ProtobufDecodeError, WireReader } from './wire-reader.js';
 
@@ -337,6 +338,45 @@ describe('the generated table', () => {
         },
       ],
     });
+  });
+
+  it('decodes a list item by item as its body arrives, wherever the chunks are cut', () => {
+    const item = (name: string) => msg(2, msg(1, str(1, name)), entry(2, 'k', str(2, 'v'.repeat(40))));
+    const body = envelope('v1', 'ConfigMapList', [...msg(1, str(2, '43')), ...item('a'), ...item('b'), ...item('c')]);
+    const whole = decodeList(schema, body);
+    const decode = (cuts: number[]) => {
+      const decoder = new ProtobufListDecoder(schema);
+      const items: unknown[] = [];
+      let start = 0;
+      for (const cut of [...cuts, body.length]) {
+        items.push(...decoder.write(body.subarray(start, cut)));
+        start = cut;
+      }
+      decoder.end();
+      return { metadata: decoder.metadata, items };
+    };
+    for (let cut = 0; cut <= body.length; cut++) {
+      assert.deepStrictEqual(decode([cut]), { metadata: whole.metadata, items: whole.items }, `cut at ${cut}`);
+    }
+    const oneByOne = decode(Array.from({ length: body.length }, (_, i) => i));
+    assert.deepStrictEqual(oneByOne.items, whole.items);
+    // Items come out as soon as they are complete.
+    const decoder = new ProtobufListDecoder(schema);
+    assert.equal(decoder.write(body.subarray(0, body.length - 10)).length, 2, 'two items before the third is in');
+    // (The last 2 bytes are the envelope's contentEncoding, after the list.)
+    for (let cut = 0; cut < body.length - 2; cut++) {
+      const truncated = new ProtobufListDecoder(schema);
+      truncated.write(body.subarray(0, cut));
+      assert.throws(() => truncated.end(), /the LIST body ended before the list did/, `cut at ${cut}`);
+    }
+    assert.throws(
+      () => new ProtobufListDecoder(schema).write(Buffer.from('{"items":[]}')),
+      /does not start with "k8s\\0"/,
+    );
+    assert.throws(
+      () => new ProtobufListDecoder(schema).write(envelope('v1', 'Nothing', [])),
+      /no protobuf schema for the list v1 Nothing/,
+    );
   });
 
   it('leaves managedFields undecoded when asked', () => {

@@ -172,9 +172,14 @@ export class ListWatcher<T extends KubeObject> {
   private async list(): Promise<void> {
     let pass = this.beginSync();
     let resourceVersion = '';
-    // The first sync from the watch cache (as client-go's reflector); a relist after 410
-    // Gone must not go back in time: a consistent read.
-    const fromCache = this.syncs === 0 && (this.options.firstListFromCache ?? true);
+    // The first sync from the watch cache (as client-go's reflector), in one page: only in
+    // protobuf, decoded as it arrives (a JSON page that size is held whole). A relist after
+    // 410 Gone must not go back in time: a consistent read.
+    const fromCache =
+      this.syncs === 0 &&
+      this.protobuf &&
+      this.transport.protobuf === true &&
+      (this.options.firstListFromCache ?? true);
     const pages = listPages<KubeObject>(this.transport, this.path, {
       query: fromCache ? { ...this.selectors, resourceVersion: '0' } : this.selectors,
       pageSize: this.options.pageSize ?? 500,

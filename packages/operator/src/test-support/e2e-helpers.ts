@@ -1,7 +1,7 @@
 // Helpers for end-to-end tests of the watch and the informer against a real API server.
 import type { ApiClient } from '@nestor/testing';
 export { parallel } from '@nestor/testing';
-import type { Query, RequestOptions, StreamOptions, TransportResponse } from '@nestor/core';
+import type { Query, RequestOptions, StreamOptions, StreamedTransportResponse } from '@nestor/core';
 import type { WatchTransport } from '../runtime/watch.js';
 
 export function configMapsPath(namespace: string, name = ''): string {
@@ -60,8 +60,8 @@ export class GatedTransport implements WatchTransport {
     return this.inner.protobuf;
   }
 
-  request(method: string, path: string, options?: RequestOptions): Promise<TransportResponse> {
-    return this.inner.request!(method, path, options);
+  requestStreamed(method: string, path: string, options?: RequestOptions): Promise<StreamedTransportResponse> {
+    return this.inner.requestStreamed!(method, path, options);
   }
 
   stream<T = unknown>(path: string, query?: Query, signal?: AbortSignal, options?: StreamOptions): AsyncIterable<T> {
