@@ -1,12 +1,17 @@
 #!/usr/bin/env node
 // What the wire format of a paginated LIST costs, JSON against protobuf, on the real API server.
 //   npm run build && node bench/micro/list-wire-format.mjs [objects=50000] [reps=3] [--save DIR]
+//   VARIANTS=json,protobuf,protobuf-rv0,protobuf-rv0-notolder,protobuf-rv-notolder  which LISTs
+//   (default the first three); NO_STREAM=1 skips the watch-stream runs
 // Creates the ConfigMaps (~1 KiB of JSON each), then lists them in pages of 500 (as the
 // informer does), alternating the two formats: wall time, kube-apiserver's and etcd's CPU
 // (/proc/<pid>/stat), this process's CPU, bytes. Then decodes the pages of the last round:
-// JSON.parse against Nestor's protobuf decoder. --save keeps the pages for offline runs.
+// JSON.parse against Nestor's protobuf decoder. --save keeps the pages for offline runs
+// (frames of a 4-byte length and the body, one file per format). Also the same state as a
+// watch stream with sendInitialEvents (WatchList), JSON lines against protobuf frames, decoded.
 import { readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Transport } from '@nestor/core';
@@ -21,6 +26,9 @@ const reps = Number(args[1] ?? 3);
 const FORMATS = {
   json: 'application/json',
   protobuf: 'application/vnd.kubernetes.protobuf, application/json',
+  'protobuf-rv0': 'application/vnd.kubernetes.protobuf, application/json',
+  'protobuf-rv0-notolder': 'application/vnd.kubernetes.protobuf, application/json',
+  'protobuf-rv-notolder': 'application/vnd.kubernetes.protobuf, application/json',
 };
 
 const TICK_MS = 10; // USER_HZ = 100 on Linux
@@ -56,11 +64,23 @@ try {
   );
   console.error(`created ${count} ConfigMaps in ${Math.round(performance.now() - createStarted)} ms`);
 
-  const listAll = async (accept) => {
+  const listAll = async (format) => {
     const pages = [];
+    const accept = FORMATS[format];
+    // protobuf-rv0: the first page at resourceVersion 0 (any version the watch cache has, as
+    // client-go's reflector lists when it does not stream), not a consistent read.
+    let first = {};
+    if (format === 'protobuf-rv0') first = { resourceVersion: '0' };
+    if (format === 'protobuf-rv0-notolder') first = { resourceVersion: '0', resourceVersionMatch: 'NotOlderThan' };
+    if (format === 'protobuf-rv-notolder') {
+      // The current resourceVersion (a LIST of one), then pages not older than it.
+      const one = await transport.json('GET', path, { query: { limit: 1 } });
+      first = { resourceVersion: one.metadata.resourceVersion, resourceVersionMatch: 'NotOlderThan' };
+    }
     let token;
     do {
-      const res = await transport.request('GET', path, { query: { limit: 500, continue: token }, accept });
+      const query = token ? { limit: 500, continue: token } : { limit: 500, ...first };
+      const res = await transport.request('GET', path, { query, accept });
       if (res.status !== 200) throw new Error(`LIST answered ${res.status}: ${res.body.toString().slice(0, 300)}`);
       pages.push({ contentType: res.headers['content-type'], body: res.body });
       token = continueOf(res.body, res.headers['content-type']);
@@ -68,17 +88,50 @@ try {
     return pages;
   };
 
-  const runs = { json: [], protobuf: [] };
+  /** The state as one watch stream (WatchList, as client-go syncs): events until the initial-events-end bookmark. */
+  const streamAll = async (protobuf) => {
+    const abort = new AbortController();
+    const query = {
+      watch: true,
+      sendInitialEvents: true,
+      resourceVersionMatch: 'NotOlderThan',
+      allowWatchBookmarks: true,
+    };
+    let events = 0;
+    for await (const event of transport.stream(path, query, abort.signal, { protobuf, dropManagedFields: true })) {
+      if (event.type === 'BOOKMARK') break;
+      events++;
+    }
+    return events;
+  };
+  const streamRuns = { json: [], protobuf: [] };
+  for (let rep = 0; rep < (process.env.NO_STREAM ? 0 : reps + 1); rep++) {
+    for (const format of rep % 2 ? ['protobuf', 'json'] : ['json', 'protobuf']) {
+      const before = { api: procCpuMs(apiServerPid), self: selfCpuMs(), at: performance.now() };
+      const events = await streamAll(format === 'protobuf');
+      const run = {
+        wallMs: Math.round(performance.now() - before.at),
+        apiServerCpuMs: procCpuMs(apiServerPid) - before.api,
+        clientCpuMs: Math.round(selfCpuMs() - before.self),
+        events,
+      };
+      if (rep > 0) streamRuns[format].push(run);
+      console.error('stream', format, JSON.stringify(run));
+    }
+  }
+
+  const variants = (process.env.VARIANTS ?? 'json,protobuf,protobuf-rv0').split(',');
+  const runs = Object.fromEntries(variants.map((v) => [v, []]));
   let last = {};
   for (let rep = 0; rep < reps + 1; rep++) {
-    for (const format of rep % 2 ? ['protobuf', 'json'] : ['json', 'protobuf']) {
+    for (const format of rep % 2 ? [...variants].reverse() : variants) {
       const before = {
         api: procCpuMs(apiServerPid),
         etcd: procCpuMs(etcdPid),
         self: selfCpuMs(),
         at: performance.now(),
       };
-      const pages = await listAll(FORMATS[format]);
+      const pages = await listAll(format);
       const run = {
         wallMs: Math.round(performance.now() - before.at),
         apiServerCpuMs: procCpuMs(apiServerPid) - before.api,
@@ -90,7 +143,7 @@ try {
       };
       if (rep > 0) runs[format].push(run); // the first round warms the API server's caches
       console.error(format, JSON.stringify(run));
-      last[format] = pages;
+      if (format === 'json' || format === 'protobuf') last[format] = pages;
     }
   }
   if (saveDir) {
@@ -99,7 +152,7 @@ try {
       await writeFile(join(saveDir, `${format}.bin`), framePages(last[format]));
     }
   }
-  const decode = await decodeTimes(last);
+  const decode = last.json && last.protobuf ? await decodeTimes(last) : undefined;
   const mean = (list, key) => Math.round(list.reduce((n, r) => n + r[key], 0) / list.length);
   const summary = Object.fromEntries(
     Object.entries(runs).map(([format, list]) => [
@@ -112,11 +165,38 @@ try {
         clientCpuMs: mean(list, 'clientCpuMs'),
         bytes: list[0].bytes,
         contentType: list[0].contentType,
-        decodeMs: decode[format],
       },
     ]),
   );
-  console.log(JSON.stringify({ node: process.version, objects: count, pageSize: 500, runs, summary }, null, 2));
+  const streamSummary = Object.fromEntries(
+    Object.entries(streamRuns).map(([format, list]) => [
+      format,
+      {
+        runs: list.length,
+        wallMs: mean(list, 'wallMs'),
+        apiServerCpuMs: mean(list, 'apiServerCpuMs'),
+        clientCpuMs: mean(list, 'clientCpuMs'),
+      },
+    ]),
+  );
+  const load = os.loadavg().map((n) => n.toFixed(2));
+  console.log(
+    JSON.stringify(
+      {
+        node: process.version,
+        objects: count,
+        pageSize: 500,
+        load,
+        runs,
+        summary,
+        decodeMs: decode,
+        streamRuns,
+        streamSummary,
+      },
+      null,
+      2,
+    ),
+  );
   transport.close();
 } finally {
   await env.stop();
@@ -185,11 +265,13 @@ async function decodeTimes(pages) {
     times.sort((a, b) => a - b);
     return Math.round(times[2]); // median of 5
   };
-  const out = { json: time(() => pages.json.forEach((p) => JSON.parse(p.body.toString('utf8')))) };
   const core = await import('@nestor/core');
-  if (core.loadProtobufSchema) {
-    const schema = await core.loadProtobufSchema();
-    out.protobuf = time(() => pages.protobuf.forEach((p) => core.decodeProtobufList(schema, p.body)));
-  }
-  return out;
+  const schema = await core.loadProtobufSchema();
+  // As the informer decodes: managedFields skipped on the wire (it drops them).
+  const lean = schema.withoutManagedFields();
+  return {
+    json: time(() => pages.json.forEach((p) => JSON.parse(p.body.toString('utf8')))),
+    protobuf: time(() => pages.protobuf.forEach((p) => core.decodeProtobufList(schema, p.body))),
+    protobufWithoutManagedFields: time(() => pages.protobuf.forEach((p) => core.decodeProtobufList(lean, p.body))),
+  };
 }
