@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // CPU, throughput and memory of the watch -> informer path against a real API server.
 //   npm run build && node --expose-gc bench/informer-sync.mjs [objects=5000]
+//   NESTOR_PROTOBUF=false: list and watch in JSON (the default is protobuf for built-in kinds)
 // Creates the ConfigMaps (~1 KiB each) before measuring, then measures in this process:
 //   1. the initial paginated LIST until synced: wall time, CPU, objects/s;
 //   2. heap bytes per cached object (after a full GC);
@@ -59,7 +60,9 @@ try {
   const sample = await setup.request('GET', path(ns, 'cm-0'));
   setup.close();
 
-  const transport = await Transport.fromKubeConfig(env.kubeConfig);
+  const transport = await Transport.fromKubeConfig(env.kubeConfig, {
+    protobuf: process.env.NESTOR_PROTOBUF !== 'false',
+  });
   const cache = new InformerCache(transport);
   const heapBefore = heap();
   const cpuBefore = process.cpuUsage();
@@ -94,6 +97,7 @@ try {
     JSON.stringify(
       {
         node: process.version,
+        protobuf: transport.protobuf,
         objects: count,
         objectJsonBytes: sample.body.length,
         initialSync: {

@@ -45,9 +45,9 @@ import {
 
 const here = dirname(fileURLToPath(import.meta.url));
 const ALL_IMPLS = ['nestor', 'nestor-nest', 'client-node', 'controller-runtime', 'apiserver'];
-/** Run only when named: controller-runtime told to use JSON, not protobuf, for built-in kinds. */
-const OPTIONAL_IMPLS = ['controller-runtime-json'];
-const NODE_IMPLS = ['nestor', 'nestor-nest', 'client-node'];
+/** Run only when named: Nestor and controller-runtime told to use JSON, not protobuf, for built-in kinds. */
+const OPTIONAL_IMPLS = ['nestor-json', 'controller-runtime-json'];
+const NODE_IMPLS = ['nestor', 'nestor-json', 'nestor-nest', 'client-node'];
 const DEFAULT_NODE_FLAGS = OPERATOR_NODE_OPTIONS;
 
 const { values: opts } = parseArgs({

@@ -10,6 +10,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 const NODE_OPERATORS = {
   nestor: join(here, '..', 'operators', 'nestor.mjs'),
   'nestor-nest': join(here, '..', 'operators', 'nestor-nest.mjs'),
+  'nestor-json': join(here, '..', 'operators', 'nestor.mjs'),
   'client-node': join(here, '..', 'operators', 'client-node.mjs'),
   apiserver: join(here, '..', 'operators', 'apiserver.mjs'),
 };
@@ -22,7 +23,7 @@ export function killAllChildren() {
 
 export class OperatorProcess {
   /**
-   * @param impl 'nestor' | 'nestor-nest' | 'client-node' | 'apiserver' | 'controller-runtime' | 'controller-runtime-json'
+   * @param impl 'nestor' | 'nestor-json' | 'nestor-nest' | 'client-node' | 'apiserver' | 'controller-runtime' | 'controller-runtime-json'
    * @param options { kubeconfig, namespace, mode, workers, goBinary, profile (a .cpuprofile path; Node only), nodeFlags (Node only),
    *   script (the Node program instead of bench/operators/<impl>.mjs), extraArgs }
    */
@@ -55,6 +56,8 @@ export class OperatorProcess {
         ['--expose-gc', ...(options.nodeFlags ?? []), options.script ?? NODE_OPERATORS[impl], ...args],
         {
           stdio: ['pipe', 'pipe', 'pipe'],
+          // nestor-json: Nestor with protobuf off (JSON for built-in kinds too).
+          env: impl === 'nestor-json' ? { ...process.env, NESTOR_PROTOBUF: 'false' } : process.env,
         },
       );
     }

@@ -4,6 +4,7 @@ import { mean, stddev } from './common.mjs';
 
 export const IMPL_LABELS = {
   nestor: 'Nestor',
+  'nestor-json': 'Nestor, JSON',
   'nestor-nest': 'Nestor in a Nest app',
   'client-node': 'client-node informer',
   'controller-runtime': 'controller-runtime (Go)',
@@ -60,6 +61,7 @@ export function renderTables(doc) {
   const groups = doc.summary;
   const implOrder = [
     'nestor',
+    'nestor-json',
     'nestor-nest',
     'client-node',
     'controller-runtime',

@@ -8,6 +8,7 @@ import { Recorder, args, fail, onCommands, onSyncCommands, send } from './protoc
 
 // NESTOR_OPERATOR_DIST=path/to/dist runs another build of @nestor/operator (before/after comparisons).
 // NESTOR_STREAMING_LIST=true syncs by a streamed list (WatchList) where the API server offers it.
+// NESTOR_PROTOBUF=false lists and watches built-in kinds in JSON (bench/run.mjs --impls nestor-json).
 const dist = process.env.NESTOR_OPERATOR_DIST;
 const { ClusterConfig, ConfigMap, InformerCache, KindRegistry, KubeClient, Manager, Transport, generationChanged } =
   await import(dist ? pathToFileURL(`${dist}/runtime/index.js`).href : '@nestor/operator/runtime');
@@ -15,7 +16,9 @@ const { ClusterConfig, ConfigMap, InformerCache, KindRegistry, KubeClient, Manag
 const importedMs = performance.now();
 
 const { kubeconfig, namespace, mode, workers } = args();
-const transport = await Transport.fromKubeConfig(ClusterConfig.fromFile(kubeconfig));
+const transport = await Transport.fromKubeConfig(ClusterConfig.fromFile(kubeconfig), {
+  protobuf: process.env.NESTOR_PROTOBUF !== 'false',
+});
 send({ ev: 'hello', pid: process.pid, runtime: process.version });
 
 if (mode === 'sync') {

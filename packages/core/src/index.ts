@@ -5,6 +5,8 @@ export {
   Transport,
   type Query,
   type RequestOptions,
+  type StreamOptions,
+  type StreamedTransportResponse,
   type TransportOptions,
   type TransportResponse,
 } from './transport.js';
@@ -13,7 +15,26 @@ export { JsonLineDecoder } from './json-lines.js';
 export { ClusterConfig, type KubeConfigSource } from './cluster-config.js';
 export { loadKubeConfig, type KubeConfigSearch } from './load-kube-config.js';
 export { Connectivity, isUnreachable, type ConnectivityListener } from './connectivity.js';
-export { listPages, type ListPage, type ListPagesOptions } from './list-pages.js';
+export { listPages, type ListPage, type ListPagesOptions, type ListTransport } from './list-pages.js';
+export {
+  isBuiltInKind,
+  loadProtobufSchema,
+  ProtobufSchema,
+  type MessageSpec,
+  type ProtobufSchemaTable,
+  type FieldSpec,
+} from './protobuf/schema.js';
+export {
+  decodeEnveloped,
+  decodeList as decodeProtobufList,
+  type DecodedObject,
+  type DecodedList,
+  PROTOBUF_ACCEPT,
+  PROTOBUF_WATCH_ACCEPT,
+} from './protobuf/envelope.js';
+export { ProtobufWatchDecoder, type DecodedWatchEvent } from './protobuf/watch-frames.js';
+export { ProtobufListDecoder } from './protobuf/list-stream.js';
+export { ProtobufDecodeError } from './protobuf/wire-reader.js';
 export { servedResources, whyNotServed } from './discovery.js';
 export {
   installCustomResourceDefinitions,

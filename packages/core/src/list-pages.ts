@@ -1,4 +1,7 @@
 import { KubeApiError } from './errors.js';
+import { errorBody, isProtobuf, PROTOBUF_ACCEPT } from './protobuf/envelope.js';
+import { ProtobufListDecoder } from './protobuf/list-stream.js';
+import { loadProtobufSchema, type ProtobufSchema } from './protobuf/schema.js';
 import type { Query, Transport } from './transport.js';
 
 /** One page of a paginated LIST. */
@@ -21,12 +24,22 @@ export interface ListPagesOptions {
   signal?: AbortSignal;
   /** Called when the list starts again because its continue token expired. */
   onRestart?: () => void;
+  /**
+   * Ask for protobuf (a built-in kind; never a custom resource), JSON if the server prefers;
+   * both decode to the same objects. Ignored when the transport's `protobuf` option is off.
+   */
+  protobuf?: boolean;
+  /** Protobuf: never decode metadata.managedFields (the informer drops them anyway). */
+  dropManagedFields?: boolean;
 }
 
 interface KubeList<T> {
   metadata?: { resourceVersion?: string; continue?: string };
-  items: T[];
+  items: T[] | null;
 }
+
+/** What listPages needs of a Transport: `requestStreamed` and `protobuf` only for protobuf. */
+export type ListTransport = Pick<Transport, 'json'> & Partial<Pick<Transport, 'requestStreamed' | 'protobuf'>>;
 
 /**
  * A paginated LIST as its pages, following continue tokens. The next page is requested as
@@ -36,21 +49,36 @@ interface KubeList<T> {
  * client-go's pager falls back to a full list.
  */
 export async function* listPages<T>(
-  transport: Pick<Transport, 'json'>,
+  transport: ListTransport,
   path: string,
   options: ListPagesOptions = {},
 ): AsyncGenerator<ListPage<T>> {
   const limit = options.pageSize ?? 500;
+  let schema: ProtobufSchema | undefined;
+  if (options.protobuf && transport.protobuf && transport.requestStreamed) {
+    schema = await loadProtobufSchema();
+    if (options.dropManagedFields) schema = schema.withoutManagedFields();
+  }
   // Ends the request read ahead when the caller stops early (break, throw, abort).
   const abort = new AbortController();
   const forward = () => abort.abort(options.signal?.reason);
   if (options.signal?.aborted) forward();
   options.signal?.addEventListener('abort', forward, { once: true });
   const fetch = (continueToken: string | undefined) => {
-    const page = transport.json<KubeList<T>>('GET', path, {
-      query: { ...options.query, limit, continue: continueToken },
-      signal: abort.signal,
-    });
+    // A continue token carries its resourceVersion: the server refuses both.
+    const query = continueToken
+      ? {
+          ...options.query,
+          resourceVersion: undefined,
+          resourceVersionMatch: undefined,
+          limit,
+          continue: continueToken,
+        }
+      : { ...options.query, limit };
+    const request = { query, signal: abort.signal };
+    const page = schema
+      ? fetchProtobuf<T>(transport as Pick<Transport, 'requestStreamed'>, path, request, schema)
+      : transport.json<KubeList<T>>('GET', path, request);
     // Awaited later; until then a failure must not count as unhandled.
     page.catch(() => {});
     return { page, continueToken };
@@ -71,12 +99,42 @@ export async function* listPages<T>(
       }
       const continueToken = page.metadata?.continue || undefined;
       if (continueToken) next = fetch(continueToken);
-      yield { items: page.items, resourceVersion: page.metadata?.resourceVersion, restarted };
+      yield { items: page.items ?? [], resourceVersion: page.metadata?.resourceVersion, restarted };
       restarted = false;
       if (!continueToken) return;
     }
   } finally {
     options.signal?.removeEventListener('abort', forward);
     abort.abort(new Error('the list was not read to its end'));
+  }
+}
+
+/**
+ * One page asked for in protobuf: decoded item by item as the body arrives (a page from the
+ * watch cache holds the whole list), or parsed if the server answered JSON.
+ */
+async function fetchProtobuf<T>(
+  transport: Pick<Transport, 'requestStreamed'>,
+  path: string,
+  request: { query: Query; signal: AbortSignal },
+  schema: ProtobufSchema,
+): Promise<KubeList<T>> {
+  const response = await transport.requestStreamed('GET', path, { ...request, accept: PROTOBUF_ACCEPT });
+  try {
+    const contentType = response.headers['content-type'];
+    if (response.status >= 400) {
+      const body = errorBody(await response.readBody(), contentType, schema);
+      throw KubeApiError.fromResponse({ method: 'GET', path }, response.status, body, response.headers['retry-after']);
+    }
+    if (!isProtobuf(contentType)) return JSON.parse((await response.readBody()).toString('utf8')) as KubeList<T>;
+    const decoder = new ProtobufListDecoder<T>(schema);
+    const items: T[] = [];
+    for await (const chunk of response.chunks) {
+      for (const item of decoder.write(chunk)) items.push(item);
+    }
+    decoder.end();
+    return { metadata: decoder.metadata, items };
+  } finally {
+    response.release();
   }
 }

@@ -11,6 +11,10 @@ import { JsonLineDecoder } from './json-lines.js';
 import { Http2Exchange } from './http2-exchange.js';
 import { DEFAULT_HTTP2_PING_TIMEOUT_MS, DEFAULT_HTTP2_READ_IDLE_MS } from './http2-liveness.js';
 import { Http2Sessions } from './http2-sessions.js';
+import { errorBody, isProtobuf, PROTOBUF_WATCH_ACCEPT } from './protobuf/envelope.js';
+import { loadProtobufSchema, type ProtobufSchema } from './protobuf/schema.js';
+import { ProtobufWatchDecoder } from './protobuf/watch-frames.js';
+import { ProtobufDecodeError } from './protobuf/wire-reader.js';
 
 export type Query = Record<string, string | number | boolean | undefined>;
 
@@ -20,9 +24,22 @@ export interface RequestOptions {
   body?: unknown;
   /** Content type of the body (default application/json). */
   contentType?: string;
+  /** The Accept header (default application/json). */
+  accept?: string;
   signal?: AbortSignal;
   /** Deadline for the whole exchange, body included (default: the transport's requestTimeoutMs). */
   timeoutMs?: number;
+}
+
+/** How a watch stream is asked for and decoded. */
+export interface StreamOptions {
+  /**
+   * Ask for protobuf (a built-in kind; never a custom resource), JSON if the server prefers.
+   * Ignored when the transport's `protobuf` option is off.
+   */
+  protobuf?: boolean;
+  /** Protobuf: never decode metadata.managedFields (the informer drops them anyway). */
+  dropManagedFields?: boolean;
 }
 
 export interface TransportResponse {
@@ -31,10 +48,21 @@ export interface TransportResponse {
   body: Buffer;
 }
 
+/** A response whose body is read as it arrives (requestStreamed). */
+export interface StreamedTransportResponse {
+  status: number;
+  headers: IncomingHttpHeaders;
+  /** The body's chunks; a broken connection throws a KubeApiError. Read it, or readBody(), once. */
+  chunks: AsyncIterable<Buffer>;
+  readBody(): Promise<Buffer>;
+  /** Ends the exchange (frees the connection, or cuts what is left of the body). Always call it. */
+  release(): void;
+}
+
 /** A streamed response as the line decoder reads it, over HTTP/1.1 or HTTP/2. */
 interface StreamedResponse {
-  /** Status and Retry-After, once the head arrived (rejects when no answer came). */
-  head(): Promise<{ status: number; retryAfter: string | string[] | undefined }>;
+  /** Status, Retry-After and Content-Type, once the head arrived (rejects when no answer came). */
+  head(): Promise<{ status: number; retryAfter: string | string[] | undefined; contentType: string | undefined }>;
   body: AsyncIterable<Buffer>;
   readBody(): Promise<Buffer>;
   /** Each chunk read (HTTP/2: the connection is alive). */
@@ -66,6 +94,14 @@ export interface TransportOptions {
   authRefreshMs?: number;
   userAgent?: string;
   logger?: RuntimeLogger;
+  /**
+   * LIST and WATCH built-in kinds (k8s.io/api) in protobuf, as client-go does (default
+   * true): the API server encodes it for about two thirds of the CPU JSON costs it, and
+   * Nestor decodes it faster than JSON.parse (docs/BENCHMARKS.md, "Protobuf"). Objects come
+   * out exactly as their JSON. Custom resources and every write are JSON either way.
+   * False is controller-runtime's `ContentType: "application/json"`: JSON for everything.
+   */
+  protobuf?: boolean;
 }
 
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -86,6 +122,8 @@ export class Transport {
   readonly stats = { requests: 0, watches: 0 };
   /** Whether the API server answers: down on a request with no response, up on any response. */
   readonly connectivity = new Connectivity();
+  /** Built-in kinds are listed and watched in protobuf (TransportOptions.protobuf). */
+  readonly protobuf: boolean;
   private readonly secure: boolean;
   private readonly hostname: string;
   private readonly port: number;
@@ -112,6 +150,7 @@ export class Transport {
     this.port = Number(url.port) || (this.secure ? 443 : 80);
     this.prefix = url.pathname.replace(/\/+$/, '');
     this.log = options.logger ?? silentLogger;
+    this.protobuf = options.protobuf ?? true;
     this.authDueAt = credentials.expiring ? Date.now() + this.refreshMs : Infinity;
     this.useCredentials(credentials);
     this.createAgents();
@@ -158,6 +197,66 @@ export class Transport {
     }
   }
 
+  /**
+   * One request whose body is handed over as it arrives, for a large answer (a LIST served
+   * in one page) decoded without being held whole. The deadline covers the whole body.
+   */
+  async requestStreamed(
+    method: string,
+    path: string,
+    options: RequestOptions = {},
+  ): Promise<StreamedTransportResponse> {
+    this.stats.requests++;
+    const timeoutMs = options.timeoutMs ?? this.options.requestTimeoutMs ?? 60_000;
+    const failed = { method, path };
+    const fail = (error: unknown, fired: Error | undefined) => this.failure(failed, error, options.signal, fired);
+    const exchange = this.sessions && (await this.openHttp2(method, path, options, failed, timeoutMs));
+    if (exchange) {
+      const head = await exchange.response.catch((error: unknown) => {
+        exchange.clear();
+        throw fail(error, exchange.fired);
+      });
+      const stream = exchange.stream!;
+      return {
+        status: Number(head[':status']),
+        headers: head,
+        chunks: (async function* () {
+          try {
+            for await (const chunk of stream) {
+              exchange.read();
+              yield chunk as Buffer;
+            }
+          } catch (error) {
+            throw fail(error, exchange.fired);
+          }
+        })(),
+        readBody: () => exchange.readBody().catch((error: unknown) => Promise.reject(fail(error, exchange.fired))),
+        release: () => {
+          exchange.clear();
+          exchange.cut();
+        },
+      };
+    }
+    const { res, req } = await this.open(method, path, options, this.requestAgent, failed, timeoutMs);
+    return {
+      status: res.statusCode ?? 0,
+      headers: res.headers,
+      chunks: (async function* () {
+        try {
+          for await (const chunk of res) yield chunk as Buffer;
+          if (!res.complete) throw new Error('the connection closed before the response was complete');
+        } catch (error) {
+          throw fail(error, deadlines.get(req)?.fired);
+        }
+      })(),
+      readBody: () => readBody(res).catch((error: unknown) => Promise.reject(fail(error, deadlines.get(req)?.fired))),
+      release: () => {
+        clearDeadline(req);
+        if (!res.complete) res.destroy();
+      },
+    };
+  }
+
   /** A request whose JSON answer is returned; a status >= 400 throws a KubeApiError. */
   async json<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
     const { status, headers, body } = await this.request(method, path, options);
@@ -166,12 +265,19 @@ export class Transport {
   }
 
   /**
-   * A streaming GET (a watch) as its newline-delimited JSON values, parsed as they come off
-   * the socket. Throws a KubeApiError for a status >= 400 or a broken connection; ends when
-   * the server ends the stream. Breaking out of the loop, or `signal`, closes it.
+   * A streaming GET (a watch) as its values, decoded as they come off the socket: JSON
+   * lines, or with `protobuf` the length-prefixed protobuf frames of a built-in kind's watch
+   * (decoded to the same objects), whichever the server answers with. Throws a KubeApiError
+   * for a status >= 400 or a broken connection; ends when the server ends the stream.
+   * Breaking out of the loop, or `signal`, closes it.
    */
-  stream<T = unknown>(path: string, query: Query = {}, signal?: AbortSignal): AsyncIterable<T> {
-    return { [Symbol.asyncIterator]: () => this.lines<T>(path, query, signal) };
+  stream<T = unknown>(
+    path: string,
+    query: Query = {},
+    signal?: AbortSignal,
+    options: StreamOptions = {},
+  ): AsyncIterable<T> {
+    return { [Symbol.asyncIterator]: () => this.lines<T>(path, query, signal, options) };
   }
 
   /** Closes every connection; later calls fail. */
@@ -186,17 +292,35 @@ export class Transport {
     return this.options.authRefreshMs ?? 60_000;
   }
 
-  private async *lines<T>(path: string, query: Query, signal: AbortSignal | undefined): AsyncGenerator<T, void> {
+  private async *lines<T>(
+    path: string,
+    query: Query,
+    signal: AbortSignal | undefined,
+    options: StreamOptions,
+  ): AsyncGenerator<T, void> {
     this.stats.watches++;
     const failed = { method: 'GET', path, watch: query.watch === true || query.watch === 'true' };
-    const exchange =
-      this.sessions && (await this.openHttp2('GET', path, { query, ...(signal ? { signal } : {}) }, failed));
+    let schema: ProtobufSchema | undefined;
+    if (options.protobuf && this.protobuf) {
+      schema = await loadProtobufSchema();
+      if (options.dropManagedFields) schema = schema.withoutManagedFields();
+    }
+    const request: RequestOptions = {
+      query,
+      ...(signal ? { signal } : {}),
+      ...(schema ? { accept: PROTOBUF_WATCH_ACCEPT } : {}),
+    };
+    const exchange = this.sessions && (await this.openHttp2('GET', path, request, failed));
     if (exchange) {
       yield* this.decodeLines<T>(
         {
           head: async () => {
             const head = await exchange.response;
-            return { status: Number(head[':status']), retryAfter: head['retry-after'] };
+            return {
+              status: Number(head[':status']),
+              retryAfter: head['retry-after'],
+              contentType: head['content-type'],
+            };
           },
           body: exchange.stream!,
           readBody: () => exchange.readBody(),
@@ -209,19 +333,19 @@ export class Transport {
         },
         failed,
         signal,
+        schema,
       );
       return;
     }
-    const { res, req } = await this.open(
-      'GET',
-      path,
-      { query, ...(signal ? { signal } : {}) },
-      this.watchAgent,
-      failed,
-    );
+    const { res, req } = await this.open('GET', path, request, this.watchAgent, failed);
     yield* this.decodeLines<T>(
       {
-        head: () => Promise.resolve({ status: res.statusCode ?? 0, retryAfter: res.headers['retry-after'] }),
+        head: () =>
+          Promise.resolve({
+            status: res.statusCode ?? 0,
+            retryAfter: res.headers['retry-after'],
+            contentType: res.headers['content-type'],
+          }),
         body: res,
         readBody: () => readBody(res),
         fired: () => deadlines.get(req)?.fired,
@@ -231,28 +355,34 @@ export class Transport {
       },
       failed,
       signal,
+      schema,
     );
   }
 
-  /** A streamed response's JSON lines, whichever protocol carries it. */
+  /** A streamed response's values (JSON lines or protobuf frames), whichever protocol carries it. */
   private async *decodeLines<T>(
     response: StreamedResponse,
     failed: FailedRequest,
     signal: AbortSignal | undefined,
+    schema: ProtobufSchema | undefined,
   ): AsyncGenerator<T, void> {
-    const decoder = new JsonLineDecoder<T>();
+    let decoder: { write(chunk: Buffer): unknown[]; end(): unknown } = new JsonLineDecoder<T>();
     try {
-      const { status, retryAfter } = await response.head();
-      if (status >= 400) throw KubeApiError.fromResponse(failed, status, await response.readBody(), retryAfter);
+      const { status, retryAfter, contentType } = await response.head();
+      if (status >= 400) {
+        const body = await response.readBody();
+        throw KubeApiError.fromResponse(failed, status, errorBody(body, contentType, schema), retryAfter);
+      }
+      if (schema && isProtobuf(contentType)) decoder = new ProtobufWatchDecoder(schema);
       for await (const chunk of response.body) {
         response.onData?.();
         for (const value of decoder.write(chunk)) {
           if (signal?.aborted) throw signal.reason;
-          yield value;
+          yield value as T;
         }
       }
     } catch (error) {
-      throw error instanceof KubeApiError || error instanceof SyntaxError
+      throw error instanceof KubeApiError || error instanceof SyntaxError || error instanceof ProtobufDecodeError
         ? error
         : this.failure(failed, error, signal, response.fired());
     } finally {
@@ -261,7 +391,7 @@ export class Transport {
     // Aborted as the response completed: nothing was cut, but the caller asked to stop.
     if (signal?.aborted) throw signal.reason;
     const last = decoder.end();
-    if (last !== undefined) yield last;
+    if (last !== undefined) yield last as T;
   }
 
   /** Sends the request and resolves with the response head; retries once on a stale socket or a 401. */
@@ -311,9 +441,12 @@ export class Transport {
     agent: http.Agent,
     timeoutMs: number | undefined,
   ): ClientRequest {
-    const headers: Record<string, string | number> = payload
-      ? { ...this.headers, 'content-type': options.contentType ?? 'application/json', 'content-length': payload.length }
-      : this.headers;
+    let headers: Record<string, string | number> = this.headers;
+    if (payload || options.accept) headers = { ...headers, ...(options.accept ? { accept: options.accept } : {}) };
+    if (payload) {
+      headers['content-type'] = options.contentType ?? 'application/json';
+      headers['content-length'] = payload.length;
+    }
     const req = (this.secure ? https : http).request({
       hostname: this.hostname,
       port: this.port,
@@ -369,6 +502,7 @@ export class Transport {
         ':method': method,
         ':path': target,
         ...(payload ? { 'content-type': options.contentType ?? 'application/json' } : {}),
+        ...(options.accept ? { accept: options.accept } : {}),
       };
       const exchange = new Http2Exchange(this.sessions!, headers, payload, options.signal, timeoutMs);
       let status: number;

@@ -1,4 +1,4 @@
-import type { KubeConfigSource } from '@nestor/core';
+import type { KubeConfigSource, TransportOptions } from '@nestor/core';
 import type { ClassType } from '../crd/field.decorator.js';
 
 export interface OperatorModuleOptions {
@@ -8,6 +8,11 @@ export interface OperatorModuleOptions {
    * then ~/.kube/config).
    */
   kubeConfig?: KubeConfigSource | string;
+  /**
+   * Options of the connection to the API server, e.g. `{ protobuf: false }` to list and
+   * watch built-in kinds in JSON (controller-runtime's ContentType), `{ http2: true }`.
+   */
+  transport?: TransportOptions;
   /** Watch only these namespaces (default: all). One namespace is the common case. */
   namespace?: string;
   /** Reconciles running at once across all controllers (default 16). */

@@ -91,8 +91,9 @@ const providers: Provider[] = [
   },
   {
     provide: Transport,
-    inject: [KUBE_CONFIG],
-    useFactory: (kubeConfig: KubeConfigSource) => Transport.fromKubeConfig(kubeConfig),
+    inject: [KUBE_CONFIG, OPERATOR_MODULE_OPTIONS],
+    useFactory: (kubeConfig: KubeConfigSource, options: OperatorModuleOptions) =>
+      Transport.fromKubeConfig(kubeConfig, options.transport),
   },
   {
     provide: InformerCache,

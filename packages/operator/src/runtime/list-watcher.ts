@@ -11,6 +11,7 @@ import {
   type ObjectRef,
   type Query,
   type ResourceDescriptor,
+  isBuiltInKind,
   resourceName,
   resourcePath,
   type RuntimeLogger,
@@ -63,6 +64,8 @@ export class ListWatcher<T extends KubeObject> {
   private readonly clock: Clock;
   private readonly random: () => number;
   private readonly strip: boolean;
+  /** A built-in kind, listed and watched in protobuf when the transport allows it. */
+  private readonly protobuf: boolean;
   /** Where the next WATCH starts; undefined means a full sync (stream or LIST) first. */
   private resourceVersion?: string;
   private phase: 'list' | 'watch' = 'list';
@@ -100,6 +103,7 @@ export class ListWatcher<T extends KubeObject> {
     this.log = options.logger ?? silentLogger;
     this.strip = options.stripManagedFields ?? true;
     this.streaming = options.streamingList ?? false;
+    this.protobuf = isBuiltInKind(this.apiVersion, resource.kind);
   }
 
   /** Never rejects. */
@@ -168,12 +172,22 @@ export class ListWatcher<T extends KubeObject> {
   private async list(): Promise<void> {
     let pass = this.beginSync();
     let resourceVersion = '';
+    // The first sync from the watch cache (as client-go's reflector), in one page: only in
+    // protobuf, decoded as it arrives (a JSON page that size is held whole). A relist after
+    // 410 Gone must not go back in time: a consistent read.
+    const fromCache =
+      this.syncs === 0 &&
+      this.protobuf &&
+      this.transport.protobuf === true &&
+      (this.options.firstListFromCache ?? true);
     const pages = listPages<KubeObject>(this.transport, this.path, {
-      query: this.selectors,
+      query: fromCache ? { ...this.selectors, resourceVersion: '0' } : this.selectors,
       pageSize: this.options.pageSize ?? 500,
       signal: this.signal,
       // The continue token outlived etcd's compaction: the list starts again.
       onRestart: () => this.log.info(`list of ${this.description} expired between pages; listing again`),
+      protobuf: this.protobuf,
+      dropManagedFields: this.strip,
     });
     for await (const page of pages) {
       if (page.restarted) pass = this.known.relist();
@@ -223,7 +237,11 @@ export class ListWatcher<T extends KubeObject> {
           : { resourceVersion: this.resourceVersion }),
         timeoutSeconds,
       };
-      for await (const event of this.transport.stream<RawWatchEvent>(this.path, query, abort.signal)) {
+      const stream = this.transport.stream<RawWatchEvent>(this.path, query, abort.signal, {
+        protobuf: this.protobuf,
+        dropManagedFields: this.strip,
+      });
+      for await (const event of stream) {
         watchdog.touch();
         if (received++ === 0) this.stats.failures = 0;
         if (!pass) this.handle(event);

@@ -51,9 +51,17 @@ describe('watch()', () => {
     const sub = t.subscribe();
     const stream = await t.transport.watchNumber(0);
     assert.deepEqual(t.taken(), ['ADDED a', 'ADDED b', 'ADDED c', 'SYNCED']);
+    // The first list from the watch cache (resourceVersion 0); the token carries it on.
     assert.deepEqual(t.transport.lists, [
-      { labelSelector: undefined, fieldSelector: undefined, limit: 500, continue: undefined },
-      { labelSelector: undefined, fieldSelector: undefined, limit: 500, continue: 'next' },
+      { labelSelector: undefined, fieldSelector: undefined, resourceVersion: '0', limit: 500 },
+      {
+        labelSelector: undefined,
+        fieldSelector: undefined,
+        resourceVersion: undefined,
+        resourceVersionMatch: undefined,
+        limit: 500,
+        continue: 'next',
+      },
     ]);
     assert.equal(stream.query.watch, true);
     assert.equal(stream.query.allowWatchBookmarks, true);
@@ -185,6 +193,11 @@ describe('watch()', () => {
     );
     assert.equal((events[2] as { object: KubeObject }).object, lastC, 'the same object, not a copy');
     assert.equal(after.query.resourceVersion, '30');
+    assert.deepEqual(
+      t.transport.lists.map((q) => q.resourceVersion),
+      ['0', undefined],
+      'the first list from the watch cache, the relist a consistent read (never back in time)',
+    );
     assert.equal(t.stats.relists, 1);
     assert.equal(t.errors.length, 0, '410 is routine, not an error');
     sub.unsubscribe();

@@ -1,7 +1,7 @@
 // Helpers for end-to-end tests of the watch and the informer against a real API server.
 import type { ApiClient } from '@nestor/testing';
 export { parallel } from '@nestor/testing';
-import type { Query, RequestOptions } from '@nestor/core';
+import type { Query, RequestOptions, StreamOptions, StreamedTransportResponse } from '@nestor/core';
 import type { WatchTransport } from '../runtime/watch.js';
 
 export function configMapsPath(namespace: string, name = ''): string {
@@ -55,13 +55,22 @@ export class GatedTransport implements WatchTransport {
     return this.inner.json<T>(method, path, options);
   }
 
-  stream<T = unknown>(path: string, query?: Query, signal?: AbortSignal): AsyncIterable<T> {
+  /** Protobuf as the inner transport does it. */
+  get protobuf(): boolean | undefined {
+    return this.inner.protobuf;
+  }
+
+  requestStreamed(method: string, path: string, options?: RequestOptions): Promise<StreamedTransportResponse> {
+    return this.inner.requestStreamed!(method, path, options);
+  }
+
+  stream<T = unknown>(path: string, query?: Query, signal?: AbortSignal, options?: StreamOptions): AsyncIterable<T> {
     const gate = this.gate?.promise;
     const inner = this.inner;
     this.streamQueries.push(query ?? {});
     return (async function* () {
       if (gate) await gate;
-      yield* inner.stream<T>(path, query, signal);
+      yield* inner.stream<T>(path, query, signal, options);
     })();
   }
 }

@@ -67,6 +67,11 @@ export class FakeWatchTransport implements WatchTransport {
   watchList = false;
   /** Streamed syncs refused so far (watchList off). */
   refusedStreams = 0;
+  /**
+   * As a Transport with protobuf on: built-in kinds list first from the watch cache. The
+   * pages still come through json() (no requestStreamed here).
+   */
+  readonly protobuf = true;
   private streamWaiters: Array<() => void> = [];
 
   async json<T>(_method: string, _path: string, options: RequestOptions = {}): Promise<T> {
