@@ -1,5 +1,6 @@
 // The AdmissionReview wire format (admission.k8s.io/v1, kubernetes/api admission/v1/types.go):
 // reading a request without trusting it, and the response the API server accepts.
+import { isRecord, MalformedReviewError, readReviewEnvelope } from './review-envelope.js';
 
 export type AdmissionOperation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
 
@@ -71,35 +72,14 @@ export interface AdmissionResponse {
   patch?: string;
 }
 
-/** A body that is not an AdmissionReview: answered with HTTP 400 and this message. */
-export class MalformedReviewError extends Error {
-  override readonly name = 'MalformedReviewError';
-}
+export { MalformedReviewError };
 
 /**
  * The review in `body`, checked field by field so a handler never sees a malformed request;
  * throws MalformedReviewError saying what is wrong.
  */
 export function parseAdmissionReview(body: string): AdmissionReview {
-  let value: unknown;
-  try {
-    value = JSON.parse(body);
-  } catch (error) {
-    throw new MalformedReviewError(`the body is not JSON: ${(error as Error).message}`);
-  }
-  if (!isRecord(value)) throw new MalformedReviewError('the body is not a JSON object');
-  if (
-    value.kind !== 'AdmissionReview' ||
-    typeof value.apiVersion !== 'string' ||
-    !API_VERSIONS.includes(value.apiVersion)
-  ) {
-    throw new MalformedReviewError(
-      `expected an AdmissionReview of ${API_VERSIONS.join(' or ')}, got kind ${JSON.stringify(value.kind)} apiVersion ${JSON.stringify(value.apiVersion)}`,
-    );
-  }
-  const request = value.request;
-  if (!isRecord(request)) throw new MalformedReviewError('the AdmissionReview has no request');
-  if (typeof request.uid !== 'string' || request.uid === '') throw new MalformedReviewError('request.uid is missing');
+  const { apiVersion, request } = readReviewEnvelope(body, 'AdmissionReview', API_VERSIONS);
   if (typeof request.operation !== 'string' || !OPERATIONS.includes(request.operation)) {
     throw new MalformedReviewError(
       `request.operation ${JSON.stringify(request.operation)} is not one of ${OPERATIONS.join(', ')}`,
@@ -124,7 +104,7 @@ export function parseAdmissionReview(body: string): AdmissionReview {
     throw new MalformedReviewError('request.oldObject is missing on UPDATE');
   }
   return {
-    apiVersion: value.apiVersion,
+    apiVersion,
     kind: 'AdmissionReview',
     request: {
       ...request,
@@ -139,8 +119,4 @@ export function admissionReviewResponse(
   response: AdmissionResponse,
 ): { apiVersion: string; kind: 'AdmissionReview'; response: AdmissionResponse } {
   return { apiVersion: review.apiVersion, kind: 'AdmissionReview', response };
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -1,7 +1,7 @@
 // The ConversionReview wire format (apiextensions.k8s.io/v1, kubernetes/apiextensions-apiserver
 // pkg/apis/apiextensions/v1/types.go): reading a request without trusting it, and the
 // response the API server accepts (always HTTP 200; a failure is `result.status: Failure`).
-import { MalformedReviewError } from './admission-review.js';
+import { isRecord, MalformedReviewError, readReviewEnvelope } from './review-envelope.js';
 
 /** v1 is what the CRDs declare (`conversionReviewVersions: ['v1']`); v1beta1 has the same shape. */
 const API_VERSIONS: readonly string[] = ['apiextensions.k8s.io/v1', 'apiextensions.k8s.io/v1beta1'];
@@ -59,27 +59,7 @@ export interface ConversionReviewResponse {
  * what is wrong.
  */
 export function parseConversionReview(body: string | unknown): ConversionReview {
-  let value: unknown = body;
-  if (typeof body === 'string') {
-    try {
-      value = JSON.parse(body);
-    } catch (error) {
-      throw new MalformedReviewError(`the body is not JSON: ${(error as Error).message}`);
-    }
-  }
-  if (!isRecord(value)) throw new MalformedReviewError('the body is not a JSON object');
-  if (
-    value.kind !== 'ConversionReview' ||
-    typeof value.apiVersion !== 'string' ||
-    !API_VERSIONS.includes(value.apiVersion)
-  ) {
-    throw new MalformedReviewError(
-      `expected a ConversionReview of ${API_VERSIONS.join(' or ')}, got kind ${JSON.stringify(value.kind)} apiVersion ${JSON.stringify(value.apiVersion)}`,
-    );
-  }
-  const request = value.request;
-  if (!isRecord(request)) throw new MalformedReviewError('the ConversionReview has no request');
-  if (typeof request.uid !== 'string' || request.uid === '') throw new MalformedReviewError('request.uid is missing');
+  const { apiVersion, request } = readReviewEnvelope(body, 'ConversionReview', API_VERSIONS);
   const desired = request.desiredAPIVersion;
   if (typeof desired !== 'string' || !/^[^/\s]+\/[^/\s]+$/.test(desired)) {
     throw new MalformedReviewError(
@@ -99,7 +79,7 @@ export function parseConversionReview(body: string | unknown): ConversionReview 
     }
   });
   return {
-    apiVersion: value.apiVersion,
+    apiVersion,
     kind: 'ConversionReview',
     request: { uid: request.uid, desiredAPIVersion: desired, objects: request.objects as ConvertibleObject[] },
   };
@@ -111,8 +91,4 @@ export function conversionReviewResponse(
   response: ConversionResponse,
 ): ConversionReviewResponse {
   return { apiVersion: review.apiVersion, kind: 'ConversionReview', response };
-}
-
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
