@@ -12,6 +12,8 @@ export const IMPL_LABELS = {
   apiserver: 'API server alone',
   'nestor-http2': 'Nestor, HTTP/2 offered',
   'controller-runtime-http2': 'controller-runtime (Go), HTTP/2 offered',
+  'nestor-nest-http2': 'Nestor in a Nest app, HTTP/2 offered',
+  'nest-express': "Nest's HTTP stack (platform-express)",
 };
 
 /** The implementations whose ratios to the baselines are reported. */

@@ -2,8 +2,17 @@
 import { IMPL_LABELS, cell, fmt, markdownTable, ratio, summarize } from './report.mjs';
 
 const LABELS = { ...IMPL_LABELS, none: 'no webhook' };
-const ORDER = ['none', 'nestor', 'nestor-http2', 'nestor-nest', 'controller-runtime', 'controller-runtime-http2'];
-const NESTORS = ['nestor', 'nestor-nest', 'nestor-http2'];
+const ORDER = [
+  'none',
+  'nestor',
+  'nestor-http2',
+  'nestor-nest',
+  'nestor-nest-http2',
+  'nest-express',
+  'controller-runtime',
+  'controller-runtime-http2',
+];
+const NESTORS = ['nestor', 'nestor-nest', 'nestor-http2', 'nestor-nest-http2', 'nest-express'];
 
 function group(runs, keyOf, metrics) {
   const groups = new Map();

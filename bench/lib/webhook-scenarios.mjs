@@ -23,12 +23,17 @@ import { VALIDATE_PATH } from '../webhooks/rule.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const WEBHOOK_IMPLS = ['nestor', 'nestor-nest', 'controller-runtime'];
-/** Run only when named: the plain Nestor server and the Go peer offering HTTP/2 (ALPN h2, HTTP/1.1 still served). */
-export const OPTIONAL_WEBHOOK_IMPLS = ['nestor-http2', 'controller-runtime-http2'];
+/**
+ * Run only when named: the servers offering HTTP/2 (ALPN h2, HTTP/1.1 still served), and the
+ * rule routed through Nest's HTTP stack (platform-express; admission only).
+ */
+export const OPTIONAL_WEBHOOK_IMPLS = ['nestor-http2', 'nestor-nest-http2', 'controller-runtime-http2', 'nest-express'];
 const SCRIPTS = {
   nestor: join(here, '..', 'webhooks', 'nestor.mjs'),
   'nestor-http2': join(here, '..', 'webhooks', 'nestor.mjs'),
   'nestor-nest': join(here, '..', 'webhooks', 'nestor-nest.mjs'),
+  'nestor-nest-http2': join(here, '..', 'webhooks', 'nestor-nest.mjs'),
+  'nest-express': join(here, '..', 'webhooks', 'nest-express.mjs'),
 };
 const HOST = '127.0.0.1';
 const MB = 2 ** 20;
@@ -394,7 +399,7 @@ async function convertDirectly(ctx, impl, peer, { port, ca, objects }) {
 export async function conversionImpls(impls) {
   const { conversionAvailable } = await import('../webhooks/conversion.mjs');
   const nestor = await conversionAvailable();
-  return impls.filter((impl) => impl.startsWith('controller-runtime') || nestor);
+  return impls.filter((impl) => impl.startsWith('controller-runtime') || (nestor && impl !== 'nest-express'));
 }
 
 export async function scenarioConversion(ctx) {

@@ -3,7 +3,7 @@
 // OperatorModule, a @Webhook(Widget) class with @ValidateCreate/@ValidateUpdate methods,
 // served by Nestor's WebhookServer (HTTPS, certificate from --cert-dir, watched for rotation),
 // metrics and probes on as in production. Driven by bench/lib/webhook-scenarios.mjs.
-//   node bench/webhooks/nestor-nest.mjs --kubeconfig F --cert-dir DIR --port P [--host 127.0.0.1]
+//   node bench/webhooks/nestor-nest.mjs --kubeconfig F --cert-dir DIR --port P [--host 127.0.0.1] [--http2 true]
 // Decorators are applied by hand (this file is JavaScript); the result is what TypeScript emits.
 import 'reflect-metadata';
 import { createServer } from 'node:net';
@@ -15,7 +15,7 @@ import { args, counters, fail, send, serveCommands } from './protocol.mjs';
 import { widgetRule } from './rule.mjs';
 
 const { AdmissionDenied, OperatorModule, ValidateCreate, ValidateUpdate, Webhook } = await import('@nestor/operator');
-const { kubeconfig, 'cert-dir': certDir, port, host = '127.0.0.1' } = args();
+const { kubeconfig, 'cert-dir': certDir, port, host = '127.0.0.1', http2 } = args();
 const rule = widgetRule(AdmissionDenied);
 
 class WidgetWebhook {
@@ -60,7 +60,7 @@ Reflect.decorate(
           kubeConfig: kubeconfig,
           metrics: { host: '127.0.0.1', port: await freePort() },
           health: { host: '127.0.0.1', port: await freePort() },
-          webhooks: { host, port: Number(port), certDir },
+          webhooks: { host, port: Number(port), certDir, http2: http2 === 'true' },
         }),
       ],
       providers: [WidgetWebhook, ...(await conversionProviders())],

@@ -44,6 +44,7 @@ export {
   type WebhookHandlerKind,
 } from './nest/decorators/webhook.decorator.js';
 export { WebhookServer } from './nest/webhook.server.js';
+export { WEBHOOK_CONTEXT_TYPE, webhookContextOf } from './nest/webhook-enhancers.js';
 export type { SelfManagedCertificateOptions, WebhookServerOptions } from './nest/operator-options.interface.js';
 export { webhookConfigurationsOf, readWebhookDefinition, type WebhookDefinition } from './nest/webhook-metadata.js';
 export {

@@ -88,6 +88,18 @@ export interface WebhookServerOptions {
   certificates?: 'files' | 'self-managed';
   /** The self-managed mode's names; the defaults are kubebuilder's, `nestor manifests` sets them in the Deployment. */
   selfManaged?: SelfManagedCertificateOptions;
+  /**
+   * Run the application's global guards, interceptors and filters (`useGlobalGuards`,
+   * `APP_GUARD`, ...) on admission handlers too (default false, as a Nest hybrid
+   * application's second transport). Those declared on a `@Webhook` class or method always run.
+   */
+  inheritAppConfig?: boolean;
+  /**
+   * Offer HTTP/2 by ALPN beside HTTP/1.1 (default false, as kubebuilder's scaffold since
+   * the HTTP/2 rapid-reset advisories). kube-apiserver calls a webhook over HTTP/1.1
+   * unless it negotiates HTTP/2; measured in docs/BENCHMARKS.md ("Webhooks").
+   */
+  http2?: boolean;
 }
 
 export interface SelfManagedCertificateOptions {

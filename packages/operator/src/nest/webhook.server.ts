@@ -1,6 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import {
+  createSecureServer,
+  type Http2SecureServer,
+  type Http2ServerRequest,
+  type Http2ServerResponse,
+  type ServerHttp2Session,
+} from 'node:http2';
 import { createServer, type Server } from 'node:https';
 import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { ExternalContextCreator, ModulesContainer } from '@nestjs/core';
 import { Transport } from '@nestor/core';
 import type { HealthCheck } from '../runtime/manager.js';
 import {
@@ -24,7 +32,11 @@ import { listenOn } from './listen-on.js';
 import { OPERATOR_MODULE_OPTIONS } from './operator.module-definition.js';
 import type { OperatorModuleOptions } from './operator-options.interface.js';
 import { webhookCertificate, type WebhookCertificate } from './webhook-certificates.js';
+import { WebhookEnhancers } from './webhook-enhancers.js';
 import { WebhookExplorer, type DiscoveredConversion, type DiscoveredWebhook } from './webhook.explorer.js';
+
+type Request = IncomingMessage | Http2ServerRequest;
+type Response = ServerResponse | Http2ServerResponse;
 
 /** A path's handler: the request body and query in, the review to answer with 200 out; MalformedReviewError for 400. */
 type Route = (body: string, query: URLSearchParams) => Promise<unknown>;
@@ -46,7 +58,9 @@ const TEXT = 'text/plain; charset=utf-8';
  */
 @Injectable()
 export class WebhookServer implements OnModuleInit, OnApplicationShutdown {
-  private server?: Server;
+  private server?: Server | Http2SecureServer;
+  /** HTTP/2 sessions, closed at shutdown (an Http2SecureServer has no closeAllConnections). */
+  private readonly sessions = new Set<ServerHttp2Session>();
   private certificate?: WebhookCertificate;
   private readonly routes = new Map<string, Route>();
   private readonly logger = new Logger('Webhooks');
@@ -56,6 +70,8 @@ export class WebhookServer implements OnModuleInit, OnApplicationShutdown {
     private readonly explorer: WebhookExplorer,
     @Inject(OPERATOR_MODULE_OPTIONS) private readonly options: OperatorModuleOptions,
     private readonly transport: Transport,
+    private readonly modules: ModulesContainer,
+    private readonly appContextCreator: ExternalContextCreator,
   ) {}
 
   /** The port listened on, once listening. */
@@ -75,7 +91,12 @@ export class WebhookServer implements OnModuleInit, OnApplicationShutdown {
   }
 
   async onModuleInit(): Promise<void> {
-    for (const webhook of this.explorer.explore()) this.addRoutes(webhook);
+    const enhancers = new WebhookEnhancers(
+      this.modules,
+      this.appContextCreator,
+      this.options.webhooks?.inheritAppConfig === true,
+    );
+    for (const webhook of this.explorer.explore()) this.addRoutes(webhook, enhancers);
     const conversions = this.explorer.exploreConversions();
     this.addConversions(conversions);
     const options = this.options.webhooks ?? {};
@@ -87,8 +108,17 @@ export class WebhookServer implements OnModuleInit, OnApplicationShutdown {
     };
     const certificate = await webhookCertificate(options, served, this.transport, this.options.namespace);
     this.certificate = certificate;
-    // HTTP/1.1 only, as kubebuilder's default: kube-apiserver uses it for Service webhooks anyway.
-    const server = createServer({ ...certificate.current }, (req, res) => this.handle(req, res));
+    // HTTP/1.1 unless asked, as kubebuilder's default; with http2 both, chosen by ALPN.
+    const handler = (req: Request, res: Response) => this.handle(req, res);
+    const server = options.http2
+      ? createSecureServer({ ...certificate.current, allowHTTP1: true }, handler)
+      : createServer({ ...certificate.current }, handler);
+    if (options.http2) {
+      server.on('session', (session: ServerHttp2Session) => {
+        this.sessions.add(session);
+        session.once('close', () => this.sessions.delete(session));
+      });
+    }
     const host = options.host ?? '0.0.0.0';
     const port = options.port ?? DEFAULT_WEBHOOK_PORT;
     this.port = await listenOn(server, host, port, {
@@ -97,7 +127,9 @@ export class WebhookServer implements OnModuleInit, OnApplicationShutdown {
     });
     this.server = server;
     certificate.watch((pair) => server.setSecureContext(pair));
-    this.logger.log(`serving ${this.paths.join(', ')} on ${host}:${this.port} (HTTPS with ${certificate.source})`);
+    this.logger.log(
+      `serving ${this.paths.join(', ')} on ${host}:${this.port} (HTTPS${options.http2 ? ' and HTTP/2' : ''} with ${certificate.source})`,
+    );
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -107,23 +139,24 @@ export class WebhookServer implements OnModuleInit, OnApplicationShutdown {
     if (!server) return;
     await new Promise<void>((resolve) => {
       server.close(() => resolve());
-      server.closeAllConnections();
+      if ('closeAllConnections' in server) server.closeAllConnections();
+      for (const session of this.sessions) session.destroy();
     });
   }
 
-  private addRoutes(webhook: DiscoveredWebhook): void {
+  private addRoutes(webhook: DiscoveredWebhook, enhancers: WebhookEnhancers): void {
     const { handlers, instance, resource } = webhook;
-    const method = <F>(name: string | undefined) =>
-      name ? ((instance[name] as (...args: unknown[]) => unknown).bind(instance) as F) : undefined;
+    const method = <F extends (...args: never[]) => unknown>(name: string | undefined) =>
+      name ? enhancers.wrap<F>(instance, name) : undefined;
     const onFailure: HandlerFailure = (error, request) =>
       this.logger.error(
         `${webhook.className} failed on ${request.operation} of ${request.namespace ? `${request.namespace}/` : ''}${request.name ?? ''}: ${(error as Error)?.stack ?? String(error)}`,
       );
     if (handlers.validateCreate || handlers.validateUpdate || handlers.validateDelete) {
       const validation: ValidationHandlers = {};
-      const create = method<ValidationHandlers['create']>(handlers.validateCreate);
-      const update = method<ValidationHandlers['update']>(handlers.validateUpdate);
-      const remove = method<ValidationHandlers['delete']>(handlers.validateDelete);
+      const create = method<NonNullable<ValidationHandlers['create']>>(handlers.validateCreate);
+      const update = method<NonNullable<ValidationHandlers['update']>>(handlers.validateUpdate);
+      const remove = method<NonNullable<ValidationHandlers['delete']>>(handlers.validateDelete);
       if (create) validation.create = create;
       if (update) validation.update = update;
       if (remove) validation.delete = remove;
@@ -156,10 +189,12 @@ export class WebhookServer implements OnModuleInit, OnApplicationShutdown {
     this.routes.set(CONVERSION_PATH, (body, query) => webhook.review(body, { timeoutMs: conversionTimeoutMs(query) }));
   }
 
-  private handle(req: IncomingMessage, res: ServerResponse): void {
+  private handle(req: Request, res: Response): void {
     // The API server appends ?timeout=10s: route on the path alone.
     const [path = '/', query = ''] = (req.url ?? '/').split('?');
     const route = this.routes.get(path);
+    // `connection: close` after a 413 drops an HTTP/1.1 connection; HTTP/2 forbids the header (the stream ends alone).
+    const close: Record<string, string> = req.httpVersionMajor === 1 ? { connection: 'close' } : {};
     if (!route) return reply(res, 404, `no webhook at ${path}; served: ${this.paths.join(', ')}`);
     if (req.method !== 'POST') return reply(res, 405, 'webhooks take POST', { allow: 'POST' });
     const contentType = (req.headers['content-type'] ?? '').split(';')[0]!.trim();
@@ -168,7 +203,7 @@ export class WebhookServer implements OnModuleInit, OnApplicationShutdown {
     }
     const limit = this.options.webhooks?.maxBodyBytes ?? DEFAULT_MAX_WEBHOOK_BODY;
     const tooLarge = `the body is larger than ${limit} bytes`;
-    if (Number(req.headers['content-length'] ?? 0) > limit) return reply(res, 413, tooLarge, { connection: 'close' });
+    if (Number(req.headers['content-length'] ?? 0) > limit) return reply(res, 413, tooLarge, close);
     const chunks: Buffer[] = [];
     let size = 0;
     req.on('data', (chunk: Buffer) => {
@@ -176,7 +211,7 @@ export class WebhookServer implements OnModuleInit, OnApplicationShutdown {
       if (size > limit) {
         req.removeAllListeners('data');
         req.resume();
-        reply(res, 413, tooLarge, { connection: 'close' });
+        reply(res, 413, tooLarge, close);
       } else chunks.push(chunk);
     });
     req.on('error', () => res.destroy());
@@ -186,10 +221,10 @@ export class WebhookServer implements OnModuleInit, OnApplicationShutdown {
     });
   }
 
-  private async answer(route: Route, body: string, query: URLSearchParams, res: ServerResponse): Promise<void> {
+  private async answer(route: Route, body: string, query: URLSearchParams, res: Response): Promise<void> {
     try {
       const json = JSON.stringify(await route(body, query));
-      res.writeHead(200, { 'content-type': 'application/json' }).end(json);
+      send(res, 200, { 'content-type': 'application/json' }, json);
     } catch (error) {
       if (error instanceof MalformedReviewError) return reply(res, 400, error.message);
       // Handler errors are answered inside the route; this is a bug here (a reply that cannot be encoded).
@@ -207,7 +242,12 @@ function admission(admit: (request: AdmissionRequest) => Promise<AdmissionRespon
   };
 }
 
-function reply(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
+function reply(res: Response, status: number, message: string, headers: Record<string, string> = {}): void {
   if (res.headersSent) return;
-  res.writeHead(status, { 'content-type': TEXT, ...headers }).end(`${message}\n`);
+  send(res, status, { 'content-type': TEXT, ...headers }, `${message}\n`);
+}
+
+/** HTTP/1.1's and HTTP/2's compatibility responses share this much. */
+function send(res: Response, status: number, headers: Record<string, string>, body: string): void {
+  (res as ServerResponse).writeHead(status, headers).end(body);
 }

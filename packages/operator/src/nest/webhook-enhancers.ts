@@ -1,0 +1,81 @@
+import { HttpException, type ExecutionContext } from '@nestjs/common';
+import { ExternalContextCreator, type ModulesContainer, type NestContainer } from '@nestjs/core';
+import { AdmissionDenied } from '../webhooks/admission-denied.js';
+import type { AdmissionContext } from '../webhooks/admission-handler.js';
+
+/** What `ExecutionContext.getType()` answers inside a webhook handler's guards, interceptors and filters. */
+export const WEBHOOK_CONTEXT_TYPE = 'nestor-webhook';
+
+/**
+ * The admission request a guard or interceptor is looking at: the handler's last argument.
+ * `context.getArgs()` are the handler's own arguments (the object, the old object on update,
+ * this context).
+ *
+ * @example
+ * canActivate(context: ExecutionContext) {
+ *   return !webhookContextOf(context).userInfo.groups?.includes('contractors');
+ * }
+ */
+export function webhookContextOf<T = unknown>(context: ExecutionContext): AdmissionContext<T> {
+  if (context.getType<string>() !== WEBHOOK_CONTEXT_TYPE) {
+    throw new Error(
+      `webhookContextOf() reads a webhook handler's context, not a '${context.getType()}' one: check context.getType() first in an enhancer shared with other transports`,
+    );
+  }
+  const args = context.getArgs();
+  return args[args.length - 1] as AdmissionContext<T>;
+}
+
+/**
+ * Runs admission handlers through Nest's enhancers, as Nest runs a route or a message
+ * handler: the guards, interceptors and exception filters declared on the `@Webhook` class
+ * or method (`@UseGuards`, `@UseInterceptors`, `@UseFilters`). A guard that refuses and an
+ * HttpException become a denial with the exception's status and message, as AdmissionDenied.
+ *
+ * Global enhancers (`useGlobalGuards`, `APP_GUARD`, ...) apply only with `inheritAppConfig`,
+ * as Nest's hybrid applications do for a second transport: an app-wide guard written for
+ * HTTP callers would otherwise refuse the API server's reviews.
+ */
+export class WebhookEnhancers {
+  private readonly creator: ExternalContextCreator;
+
+  constructor(modules: ModulesContainer, appCreator: ExternalContextCreator, inheritAppConfig: boolean) {
+    // fromContainer without an application config: the same creator, without the globals.
+    this.creator = inheritAppConfig
+      ? appCreator
+      : ExternalContextCreator.fromContainer({ getModules: () => modules } as unknown as NestContainer);
+  }
+
+  /** The method of `instance` as a function that runs through its enhancers. */
+  wrap<F extends (...args: never[]) => unknown>(instance: object, methodName: string): F {
+    const target = instance as Record<string, (...args: unknown[]) => unknown>;
+    const method = target[methodName]!;
+    const enhanced = this.creator.create(
+      target,
+      method,
+      methodName,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      { guards: true, interceptors: true, filters: true },
+      WEBHOOK_CONTEXT_TYPE,
+    ) as (...args: unknown[]) => Promise<unknown>;
+    return (async (...args: unknown[]) => {
+      try {
+        return await enhanced(...args);
+      } catch (error) {
+        throw error instanceof HttpException ? denialOf(error) : error;
+      }
+    }) as unknown as F;
+  }
+}
+
+function denialOf(exception: HttpException): AdmissionDenied {
+  const response = exception.getResponse();
+  // Nest's built-in exceptions answer { message, error, statusCode }; message may be a list (ValidationPipe).
+  const detail =
+    typeof response === 'object' && response !== null ? (response as { message?: unknown }).message : response;
+  const message = Array.isArray(detail) ? detail.join('; ') : typeof detail === 'string' ? detail : exception.message;
+  return new AdmissionDenied(message, { code: exception.getStatus() });
+}
