@@ -89,6 +89,8 @@ export function controllerAccess(definition: ControllerDefinition): ControllerAc
     ...(definition.resource ? { resource: definition.resource } : {}),
     owns: definition.options.owns ?? [],
     writes: definition.options.writes ?? [],
+    reads: definition.options.reads ?? [],
+    ...(definition.options.namespace ? { namespace: definition.options.namespace } : {}),
     watches: definition.watches.map((w) => w.resource),
     finalizer: definition.finalizer !== undefined,
   };

@@ -15,7 +15,7 @@ import { Conversion, ConvertFromHub, ConvertToHub } from './decorators/conversio
 @CustomResource({ group: 'scan.example.com', version: 'v1', kind: 'Thing' })
 class Thing {}
 
-@Controller(Thing, { owns: [Deployment], writes: [Service] })
+@Controller(Thing, { owns: [Deployment], writes: [Service], reads: [Secret], namespace: 'things' })
 class ThingController {
   @Reconcile() reconcile() {}
   @Finalizer() cleanup() {}
@@ -71,7 +71,7 @@ class CycleModule {}
 class AppModule {}
 
 describe('describeController', () => {
-  it('reads the kind, owned and watched kinds and the finalizer from the decorators', () => {
+  it('reads the kind, owned, written, read and watched kinds, the namespace and the finalizer from the decorators', () => {
     const described = describeController(ThingController);
     assert.deepEqual(described, {
       className: 'ThingController',
@@ -79,6 +79,8 @@ describe('describeController', () => {
       resource: Thing,
       owns: [Deployment],
       writes: [Service],
+      reads: [Secret],
+      namespace: 'things',
       watches: [ConfigMap],
       finalizer: true,
     });
