@@ -62,6 +62,8 @@ describe('operatorManifests', () => {
         ['ClusterRoleBinding', 'pool-operator', undefined],
         ['Role', 'pool-operator-leader-election', 'pool-system'],
         ['RoleBinding', 'pool-operator-leader-election', 'pool-system'],
+        ['ClusterRole', 'pool-operator-metrics-auth', undefined],
+        ['ClusterRoleBinding', 'pool-operator-metrics-auth', undefined],
         ['ClusterRole', 'pool-operator-metrics-reader', undefined],
       ],
     );
@@ -75,7 +77,7 @@ describe('operatorManifests', () => {
     const rules = manifests.rbac[1]!.rules as Array<{ resources: string[]; verbs: string[] }>;
     assert.ok(!rules.some((r) => r.verbs.includes('*') || r.resources.includes('*')), 'no wildcards');
     assert.ok(rules.some((r) => r.resources.includes('pools/finalizers')));
-    assert.equal(operatorManifests({ ...options, leaderElection: false }).rbac.length, 4);
+    assert.equal(operatorManifests({ ...options, leaderElection: false }).rbac.length, 6);
   });
 
   it('writes the Namespace only when asked to, apart from the RBAC objects', () => {

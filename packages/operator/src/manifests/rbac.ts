@@ -9,6 +9,8 @@ export interface ControllerAccess extends ControllerResources {
   reads?: readonly ResourceType[];
   /** The one namespace it watches (`@Controller`'s `namespace`); absent: the module's. */
   namespace?: string;
+  /** The namespace each `@Watches` names, in the order of `watches` (absent or undefined: the module's). */
+  watchNamespaces?: readonly (string | undefined)[];
   /** The controller has a `@Finalizer` method. */
   finalizer?: boolean;
 }

@@ -131,7 +131,13 @@ describe('webhook manifests with cert-manager (the default)', () => {
   it('writes them to operator/webhooks.yaml and operator/certificates.yaml, listed in its kustomization', () => {
     const files = manifestFiles(manifests);
     const kustomization = parse(files['operator/kustomization.yaml']!) as { resources: string[] };
-    assert.deepEqual(kustomization.resources, ['rbac.yaml', 'deployment.yaml', 'webhooks.yaml', 'certificates.yaml']);
+    assert.deepEqual(kustomization.resources, [
+      'rbac.yaml',
+      'deployment.yaml',
+      'metrics.yaml',
+      'webhooks.yaml',
+      'certificates.yaml',
+    ]);
     assert.deepEqual(
       parseAllDocuments(files['operator/webhooks.yaml']!).map((d) => (d.toJS() as Manifest).kind),
       ['Service', 'ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration'],

@@ -92,6 +92,9 @@ export function controllerAccess(definition: ControllerDefinition): ControllerAc
     reads: definition.options.reads ?? [],
     ...(definition.options.namespace ? { namespace: definition.options.namespace } : {}),
     watches: definition.watches.map((w) => w.resource),
+    ...(definition.watches.some((w) => w.options.namespace)
+      ? { watchNamespaces: definition.watches.map((w) => w.options.namespace) }
+      : {}),
     finalizer: definition.finalizer !== undefined,
   };
 }
