@@ -324,9 +324,11 @@ describe('nestor manifests', () => {
       const rbac = await docs('operator/rbac.yaml');
       const role = rbac.find((o) => o.kind === 'Role' && o.metadata.name === 'gadget-op');
       assert.equal(role?.metadata.namespace, 'gadget-land');
-      assert.ok(
-        !rbac.some((o) => o.kind === 'ClusterRole' && o.metadata.name === 'gadget-op'),
-        'no cluster-scoped kind',
+      const clusterRole = rbac.find((o) => o.kind === 'ClusterRole' && o.metadata.name === 'gadget-op');
+      assert.deepEqual(
+        (clusterRole as { rules?: unknown }).rules,
+        [{ apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'watch'] }],
+        'only the cluster-scoped kind it reads',
       );
       assert.ok(
         rbac.some((o) => o.kind === 'ClusterRoleBinding' && o.metadata.name.endsWith('monitoring-prometheus-k8s')),
