@@ -162,7 +162,13 @@ export { allVersionsOf } from './crd/custom-resource.decorator.js';
 
 // Manifests: CRDs, RBAC and a Deployment from the decorators (what `nestor manifests` writes)
 export { customResourcesOf, type ControllerResources } from './crd/controller-resources.js';
-export { rbacRulesFor, leaderElectionRules, type ControllerAccess, type PolicyRule } from './manifests/rbac.js';
+export {
+  rbacRulesFor,
+  leaderElectionRules,
+  type ControllerAccess,
+  type PolicyRule,
+  type RbacRulesOptions,
+} from './manifests/rbac.js';
 export {
   operatorManifests,
   webhookServiceOf,
