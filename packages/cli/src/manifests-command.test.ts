@@ -116,6 +116,15 @@ describe('parseManifestsArguments', () => {
     }
   });
 
+  it('takes where the metrics certificate comes from: cert-manager or self-signed', () => {
+    const args = parseManifestsArguments(['--module', 'm.js', '--metrics-certificates', 'cert-manager'], here);
+    assert.equal(args !== 'help' && args.metricsCertificates, 'cert-manager');
+    assert.throws(
+      () => parseManifestsArguments(['--module', 'm.js', '--metrics-certificates', 'acme'], here),
+      /--metrics-certificates acme: use cert-manager or self-signed/,
+    );
+  });
+
   it('takes how webhook certificates are made: cert-manager or self-managed', () => {
     const args = parseManifestsArguments(['--module', 'm.js', '--webhook-certificates', 'self-managed'], here);
     assert.equal(args !== 'help' && args.webhookCertificates, 'self-managed');

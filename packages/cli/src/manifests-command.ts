@@ -58,6 +58,11 @@ Options:
                        watch only this namespace (WATCH_NAMESPACE): the controllers' rights
                        become a Role there
   --service-monitor    a Prometheus Operator ServiceMonitor for the metrics Service
+  --metrics-certificates cert-manager|self-signed
+                       where the metrics certificate comes from (default cert-manager when
+                       the webhooks' does, else self-signed: made by the operator, scraped
+                       with insecureSkipVerify; cert-manager: a Certificate for the metrics
+                       Service, mounted, the ServiceMonitor verifying it)
   --metrics-reader <namespace>/<serviceaccount>
                        bind this ServiceAccount (Prometheus') to the metrics-reader
                        ClusterRole; repeatable
@@ -96,6 +101,7 @@ export interface ManifestsArguments {
   watchNamespace?: string;
   serviceMonitor?: boolean;
   metricsReaders?: string[];
+  metricsCertificates?: 'cert-manager' | 'self-signed';
 }
 
 export interface CommandIo {
@@ -130,6 +136,7 @@ export function parseManifestsArguments(argv: string[], cwd: string): ManifestsA
         'health-port': { type: 'string' },
         'watch-namespace': { type: 'string' },
         'service-monitor': { type: 'boolean' },
+        'metrics-certificates': { type: 'string' },
         'metrics-reader': { type: 'string', multiple: true },
         help: { type: 'boolean', short: 'h' },
       },
@@ -178,6 +185,14 @@ export function parseManifestsArguments(argv: string[], cwd: string): ManifestsA
   const healthPort = port('health-port');
   if (metricsPort && metricsPort === healthPort)
     throw new UsageError(`--metrics-port and --health-port are both ${metricsPort}: give them different ports`);
+  const metricsCertificates = values['metrics-certificates'] as string | undefined;
+  if (
+    metricsCertificates !== undefined &&
+    metricsCertificates !== 'cert-manager' &&
+    metricsCertificates !== 'self-signed'
+  ) {
+    throw new UsageError(`--metrics-certificates ${metricsCertificates}: use cert-manager or self-signed`);
+  }
   const metricsReaders = (values['metrics-reader'] as string[] | undefined) ?? [];
   for (const reader of metricsReaders) {
     const [readerNamespace, readerName, ...rest] = reader.split('/');
@@ -200,6 +215,7 @@ export function parseManifestsArguments(argv: string[], cwd: string): ManifestsA
     ...(watchNamespace !== undefined ? { watchNamespace } : {}),
     ...(values['service-monitor'] ? { serviceMonitor: true } : {}),
     ...(metricsReaders.length ? { metricsReaders } : {}),
+    ...(metricsCertificates ? { metricsCertificates } : {}),
   };
 }
 
@@ -300,6 +316,7 @@ export async function generateManifests(
     ...settings,
     ...(args.serviceMonitor ? { serviceMonitor: true } : {}),
     ...(args.metricsReaders ? { metricsReaders: args.metricsReaders } : {}),
+    ...(args.metricsCertificates ? { metricsCertificates: args.metricsCertificates } : {}),
     controllers,
     conversions: conversions.map((conversion) => conversion.hub),
     createNamespace: args.createNamespace ?? false,

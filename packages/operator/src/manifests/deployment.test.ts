@@ -132,6 +132,25 @@ describe('operatorDeployment: the settings the other objects expect', () => {
     assert.equal(podOf({ shutdownGraceMs: 0 }).pod.terminationGracePeriodSeconds, 10);
   });
 
+  it('mounts the metrics certificate’s Secret where METRICS_CERT_PATH says, when there is one', () => {
+    const { pod, variables } = podOf({ metricsCertificateSecret: 'pool-operator-metrics-server-cert' });
+    assert.equal(variables.METRICS_CERT_PATH, '/tmp/k8s-metrics-server/metrics-certs');
+    const spec = pod as unknown as {
+      volumes: { name: string; secret?: { secretName: string } }[];
+      containers: [{ volumeMounts: { name: string; mountPath: string; readOnly?: boolean }[] }];
+    };
+    assert.deepEqual(
+      spec.volumes.find((v) => v.name === 'metrics-certs'),
+      { name: 'metrics-certs', secret: { secretName: 'pool-operator-metrics-server-cert' } },
+    );
+    assert.deepEqual(
+      spec.containers[0].volumeMounts.find((m) => m.name === 'metrics-certs'),
+      { name: 'metrics-certs', mountPath: '/tmp/k8s-metrics-server/metrics-certs', readOnly: true },
+    );
+    assert.equal(podOf({}).variables.METRICS_CERT_PATH, undefined);
+    assert.throws(() => podOf({ metricsCertificateSecret: 's', metricsSecure: false }), /serves no HTTPS metrics/);
+  });
+
   it('refuses ports the Deployment could not name apart, or that are no ports', () => {
     assert.throws(() => podOf({ metricsPort: 8081 }), /metricsPort and healthPort are both 8081/);
     assert.throws(() => podOf({ healthPort: 70_000 }), /healthPort 70000 is not a port number/);

@@ -1,5 +1,6 @@
 import { operatorLabels, type Manifest } from './manifest.js';
 import {
+  METRICS_CERT_DIR,
   operatorEnvironment,
   resolveOperatorSettings,
   terminationGracePeriodSeconds,
@@ -88,10 +89,20 @@ export function operatorDeployment(options: OperatorDeploymentOptions): Manifest
                 allowPrivilegeEscalation: false,
                 capabilities: { drop: ['ALL'] },
               },
-              volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
+              volumeMounts: [
+                { name: 'tmp', mountPath: '/tmp' },
+                ...(metrics?.certificateSecret
+                  ? [{ name: 'metrics-certs', mountPath: METRICS_CERT_DIR, readOnly: true }]
+                  : []),
+              ],
             },
           ],
-          volumes: [{ name: 'tmp', emptyDir: {} }],
+          volumes: [
+            { name: 'tmp', emptyDir: {} },
+            ...(metrics?.certificateSecret
+              ? [{ name: 'metrics-certs', secret: { secretName: metrics.certificateSecret } }]
+              : []),
+          ],
         },
       },
     },

@@ -31,6 +31,11 @@ export function installGuide(manifests: OperatorManifests, folders: readonly Man
         'certificate and puts its CA into the webhook configurations (or generate again with ' +
         '`--webhook-certificates self-managed`, and the operator makes its own).',
     );
+  } else if (manifests.metrics?.some((object) => object.apiVersion.startsWith('cert-manager.io/'))) {
+    install.push(
+      'cert-manager must run in the cluster (https://cert-manager.io/docs/installation/): it issues the metrics ' +
+        'certificate (or generate again with `--metrics-certificates self-signed`).',
+    );
   }
   const roles = manifests.rbac.filter((m) => m.kind === 'Role' || m.kind === 'RoleBinding');
   const elsewhere = [

@@ -40,8 +40,8 @@ export function manifestFolders(manifests: OperatorManifests): ManifestFolder[] 
     });
   }
   const webhooks = manifests.webhooks ?? [];
-  const certificates = webhooks.filter((object) => object.apiVersion.startsWith('cert-manager.io/'));
   const metrics = manifests.metrics ?? [];
+  const certificates = [...webhooks, ...metrics].filter((object) => object.apiVersion.startsWith('cert-manager.io/'));
   const monitors = metrics.filter((object) => object.apiVersion.startsWith('monitoring.coreos.com/'));
   folders.push({
     folder: 'operator',
@@ -56,7 +56,7 @@ export function manifestFolders(manifests: OperatorManifests): ManifestFolder[] 
     objects: {
       'rbac.yaml': manifests.rbac,
       'deployment.yaml': manifests.deployment,
-      'metrics.yaml': metrics.filter((object) => !monitors.includes(object)),
+      'metrics.yaml': metrics.filter((object) => !monitors.includes(object) && !certificates.includes(object)),
       'monitor.yaml': monitors,
       'webhooks.yaml': webhooks.filter((object) => !certificates.includes(object)),
       'certificates.yaml': certificates,

@@ -94,3 +94,50 @@ describe('metricsManifests', () => {
     );
   });
 });
+
+describe('metricsManifests with cert-manager', () => {
+  const { metrics } = metricsManifests({
+    ...base,
+    metrics: secure,
+    serviceMonitor: true,
+    certManager: { issuer: 'pool-operator-selfsigned-issuer', writeIssuer: true },
+  });
+
+  it('writes a Certificate for the metrics Service’s names, from the self-signed Issuer', () => {
+    assert.deepEqual(
+      metrics.map((m) => `${m.kind}/${m.metadata.name}`),
+      [
+        'Service/pool-operator-metrics-service',
+        'ServiceMonitor/pool-operator-metrics-monitor',
+        'Issuer/pool-operator-selfsigned-issuer',
+        'Certificate/pool-operator-metrics-certs',
+      ],
+    );
+    assert.deepEqual(metrics[3]!.spec, {
+      dnsNames: [
+        'pool-operator-metrics-service.pool-system.svc',
+        'pool-operator-metrics-service.pool-system.svc.cluster.local',
+      ],
+      issuerRef: { kind: 'Issuer', name: 'pool-operator-selfsigned-issuer' },
+      secretName: 'pool-operator-metrics-server-cert',
+    });
+    const reused = metricsManifests({
+      ...base,
+      metrics: secure,
+      certManager: { issuer: 'shared', writeIssuer: false },
+    }).metrics;
+    assert.deepEqual(
+      reused.map((m) => m.kind),
+      ['Service', 'Certificate'],
+      'the webhooks’ Issuer is not written twice',
+    );
+  });
+
+  it('lets the ServiceMonitor verify the certificate against its CA and the Service’s name', () => {
+    const [endpoint] = (metrics[1]!.spec as { endpoints: [{ tlsConfig: unknown }] }).endpoints;
+    assert.deepEqual(endpoint.tlsConfig, {
+      serverName: 'pool-operator-metrics-service.pool-system.svc',
+      ca: { secret: { name: 'pool-operator-metrics-server-cert', key: 'ca.crt' } },
+    });
+  });
+});

@@ -15,10 +15,16 @@ export interface MetricsManifestOptions {
   serviceMonitor?: boolean;
   /** ServiceAccounts bound to the metrics-reader ClusterRole (Prometheus'), as `namespace/name`. */
   metricsReaders?: readonly string[];
+  /**
+   * cert-manager issues the metrics certificate (`metrics.certificateSecret` names its Secret)
+   * from this self-signed Issuer, written here unless the webhooks' manifests already write
+   * it; the ServiceMonitor then verifies the certificate against the Secret's `ca.crt`.
+   */
+  certManager?: { issuer: string; writeIssuer: boolean };
 }
 
 export interface MetricsManifests {
-  /** The metrics Service, and the ServiceMonitor when asked for. */
+  /** The metrics Service, the ServiceMonitor when asked for, cert-manager's Certificate (and Issuer) with certManager. */
   metrics: Manifest[];
   /** The operator's rights to review its callers, the metrics-reader ClusterRole and its bindings. */
   rbac: Manifest[];
@@ -29,6 +35,9 @@ export function metricsNames(name: string) {
   return {
     service: `${name}-metrics-service`,
     monitor: `${name}-metrics-monitor`,
+    certificate: `${name}-metrics-certs`,
+    /** The Secret cert-manager writes the metrics certificate to. */
+    secret: `${name}-metrics-server-cert`,
     authRole: `${name}-metrics-auth`,
     readerRole: `${name}-metrics-reader`,
   };
@@ -63,12 +72,39 @@ export function metricsManifests(options: MetricsManifestOptions): MetricsManife
           port: scheme,
           scheme,
           ...(metrics.auth ? { bearerTokenFile: SERVICE_ACCOUNT_TOKEN_FILE } : {}),
-          // The operator's certificate is self-signed, made at start-up: nothing to verify it against.
-          ...(metrics.secure ? { tlsConfig: { insecureSkipVerify: true } } : {}),
+          ...(metrics.secure ? { tlsConfig: tlsConfig() } : {}),
         },
       ],
     },
   };
+  const certificates: Manifest[] = [];
+  if (options.certManager) {
+    if (!metrics.secure) throw new Error('a cert-manager metrics certificate needs HTTPS metrics (metrics.secure)');
+    const { issuer, writeIssuer } = options.certManager;
+    if (writeIssuer)
+      certificates.push({
+        apiVersion: 'cert-manager.io/v1',
+        kind: 'Issuer',
+        metadata: { name: issuer, namespace, labels },
+        spec: { selfSigned: {} },
+      });
+    certificates.push({
+      apiVersion: 'cert-manager.io/v1',
+      kind: 'Certificate',
+      metadata: { name: names.certificate, namespace, labels },
+      spec: {
+        dnsNames: [`${names.service}.${namespace}.svc`, `${names.service}.${namespace}.svc.cluster.local`],
+        issuerRef: { kind: 'Issuer', name: issuer },
+        secretName: names.secret,
+      },
+    });
+  }
+  function tlsConfig(): Record<string, unknown> {
+    // Without cert-manager the operator's certificate is self-signed at start-up: nothing to verify it against.
+    if (!options.certManager) return { insecureSkipVerify: true };
+    // As kubebuilder's servicemonitor_tls_patch: the Service's name, the CA from cert-manager's Secret.
+    return { serverName: `${names.service}.${namespace}.svc`, ca: { secret: { name: names.secret, key: 'ca.crt' } } };
+  }
   const subject = { kind: 'ServiceAccount', name, namespace };
   const rbac: Manifest[] = [];
   if (metrics.auth) {
@@ -103,7 +139,7 @@ export function metricsManifests(options: MetricsManifestOptions): MetricsManife
       'metricsReaders are bound to the metrics-reader ClusterRole, but /metrics checks no callers (metrics.auth is off): drop them, or turn auth on',
     );
   }
-  return { metrics: [service, ...(options.serviceMonitor ? [monitor] : [])], rbac };
+  return { metrics: [service, ...(options.serviceMonitor ? [monitor] : []), ...certificates], rbac };
 }
 
 /** `namespace/name` of a ServiceAccount. */

@@ -95,6 +95,40 @@ describe('operatorManifests', () => {
   });
 });
 
+describe('operatorManifests: the metrics certificate', () => {
+  const kindsOf = (m: ReturnType<typeof operatorManifests>) =>
+    (m.metrics ?? []).map((o) => `${o.kind}/${o.metadata.name}`);
+
+  it('is self-signed by the operator unless cert-manager is in use or asked for', () => {
+    assert.deepEqual(kindsOf(operatorManifests(options)), ['Service/pool-operator-metrics-service']);
+    const asked = operatorManifests({ ...options, metricsCertificates: 'cert-manager' });
+    assert.deepEqual(kindsOf(asked), [
+      'Service/pool-operator-metrics-service',
+      'Issuer/pool-operator-selfsigned-issuer',
+      'Certificate/pool-operator-metrics-certs',
+    ]);
+    assert.match(JSON.stringify(asked.deployment), /"secretName":"pool-operator-metrics-server-cert"/);
+  });
+
+  it('comes from cert-manager when the webhooks’ does, from their Issuer', () => {
+    const converted = operatorManifests({ ...options, conversions: [PoolV2] });
+    assert.deepEqual(kindsOf(converted), [
+      'Service/pool-operator-metrics-service',
+      'Certificate/pool-operator-metrics-certs',
+    ]);
+    const selfManaged = operatorManifests({
+      ...options,
+      conversions: [PoolV2],
+      webhooks: { configurations: [], certificates: 'self-managed' },
+    });
+    assert.deepEqual(kindsOf(selfManaged), ['Service/pool-operator-metrics-service']);
+    assert.throws(
+      () => operatorManifests({ ...options, metricsPort: 0, metricsCertificates: 'cert-manager' }),
+      /needs metrics over HTTPS/,
+    );
+  });
+});
+
 describe('operatorManifests with a conversion webhook', () => {
   const manifests = operatorManifests(options);
 

@@ -5,11 +5,11 @@ import type { ClassType } from '../crd/field.decorator.js';
 import { hasWebhookConversion, withWebhookConversion, type WebhookServiceReference } from './crd-conversion.js';
 import { operatorDeployment, type OperatorDeploymentOptions } from './deployment.js';
 import { operatorLabels, type Manifest } from './manifest.js';
-import { metricsManifests } from './metrics-manifests.js';
+import { metricsManifests, metricsNames } from './metrics-manifests.js';
 import { operatorRbac } from './operator-rbac.js';
 import { resolveOperatorSettings } from './operator-settings.js';
 import type { ControllerAccess } from './rbac.js';
-import { webhookManifests, type WebhookManifestOptions } from './webhook-manifests.js';
+import { webhookManifests, webhookNames, type WebhookManifestOptions } from './webhook-manifests.js';
 
 export interface OperatorManifestOptions extends OperatorDeploymentOptions {
   controllers: readonly ControllerAccess[];
@@ -25,6 +25,13 @@ export interface OperatorManifestOptions extends OperatorDeploymentOptions {
    * metrics-reader ClusterRole, so that they may scrape the secure /metrics.
    */
   metricsReaders?: readonly string[];
+  /**
+   * Where the metrics serving certificate comes from: 'cert-manager' (a Certificate for the
+   * metrics Service from the self-signed Issuer, its Secret mounted, the ServiceMonitor
+   * verifying it) or 'self-signed' (made by the operator at start-up, not verifiable).
+   * Default: cert-manager when the webhooks' certificate already comes from it, else self-signed.
+   */
+  metricsCertificates?: 'cert-manager' | 'self-signed';
   /**
    * Write a Namespace object for the operator's namespace (default false: it must exist).
    * Deleting it deletes everything in it, and it may be shared, so it is never part of
@@ -66,8 +73,21 @@ export interface OperatorManifests {
 
 /** CRDs, least-privilege RBAC and a Deployment for an operator made of these controllers. */
 export function operatorManifests(options: OperatorManifestOptions): OperatorManifests {
-  const settings = resolveOperatorSettings(options, options);
   const conversions = options.conversions ?? [];
+  const webhooksByCertManager =
+    (options.webhooks?.configurations.length || conversions.length) &&
+    (options.webhooks?.certificates ?? 'cert-manager') === 'cert-manager';
+  const secureMetrics = (options.metricsPort ?? 1) > 0 && options.metricsSecure !== false;
+  const metricsCertificates =
+    options.metricsCertificates ?? (webhooksByCertManager && secureMetrics ? 'cert-manager' : 'self-signed');
+  if (metricsCertificates === 'cert-manager') {
+    if (!secureMetrics)
+      throw new Error(
+        "metricsCertificates 'cert-manager' needs metrics over HTTPS: the operator serves none (metrics port 0 or metrics.secure false)",
+      );
+    options = { ...options, metricsCertificateSecret: metricsNames(options.name).secret };
+  }
+  const settings = resolveOperatorSettings(options, options);
   const classes = allVersionsOf([
     ...customResourcesOf(options.controllers),
     ...(options.customResources ?? []),
@@ -97,7 +117,13 @@ export function operatorManifests(options: OperatorManifestOptions): OperatorMan
     deployment: [operatorDeployment(options)],
   };
   if (settings.metrics) {
-    const metrics = metricsManifests({ ...options, metrics: settings.metrics });
+    const metrics = metricsManifests({
+      ...options,
+      metrics: settings.metrics,
+      ...(metricsCertificates === 'cert-manager'
+        ? { certManager: { issuer: webhookNames(options.name).issuer, writeIssuer: !webhooksByCertManager } }
+        : {}),
+    });
     manifests.rbac.push(...metrics.rbac);
     manifests.metrics = metrics.metrics;
   } else if (options.serviceMonitor || options.metricsReaders?.length) {

@@ -13,6 +13,12 @@ export interface OperatorSettings {
   metricsSecure?: boolean;
   /** Callers of /metrics checked with a TokenReview and a SubjectAccessReview (default: metricsSecure). */
   metricsAuth?: boolean;
+  /**
+   * A Secret holding the metrics serving certificate (`tls.crt`, `tls.key`, cert-manager's),
+   * mounted at METRICS_CERT_DIR and named by `METRICS_CERT_PATH`; default: none, the
+   * operator makes a self-signed one.
+   */
+  metricsCertificateSecret?: string;
   /** Port of /healthz and /readyz (default 8081, as kubebuilder's); 0: no probes. */
   healthPort?: number;
   /** The module's `shutdownGraceMs` (default 30 s): the pod's grace period is derived from it. */
@@ -33,9 +39,13 @@ export interface OperatorSettings {
 
 export type OperatorSetting = 'metrics' | 'health' | 'watchNamespace' | 'leaderElection';
 
+/** Where the metrics certificate's Secret is mounted: kubebuilder's cert_metrics_manager_patch path. */
+export const METRICS_CERT_DIR = '/tmp/k8s-metrics-server/metrics-certs';
+
 /** The environment variables of kubebuilder's manager flags that the Deployment sets. */
 export const OPERATOR_VARIABLES = {
   metrics: 'METRICS_BIND_ADDRESS',
+  metricsCertPath: 'METRICS_CERT_PATH',
   health: 'HEALTH_PROBE_BIND_ADDRESS',
   watchNamespace: 'WATCH_NAMESPACE',
   leaderElect: 'LEADER_ELECT',
@@ -54,7 +64,7 @@ export const SHUTDOWN_MARGIN_SECONDS = 10;
 
 /** The settings with their defaults filled in. */
 export interface ResolvedOperatorSettings {
-  metrics?: { port: number; secure: boolean; auth: boolean };
+  metrics?: { port: number; secure: boolean; auth: boolean; certificateSecret?: string };
   healthPort?: number;
   shutdownGraceMs: number;
   watchNamespace?: string;
@@ -80,12 +90,25 @@ export function resolveOperatorSettings(
       `metricsPort and healthPort are both ${metricsPort}: the Deployment names each port once; give them different ports`,
     );
   const secure = settings.metricsSecure ?? true;
+  if (settings.metricsCertificateSecret && (!secure || metricsPort === 0))
+    throw new Error(
+      'a metrics certificate Secret is given, but the operator serves no HTTPS metrics: drop it, or serve metrics over HTTPS',
+    );
   const election = settings.leaderElection ?? true;
   const grace = settings.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;
   if (!(grace >= 0) || !Number.isFinite(grace))
     throw new Error(`shutdownGraceMs ${grace} is not a duration: use a number of milliseconds`);
   return {
-    ...(metricsPort > 0 ? { metrics: { port: metricsPort, secure, auth: settings.metricsAuth ?? secure } } : {}),
+    ...(metricsPort > 0
+      ? {
+          metrics: {
+            port: metricsPort,
+            secure,
+            auth: settings.metricsAuth ?? secure,
+            ...(settings.metricsCertificateSecret ? { certificateSecret: settings.metricsCertificateSecret } : {}),
+          },
+        }
+      : {}),
     ...(healthPort > 0 ? { healthPort } : {}),
     shutdownGraceMs: grace,
     ...(settings.watchNamespace ? { watchNamespace: settings.watchNamespace } : {}),
@@ -116,6 +139,9 @@ export function operatorEnvironment(settings: ResolvedOperatorSettings): Array<{
   const passes = (setting: OperatorSetting) => fixed !== 'all' && !fixed.includes(setting);
   const env: Array<{ name: string; value: string }> = [];
   if (passes('metrics')) env.push({ name: OPERATOR_VARIABLES.metrics, value: bindAddress(settings.metrics?.port) });
+  // Not a setting a module's option overrides silently: certDir in forRoot() would, and the mount would go unused.
+  if (settings.metrics?.certificateSecret)
+    env.push({ name: OPERATOR_VARIABLES.metricsCertPath, value: METRICS_CERT_DIR });
   if (passes('health')) env.push({ name: OPERATOR_VARIABLES.health, value: bindAddress(settings.healthPort) });
   if (passes('watchNamespace') && settings.watchNamespace)
     env.push({ name: OPERATOR_VARIABLES.watchNamespace, value: settings.watchNamespace });

@@ -143,8 +143,16 @@ describe('webhook manifests with cert-manager (the default)', () => {
       ['Service', 'ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration'],
     );
     assert.deepEqual(
-      parseAllDocuments(files['operator/certificates.yaml']!).map((d) => (d.toJS() as Manifest).kind),
-      ['Issuer', 'Certificate'],
+      parseAllDocuments(files['operator/certificates.yaml']!).map((d) => {
+        const object = d.toJS() as Manifest;
+        return `${object.kind}/${object.metadata.name}`;
+      }),
+      // cert-manager is in use: the metrics certificate comes from the same Issuer.
+      [
+        'Issuer/gate-operator-selfsigned-issuer',
+        'Certificate/gate-operator-serving-cert',
+        'Certificate/gate-operator-metrics-certs',
+      ],
     );
     assert.match(files['operator/kustomization.yaml']!, /certificates.yaml needs cert-manager/);
     assert.match(files['README.md']!, /cert-manager must run in the cluster/);
