@@ -2,7 +2,12 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { operatorLogger } from '@nestor/operator';
+import {
+  OPERATOR_MODULE_OPTIONS,
+  OperatorHttpServer,
+  operatorLogger,
+  type OperatorModuleOptions,
+} from '@nestor/operator';
 
 // JSON lines in a pod (stdout is no terminal), text on a terminal; LOG_FORMAT / LOG_LEVEL override.
 Logger.overrideLogger(operatorLogger());
@@ -12,10 +17,13 @@ try {
   const { AppModule, appOptions } = await import('./app.module.js');
   const app = await NestFactory.createApplicationContext(AppModule, { abortOnError: false });
   app.enableShutdownHooks(); // SIGTERM/SIGINT: stop intake, let reconciles finish, release the Lease
-  const { namespace, leaderElection, metrics, health } = appOptions.operator;
+  // What the framework runs with: the module's options completed from the flags and environment.
+  const { namespace, leaderElection, metrics } = app.get<OperatorModuleOptions>(OPERATOR_MODULE_OPTIONS);
+  const ports = app.get(OperatorHttpServer).addresses;
   logger.log(
     `running: namespace ${namespace ?? '(all)'}, leader election ${leaderElection ? `on (Lease ${leaderElection.id})` : 'off'}, ` +
-      `metrics ${metrics?.port ? `${metrics.secure === false ? 'http' : 'https'} :${metrics.port}` : 'off'}, health :${health?.port || 'off'}, inventory polled every ${appOptions.inventory.pollIntervalMs} ms`,
+      `metrics ${ports.metrics ? `${metrics?.secure === false ? 'http' : 'https'} :${ports.metrics}` : 'off'}, health ${ports.health ? `:${ports.health}` : 'off'}, ` +
+      `inventory polled every ${appOptions.inventory.pollIntervalMs} ms`,
   );
 } catch (error) {
   logger.error(`could not start: ${(error as Error).message}`);

@@ -80,6 +80,51 @@ describe('parseManifestsArguments', () => {
     );
   });
 
+  it('takes the ports, the watched namespace, a ServiceMonitor and metrics readers', () => {
+    const args = parseManifestsArguments(
+      [
+        '--module',
+        'm.js',
+        '--metrics-port',
+        '9443',
+        '--health-port',
+        '0',
+        '--watch-namespace',
+        'pools',
+        '--service-monitor',
+        '--metrics-reader',
+        'monitoring/prometheus-k8s',
+        '--metrics-reader',
+        'obs/scraper',
+      ],
+      here,
+    );
+    assert.ok(args !== 'help');
+    assert.equal(args.metricsPort, 9443);
+    assert.equal(args.healthPort, 0);
+    assert.equal(args.watchNamespace, 'pools');
+    assert.equal(args.serviceMonitor, true);
+    assert.deepEqual(args.metricsReaders, ['monitoring/prometheus-k8s', 'obs/scraper']);
+    for (const [argv, message] of [
+      [['--metrics-port', 'https'], /--metrics-port https is not a port number/],
+      [['--health-port', '70000'], /--health-port 70000 is not a port number/],
+      [['--metrics-port', '8081', '--health-port', '8081'], /both 8081/],
+      [['--watch-namespace', 'Pools'], /--watch-namespace "Pools" is not a valid Kubernetes name/],
+      [['--metrics-reader', 'prometheus'], /--metrics-reader prometheus: name a ServiceAccount as <namespace>\/<name>/],
+    ] as const) {
+      assert.throws(() => parseManifestsArguments(['--module', 'm.js', ...argv], here), message);
+    }
+  });
+
+  it('takes where the metrics certificate comes from: cert-manager or self-signed', () => {
+    const args = parseManifestsArguments(['--module', 'm.js', '--metrics-certificates', 'cert-manager'], here);
+    assert.equal(args !== 'help' && args.metricsCertificates, 'cert-manager');
+    assert.throws(
+      () => parseManifestsArguments(['--module', 'm.js', '--metrics-certificates', 'acme'], here),
+      /--metrics-certificates acme: use cert-manager or self-signed/,
+    );
+  });
+
   it('takes how webhook certificates are made: cert-manager or self-managed', () => {
     const args = parseManifestsArguments(['--module', 'm.js', '--webhook-certificates', 'self-managed'], here);
     assert.equal(args !== 'help' && args.webhookCertificates, 'self-managed');
@@ -126,13 +171,14 @@ describe('nestor manifests', () => {
     const { code, stderr, dir, files, docs, kustomization } = await generate([]);
     try {
       assert.equal(code, 0, stderr);
-      assert.match(stderr, /1 controller\(s\) in AppModule \(GadgetController\): 1 CRD\(s\), 6 RBAC object/);
+      assert.match(stderr, /1 controller\(s\) in AppModule \(GadgetController\): 1 CRD\(s\), 8 RBAC object/);
       assert.deepEqual(await files(), [
         'README.md',
         'crds/crds.yaml',
         'crds/kustomization.yaml',
         'operator/deployment.yaml',
         'operator/kustomization.yaml',
+        'operator/metrics.yaml',
         'operator/rbac.yaml',
       ]);
       assert.match(stderr, /the namespace gadgets must exist: kubectl create namespace gadgets/);
@@ -159,8 +205,11 @@ describe('nestor manifests', () => {
           'ClusterRoleBinding/gadget-op',
           'Role/gadget-op-leader-election',
           'RoleBinding/gadget-op-leader-election',
+          'ClusterRole/gadget-op-metrics-auth',
+          'ClusterRoleBinding/gadget-op-metrics-auth',
           'ClusterRole/gadget-op-metrics-reader',
           'Deployment/gadget-op',
+          'Service/gadget-op-metrics-service',
         ],
         'deleting the operator deletes neither the CRDs nor the namespace',
       );
@@ -176,7 +225,7 @@ describe('nestor manifests', () => {
     const { code, stderr, dir, files, kustomization } = await generate(['--create-namespace']);
     try {
       assert.equal(code, 0, stderr);
-      assert.match(stderr, /1 CRD\(s\), a Namespace, 6 RBAC object/);
+      assert.match(stderr, /1 CRD\(s\), a Namespace, 8 RBAC object/);
       assert.deepEqual(
         (await files()).filter((path) => path.startsWith('namespace/')),
         ['namespace/kustomization.yaml', 'namespace/namespace.yaml'],
@@ -227,6 +276,7 @@ describe('nestor manifests', () => {
         'mine.yaml',
         'operator/deployment.yaml',
         'operator/kustomization.yaml',
+        'operator/metrics.yaml',
         'operator/mine.yaml',
         'operator/rbac.yaml',
         'user/kustomization.yaml',
@@ -252,10 +302,90 @@ describe('nestor manifests', () => {
       'Role',
       'RoleBinding',
       'ClusterRole',
+      'ClusterRoleBinding',
+      'ClusterRole',
       'Deployment',
+      'Service',
     ];
     assert.deepEqual(await kindsOf([]), ['CustomResourceDefinition', ...operator]);
     assert.deepEqual(await kindsOf(['--create-namespace']), ['CustomResourceDefinition', 'Namespace', ...operator]);
+  });
+
+  it('writes objects that agree on the ports, the watched namespace and the scrapers asked for', async () => {
+    const { code, stderr, dir, files, docs } = await generate([
+      '--metrics-port',
+      '9443',
+      '--health-port',
+      '9090',
+      '--watch-namespace',
+      'gadget-land',
+      '--service-monitor',
+      '--metrics-reader',
+      'monitoring/prometheus-k8s',
+    ]);
+    try {
+      assert.equal(code, 0, stderr);
+      assert.match(
+        stderr,
+        /RBAC object\(s\) \(the controllers' Role in gadget-land\), a Deployment, Service and ServiceMonitor for \/metrics/,
+      );
+      assert.ok((await files()).includes('operator/monitor.yaml'));
+      const rbac = await docs('operator/rbac.yaml');
+      const role = rbac.find((o) => o.kind === 'Role' && o.metadata.name === 'gadget-op');
+      assert.equal(role?.metadata.namespace, 'gadget-land');
+      const clusterRole = rbac.find((o) => o.kind === 'ClusterRole' && o.metadata.name === 'gadget-op');
+      assert.deepEqual(
+        (clusterRole as { rules?: unknown }).rules,
+        [{ apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'watch'] }],
+        'only the cluster-scoped kind it reads',
+      );
+      assert.ok(
+        rbac.some((o) => o.kind === 'ClusterRoleBinding' && o.metadata.name.endsWith('monitoring-prometheus-k8s')),
+      );
+      const [deployment] = await docs('operator/deployment.yaml');
+      const text = JSON.stringify(deployment);
+      for (const variable of [
+        '{"name":"METRICS_BIND_ADDRESS","value":":9443"}',
+        '{"name":"HEALTH_PROBE_BIND_ADDRESS","value":":9090"}',
+        '{"name":"WATCH_NAMESPACE","value":"gadget-land"}',
+        '{"name":"LEADER_ELECT","value":"true"}',
+      ])
+        assert.ok(text.includes(variable), variable);
+      assert.ok(text.includes('{"name":"health","containerPort":9090,"protocol":"TCP"}'));
+      const [service] = await docs('operator/metrics.yaml');
+      assert.deepEqual(service!.spec.ports, [{ name: 'https', port: 9443, targetPort: 'metrics', protocol: 'TCP' }]);
+      const readme = await readFile(join(dir, 'README.md'), 'utf8');
+      assert.match(readme, /`gadget-land` must exist: the operator has a Role there/);
+      assert.match(readme, /Prometheus Operator's CRDs/);
+      assert.match(readme, /done for `monitoring\/prometheus-k8s`/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("follows the module's forRoot() options, and refuses a flag they would override", async () => {
+    const module = join(here, 'fixtures', 'configured-app.module.js');
+    const { code, stdout, stderr } = await capture(manifestsCommand, ['--module', module, '--name', 'gadget-op']);
+    assert.equal(code, 0, stderr);
+    const objects = parseAllDocuments(stdout).map((d) => d.toJS() as Doc & { rules?: unknown });
+    const deployment = objects.find((o) => o.kind === 'Deployment')!;
+    const pod = (deployment.spec as { template: { spec: Record<string, unknown> } }).template.spec;
+    assert.equal(pod.terminationGracePeriodSeconds, 60, 'shutdownGraceMs 50 s + 10 s');
+    const text = JSON.stringify(pod);
+    assert.ok(text.includes('{"name":"metrics","containerPort":9443,"protocol":"TCP"}'));
+    assert.ok(text.includes('{"name":"health","containerPort":9090,"protocol":"TCP"}'));
+    assert.doesNotMatch(text, /METRICS_BIND_ADDRESS|HEALTH_PROBE_BIND_ADDRESS|WATCH_NAMESPACE|LEADER_ELECT/);
+    assert.equal(
+      objects.find((o) => o.kind === 'Role' && o.metadata.name === 'gadget-op')?.metadata.namespace,
+      'gadget-land',
+      'the module watches one namespace: a Role there',
+    );
+    const conflict = await capture(manifestsCommand, ['--module', module, '--metrics-port', '8443']);
+    assert.equal(conflict.code, 1);
+    assert.match(
+      conflict.stderr,
+      /--metrics-port 8443, but the module's OperatorModule.forRoot\(\) sets metrics.port to 9443/,
+    );
   });
 
   it('explains a wrong module path, export or file type, with the usage and exit code 2', async () => {

@@ -5,6 +5,8 @@ import { parseArgs } from 'node:util';
 import {
   controllersOfModule,
   conversionsOfModule,
+  deploymentSettings,
+  operatorOptionsOfModule,
   manifestFiles,
   MANIFEST_FOLDERS,
   operatorManifests,
@@ -21,14 +23,19 @@ import { writeManifestFiles } from './manifest-output.js';
 export const MANIFESTS_USAGE = `Usage: nestor manifests --module <compiled-module.js> [options]
 
 Writes what an operator needs in a cluster, from its decorators: the CRDs of the
-@CustomResource kinds its controllers use, a least-privilege ClusterRole with its
-ServiceAccount and binding, a leader-election Role, and a Deployment. The CRD of a kind
-with a @Conversion class converts through the webhook Service (<name>-webhook-service).
+@CustomResource kinds its controllers use, a ServiceAccount with least-privilege RBAC (a
+Role in the namespace when every controller watches one, else a ClusterRole), a
+leader-election Role, a Deployment, and the Service of its secure /metrics
+(<name>-metrics-service) with the metrics-reader ClusterRole for Prometheus. The CRD of a
+kind with a @Conversion class converts through the webhook Service (<name>-webhook-service).
 With @Webhook or @Conversion classes: the Validating/MutatingWebhookConfigurations, the
 webhook Service (443 -> 9443) and its certificate (cert-manager's Issuer and Certificate,
 or the self-managed mode's RBAC).
 
-The module is imported, not started: no provider runs and no cluster is needed.
+The module is imported, not started: no provider runs and no cluster is needed. What its
+OperatorModule.forRoot() options set (metrics.port, health.port, namespace, leaderElection,
+shutdownGraceMs) is what the objects follow; the flags above fill in what they leave out,
+and the Deployment passes those to the operator as the variables of its flags.
 
 Options:
   --module <path>      the compiled JavaScript file of the application's root module (required)
@@ -42,6 +49,23 @@ Options:
                        unless --create-namespace
   --create-namespace   write a Namespace too, in a folder of its own
   --image <image>      its container image (default: <name>:latest)
+  --metrics-port <port>
+                       where the operator serves /metrics, the metrics Service's port
+                       (default 8443; 0: no metrics); passed as METRICS_BIND_ADDRESS
+  --health-port <port> where it answers the kubelet's /healthz and /readyz probes
+                       (default 8081; 0: no probes); passed as HEALTH_PROBE_BIND_ADDRESS
+  --watch-namespace <ns>
+                       watch only this namespace (WATCH_NAMESPACE): the controllers' rights
+                       become a Role there
+  --service-monitor    a Prometheus Operator ServiceMonitor for the metrics Service
+  --metrics-certificates cert-manager|self-signed
+                       where the metrics certificate comes from (default cert-manager when
+                       the webhooks' does, else self-signed: made by the operator, scraped
+                       with insecureSkipVerify; cert-manager: a Certificate for the metrics
+                       Service, mounted, the ServiceMonitor verifying it)
+  --metrics-reader <namespace>/<serviceaccount>
+                       bind this ServiceAccount (Prometheus') to the metrics-reader
+                       ClusterRole; repeatable
   --webhook-certificates cert-manager|self-managed
                        how the webhook server gets its certificate (default cert-manager:
                        an Issuer and a Certificate, the Secret mounted, cainjector filling
@@ -72,6 +96,12 @@ export interface ManifestsArguments {
   createNamespace?: boolean;
   image: string;
   webhookCertificates?: WebhookCertificates;
+  metricsPort?: number;
+  healthPort?: number;
+  watchNamespace?: string;
+  serviceMonitor?: boolean;
+  metricsReaders?: string[];
+  metricsCertificates?: 'cert-manager' | 'self-signed';
 }
 
 export interface CommandIo {
@@ -89,7 +119,7 @@ const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 /** Reads the command line of `nestor manifests`; throws a UsageError naming what is wrong. */
 export function parseManifestsArguments(argv: string[], cwd: string): ManifestsArguments | 'help' {
-  let values: Record<string, string | boolean | undefined>;
+  let values: Record<string, string | boolean | string[] | undefined>;
   try {
     ({ values } = parseArgs({
       args: argv,
@@ -102,6 +132,12 @@ export function parseManifestsArguments(argv: string[], cwd: string): ManifestsA
         'create-namespace': { type: 'boolean' },
         image: { type: 'string' },
         'webhook-certificates': { type: 'string' },
+        'metrics-port': { type: 'string' },
+        'health-port': { type: 'string' },
+        'watch-namespace': { type: 'string' },
+        'service-monitor': { type: 'boolean' },
+        'metrics-certificates': { type: 'string' },
+        'metrics-reader': { type: 'string', multiple: true },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -118,9 +154,11 @@ export function parseManifestsArguments(argv: string[], cwd: string): ManifestsA
     );
   const name = (values.name as string | undefined) ?? packageNameNear(resolve(cwd, modulePath)) ?? 'operator';
   const namespace = (values.namespace as string | undefined) ?? `${name}-system`;
+  const watchNamespace = values['watch-namespace'] as string | undefined;
   for (const [flag, value] of [
     ['--name', name],
     ['--namespace', namespace],
+    ...(watchNamespace !== undefined ? [['--watch-namespace', watchNamespace] as const] : []),
   ] as const) {
     if (value.length > 63 || !DNS_LABEL.test(value)) {
       throw new UsageError(
@@ -136,6 +174,33 @@ export function parseManifestsArguments(argv: string[], cwd: string): ManifestsA
   ) {
     throw new UsageError(`--webhook-certificates ${webhookCertificates}: use cert-manager or self-managed`);
   }
+  const port = (flag: string) => {
+    const value = values[flag] as string | undefined;
+    if (value === undefined) return undefined;
+    if (!/^\d+$/.test(value) || Number(value) > 65535)
+      throw new UsageError(`--${flag} ${value} is not a port number: use 1-65535, or 0 for none`);
+    return Number(value);
+  };
+  const metricsPort = port('metrics-port');
+  const healthPort = port('health-port');
+  if (metricsPort && metricsPort === healthPort)
+    throw new UsageError(`--metrics-port and --health-port are both ${metricsPort}: give them different ports`);
+  const metricsCertificates = values['metrics-certificates'] as string | undefined;
+  if (
+    metricsCertificates !== undefined &&
+    metricsCertificates !== 'cert-manager' &&
+    metricsCertificates !== 'self-signed'
+  ) {
+    throw new UsageError(`--metrics-certificates ${metricsCertificates}: use cert-manager or self-signed`);
+  }
+  const metricsReaders = (values['metrics-reader'] as string[] | undefined) ?? [];
+  for (const reader of metricsReaders) {
+    const [readerNamespace, readerName, ...rest] = reader.split('/');
+    if (rest.length || !readerNamespace || !readerName || !DNS_LABEL.test(readerNamespace))
+      throw new UsageError(
+        `--metrics-reader ${reader}: name a ServiceAccount as <namespace>/<name>, e.g. monitoring/prometheus-k8s`,
+      );
+  }
   return {
     module: modulePath,
     ...(values.export ? { export: values.export as string } : {}),
@@ -145,6 +210,12 @@ export function parseManifestsArguments(argv: string[], cwd: string): ManifestsA
     ...(values['create-namespace'] ? { createNamespace: true } : {}),
     image: (values.image as string | undefined) ?? `${name}:latest`,
     ...(webhookCertificates ? { webhookCertificates } : {}),
+    ...(metricsPort !== undefined ? { metricsPort } : {}),
+    ...(healthPort !== undefined ? { healthPort } : {}),
+    ...(watchNamespace !== undefined ? { watchNamespace } : {}),
+    ...(values['service-monitor'] ? { serviceMonitor: true } : {}),
+    ...(metricsReaders.length ? { metricsReaders } : {}),
+    ...(metricsCertificates ? { metricsCertificates } : {}),
   };
 }
 
@@ -218,7 +289,7 @@ export async function loadModuleClass(
 export async function generateManifests(
   args: ManifestsArguments,
   cwd: string,
-): Promise<{ controllers: ScannedController[]; manifests: OperatorManifests; moduleName: string }> {
+): Promise<{ controllers: ScannedController[]; manifests: OperatorManifests; moduleName: string; notes: string[] }> {
   const { module, name } = await loadModuleClass(args.module, args.export, cwd);
   const controllers = await controllersOfModule(module as never);
   if (controllers.length === 0) {
@@ -232,16 +303,26 @@ export async function generateManifests(
     name: names.configuration,
     service: { namespace: args.namespace, name: names.service },
   });
+  // The ports, namespace, leader election and grace the module's options fix, else the flags'.
+  const { settings, notes } = deploymentSettings(await operatorOptionsOfModule(module as never), {
+    ...(args.metricsPort !== undefined ? { metricsPort: args.metricsPort } : {}),
+    ...(args.healthPort !== undefined ? { healthPort: args.healthPort } : {}),
+    ...(args.watchNamespace !== undefined ? { watchNamespace: args.watchNamespace } : {}),
+  });
   const manifests = operatorManifests({
     name: args.name,
     namespace: args.namespace,
     image: args.image,
+    ...settings,
+    ...(args.serviceMonitor ? { serviceMonitor: true } : {}),
+    ...(args.metricsReaders ? { metricsReaders: args.metricsReaders } : {}),
+    ...(args.metricsCertificates ? { metricsCertificates: args.metricsCertificates } : {}),
     controllers,
     conversions: conversions.map((conversion) => conversion.hub),
     createNamespace: args.createNamespace ?? false,
     webhooks: { configurations, certificates: args.webhookCertificates ?? 'cert-manager' },
   });
-  return { controllers, manifests, moduleName: name };
+  return { controllers, manifests, moduleName: name, notes };
 }
 
 /** `nestor manifests`: returns the exit code. */
@@ -253,12 +334,14 @@ export async function manifestsCommand(argv: string[], io: CommandIo): Promise<n
       io.stdout(`${MANIFESTS_USAGE}\n`);
       return 0;
     }
-    const { controllers, manifests, moduleName } = await generateManifests(args, io.cwd);
+    const { controllers, manifests, moduleName, notes } = await generateManifests(args, io.cwd);
     const summary =
       `${controllers.length} controller(s) in ${moduleName} (${controllers.map((c) => c.className).join(', ')}): ` +
       `${manifests.crds.length} CRD(s), ${manifests.namespace ? 'a Namespace, ' : ''}` +
-      `${manifests.rbac.length} RBAC object(s), a Deployment` +
-      (manifests.webhooks ? `, ${manifests.webhooks.length} webhook object(s)` : '');
+      `${manifests.rbac.length} RBAC object(s) (${rbacScope(manifests)}), a Deployment` +
+      (manifests.metrics ? `, ${manifests.metrics.map((m) => m.kind).join(' and ')} for /metrics` : '') +
+      (manifests.webhooks ? `, ${manifests.webhooks.length} webhook object(s)` : '') +
+      notes.map((note) => `\nnote: ${note}`).join('');
     if (!args.out) {
       const namespace = manifests.namespace ? [manifests.namespace] : [];
       io.stdout(
@@ -267,6 +350,7 @@ export async function manifestsCommand(argv: string[], io: CommandIo): Promise<n
           ...namespace,
           ...manifests.rbac,
           ...manifests.deployment,
+          ...(manifests.metrics ?? []),
           ...(manifests.webhooks ?? []),
         ]),
       );
@@ -285,6 +369,13 @@ export async function manifestsCommand(argv: string[], io: CommandIo): Promise<n
     io.stderr(`nestor manifests: ${error instanceof Error ? error.message : String(error)}\n`);
     return 1;
   }
+}
+
+/** Where the controllers' rights are granted: a Role in the one namespace they watch, or cluster-wide. */
+function rbacScope(manifests: OperatorManifests): string {
+  const name = manifests.deployment[0]?.metadata.name;
+  const role = manifests.rbac.find((m) => m.kind === 'Role' && m.metadata.name === name);
+  return role ? `the controllers' Role in ${role.metadata.namespace}` : "the controllers' ClusterRole";
 }
 
 /** The folders written, and the commands to install and uninstall, in order. */

@@ -244,6 +244,9 @@ describe('nestor manifests on a real API server', () => {
       };
       await forbidden('GET', `/api/v1/namespaces/${namespace}/secrets`);
       await forbidden('GET', '/api/v1/secrets');
+      // Namespaces are only read (`reads: [Namespace]`): get, list and watch, nothing more.
+      assert.equal((await asOperator.raw('GET', `/api/v1/namespaces/${namespace}`)).status, 200);
+      await forbidden('DELETE', `/api/v1/namespaces/${namespace}`);
       await forbidden('POST', gadgets, {
         apiVersion: `${GADGET_GROUP}/v1`,
         kind: 'Gadget',

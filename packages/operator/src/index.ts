@@ -32,8 +32,11 @@ export {
   conversionsOfModule,
   describeController,
   webhooksOfModule,
+  operatorOptionsOfModule,
   type ScannedController,
+  type ScannedOperatorOptions,
 } from './nest/module-scanner.js';
+export { deploymentSettings, type DeploymentRequest } from './nest/deployment-settings.js';
 export { OperatorHttpServer } from './nest/operator-http.server.js';
 export {
   Webhook,
@@ -160,7 +163,13 @@ export { allVersionsOf } from './crd/custom-resource.decorator.js';
 
 // Manifests: CRDs, RBAC and a Deployment from the decorators (what `nestor manifests` writes)
 export { customResourcesOf, type ControllerResources } from './crd/controller-resources.js';
-export { rbacRulesFor, leaderElectionRules, type ControllerAccess, type PolicyRule } from './manifests/rbac.js';
+export {
+  rbacRulesFor,
+  leaderElectionRules,
+  type ControllerAccess,
+  type PolicyRule,
+  type RbacRulesOptions,
+} from './manifests/rbac.js';
 export {
   operatorManifests,
   webhookServiceOf,
@@ -174,6 +183,20 @@ export {
   type WebhookServiceReference,
 } from './manifests/crd-conversion.js';
 export { OPERATOR_NODE_OPTIONS, type OperatorDeploymentOptions } from './manifests/deployment.js';
+export {
+  terminationGracePeriodSeconds,
+  OPERATOR_VARIABLES,
+  SHUTDOWN_MARGIN_SECONDS,
+  type OperatorSettings,
+  type OperatorSetting,
+} from './manifests/operator-settings.js';
+export {
+  metricsNames,
+  metricsManifests,
+  type MetricsManifestOptions,
+  type MetricsManifests,
+} from './manifests/metrics-manifests.js';
+export { singleWatchedNamespace } from './manifests/watched-namespace.js';
 export type { Manifest } from './manifests/manifest.js';
 export { manifestFiles } from './manifests/manifest-files.js';
 export { MANIFEST_FOLDERS } from './manifests/manifest-folders.js';

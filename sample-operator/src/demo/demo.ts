@@ -172,8 +172,8 @@ async function main(): Promise<void> {
   // The operator is configured as in production, through its environment (see app.module.ts).
   process.env.KUBECONFIG = env.kubeconfigPath;
   process.env.WATCH_NAMESPACE = NAMESPACE;
-  process.env.METRICS_PORT ??= '0';
-  process.env.HEALTH_PORT ??= '0';
+  process.env.METRICS_BIND_ADDRESS ??= '0';
+  process.env.HEALTH_PROBE_BIND_ADDRESS ??= '0';
   process.env.WEBHOOK_PORT ??= '0'; // the demo installs no webhook configurations and converts nothing
   process.env.INVENTORY_POLL_MS ??= '1000';
   const { AppModule, appOptions } = await import('../app.module.js');

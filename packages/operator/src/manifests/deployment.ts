@@ -1,6 +1,13 @@
 import { operatorLabels, type Manifest } from './manifest.js';
+import {
+  METRICS_CERT_DIR,
+  operatorEnvironment,
+  resolveOperatorSettings,
+  terminationGracePeriodSeconds,
+  type OperatorSettings,
+} from './operator-settings.js';
 
-export interface OperatorDeploymentOptions {
+export interface OperatorDeploymentOptions extends OperatorSettings {
   /** The operator's name: of its ServiceAccount, ClusterRole, bindings and Deployment. */
   name: string;
   /** The namespace it runs in. */
@@ -8,10 +15,6 @@ export interface OperatorDeploymentOptions {
   /** Its container image. */
   image: string;
   replicas?: number;
-  /** Port of /metrics (default 8080). */
-  metricsPort?: number;
-  /** Port of /healthz and /readyz (default 8081). */
-  healthPort?: number;
 }
 
 /**
@@ -22,11 +25,15 @@ export interface OperatorDeploymentOptions {
  */
 export const OPERATOR_NODE_OPTIONS = '--max-semi-space-size=4';
 
-/** The operator's Deployment: runs as its ServiceAccount, probed, limited and locked down. */
+/**
+ * The operator's Deployment: runs as its ServiceAccount, probed on its health port, limited
+ * and locked down; its environment sets the ports, namespace and leader election the
+ * other objects expect (operator-settings.ts), and its grace period covers the shutdown's.
+ */
 export function operatorDeployment(options: OperatorDeploymentOptions): Manifest {
   const labels = operatorLabels(options.name);
-  const metricsPort = options.metricsPort ?? 8080;
-  const healthPort = options.healthPort ?? 8081;
+  const settings = resolveOperatorSettings(options, options);
+  const { metrics, healthPort } = settings;
   const selector = { 'app.kubernetes.io/name': options.name };
   return {
     apiVersion: 'apps/v1',
@@ -39,8 +46,7 @@ export function operatorDeployment(options: OperatorDeploymentOptions): Manifest
         metadata: { labels },
         spec: {
           serviceAccountName: options.name,
-          // The shutdown grace (30 s by default) plus time to release the Lease.
-          terminationGracePeriodSeconds: 40,
+          terminationGracePeriodSeconds: terminationGracePeriodSeconds(settings.shutdownGraceMs),
           securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
           containers: [
             {
@@ -51,21 +57,26 @@ export function operatorDeployment(options: OperatorDeploymentOptions): Manifest
                 { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
                 { name: 'NODE_ENV', value: 'production' },
                 { name: 'NODE_OPTIONS', value: OPERATOR_NODE_OPTIONS },
+                ...operatorEnvironment(settings),
               ],
               ports: [
-                { name: 'metrics', containerPort: metricsPort, protocol: 'TCP' },
-                { name: 'health', containerPort: healthPort, protocol: 'TCP' },
+                ...(metrics ? [{ name: 'metrics', containerPort: metrics.port, protocol: 'TCP' }] : []),
+                ...(healthPort ? [{ name: 'health', containerPort: healthPort, protocol: 'TCP' }] : []),
               ],
-              livenessProbe: {
-                httpGet: { path: '/healthz', port: 'health' },
-                initialDelaySeconds: 15,
-                periodSeconds: 20,
-              },
-              readinessProbe: {
-                httpGet: { path: '/readyz', port: 'health' },
-                initialDelaySeconds: 5,
-                periodSeconds: 10,
-              },
+              ...(healthPort
+                ? {
+                    livenessProbe: {
+                      httpGet: { path: '/healthz', port: 'health' },
+                      initialDelaySeconds: 15,
+                      periodSeconds: 20,
+                    },
+                    readinessProbe: {
+                      httpGet: { path: '/readyz', port: 'health' },
+                      initialDelaySeconds: 5,
+                      periodSeconds: 10,
+                    },
+                  }
+                : {}),
               resources: {
                 requests: { cpu: '100m', memory: '128Mi' },
                 limits: { cpu: '500m', memory: '512Mi' },
@@ -78,10 +89,20 @@ export function operatorDeployment(options: OperatorDeploymentOptions): Manifest
                 allowPrivilegeEscalation: false,
                 capabilities: { drop: ['ALL'] },
               },
-              volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
+              volumeMounts: [
+                { name: 'tmp', mountPath: '/tmp' },
+                ...(metrics?.certificateSecret
+                  ? [{ name: 'metrics-certs', mountPath: METRICS_CERT_DIR, readOnly: true }]
+                  : []),
+              ],
             },
           ],
-          volumes: [{ name: 'tmp', emptyDir: {} }],
+          volumes: [
+            { name: 'tmp', emptyDir: {} },
+            ...(metrics?.certificateSecret
+              ? [{ name: 'metrics-certs', secret: { secretName: metrics.certificateSecret } }]
+              : []),
+          ],
         },
       },
     },

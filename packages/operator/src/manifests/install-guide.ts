@@ -31,12 +31,58 @@ export function installGuide(manifests: OperatorManifests, folders: readonly Man
         'certificate and puts its CA into the webhook configurations (or generate again with ' +
         '`--webhook-certificates self-managed`, and the operator makes its own).',
     );
+  } else if (manifests.metrics?.some((object) => object.apiVersion.startsWith('cert-manager.io/'))) {
+    install.push(
+      'cert-manager must run in the cluster (https://cert-manager.io/docs/installation/): it issues the metrics ' +
+        'certificate (or generate again with `--metrics-certificates self-signed`).',
+    );
+  }
+  const roles = manifests.rbac.filter((m) => m.kind === 'Role' || m.kind === 'RoleBinding');
+  const elsewhere = [
+    ...new Set(roles.map((m) => m.metadata.namespace).filter((ns): ns is string => !!ns && ns !== namespace)),
+  ];
+  if (elsewhere.length) {
+    install.push(
+      `The namespace${elsewhere.length > 1 ? 's' : ''} ${elsewhere.map((ns) => `\`${ns}\``).join(', ')} ` +
+        `must exist: the operator has a Role there (where it watches, or where its Lease lives).`,
+    );
+  }
+  const monitor = manifests.metrics?.some((object) => object.kind === 'ServiceMonitor');
+  if (monitor) {
+    install.push(
+      "The Prometheus Operator's CRDs must be in the cluster for `monitor.yaml`'s ServiceMonitor " +
+        '(or generate again without `--service-monitor`).',
+    );
   }
   install.push(
-    `\`kubectl apply -k operator\`: its ServiceAccount, ClusterRole and bindings, and Deployment${
-      manifests.webhooks?.length ? ', its webhook Service and configurations' : ''
-    }.`,
+    `\`kubectl apply -k operator\`: its ServiceAccount, RBAC, Deployment${
+      manifests.metrics?.length ? ', metrics Service' : ''
+    }${manifests.webhooks?.length ? ', its webhook Service and configurations' : ''}.`,
   );
+  const reader = manifests.rbac.find((m) => m.kind === 'ClusterRole' && m.metadata.name.endsWith('-metrics-reader'));
+  const service = manifests.metrics?.find((m) => m.kind === 'Service');
+  const readers = manifests.rbac.filter(
+    (m) => m.kind === 'ClusterRoleBinding' && (m.roleRef as { name?: string }).name === reader?.metadata.name,
+  );
+  const scraping =
+    reader && service
+      ? `
+
+## Scraping /metrics
+
+\`${service.metadata.name}\` serves /metrics over HTTPS, only to callers whose bearer token the
+API server accepts and whose user may \`get /metrics\`: bind Prometheus' ServiceAccount to the
+ClusterRole \`${reader.metadata.name}\`${
+          readers.length
+            ? ` (done for ${readers
+                .flatMap((b) =>
+                  (b.subjects as { namespace: string; name: string }[]).map((s) => `\`${s.namespace}/${s.name}\``),
+                )
+                .join(', ')})`
+            : ` (\`kubectl create clusterrolebinding ${reader.metadata.name} --clusterrole ${reader.metadata.name} --serviceaccount <namespace>:<name>\`, or generate again with \`--metrics-reader <namespace>/<name>\`)`
+        }. A request without a token gets 401, one whose user may not gets 403.
+`
+      : '';
 
   const uninstall = [
     'Delete the custom resources you want cleaned up while the operator still runs, so its finalizers do their work.',
@@ -72,5 +118,5 @@ ${list(install)}
 ## Uninstall
 
 ${list(uninstall)}
-`;
+${scraping}`;
 }

@@ -38,10 +38,12 @@ describe('manifestFiles', () => {
       'crds/kustomization.yaml',
       'operator/rbac.yaml',
       'operator/deployment.yaml',
+      'operator/metrics.yaml',
       'operator/kustomization.yaml',
       'README.md',
     ]);
     assert.deepEqual(objectsIn(files, 'crds/crds.yaml'), manifests.crds);
+    assert.deepEqual(objectsIn(files, 'operator/metrics.yaml'), manifests.metrics);
     assert.deepEqual(objectsIn(files, 'operator/rbac.yaml'), manifests.rbac);
     assert.deepEqual(objectsIn(files, 'operator/deployment.yaml'), manifests.deployment);
     assert.deepEqual(parse(files['crds/kustomization.yaml']!), {
@@ -49,7 +51,7 @@ describe('manifestFiles', () => {
       kind: 'Kustomization',
       resources: ['crds.yaml'],
     });
-    assert.deepEqual(resourcesOf(files, 'operator'), ['rbac.yaml', 'deployment.yaml']);
+    assert.deepEqual(resourcesOf(files, 'operator'), ['rbac.yaml', 'deployment.yaml', 'metrics.yaml']);
     assert.ok(!Object.values(files).some((text) => /kind: Namespace/.test(text)), 'no Namespace anywhere');
   });
 
@@ -62,7 +64,10 @@ describe('manifestFiles', () => {
       'Role',
       'RoleBinding',
       'ClusterRole',
+      'ClusterRoleBinding',
+      'ClusterRole',
       'Deployment',
+      'Service',
     ]);
     assert.deepEqual(kindsIn(files, 'crds'), ['CustomResourceDefinition']);
     assert.deepEqual(kindsIn(files, 'namespace'), ['Namespace']);
@@ -99,6 +104,7 @@ describe('manifestFiles', () => {
     assert.deepEqual(Object.keys(files), [
       'operator/rbac.yaml',
       'operator/deployment.yaml',
+      'operator/metrics.yaml',
       'operator/kustomization.yaml',
       'README.md',
     ]);

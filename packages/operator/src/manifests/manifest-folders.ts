@@ -40,17 +40,24 @@ export function manifestFolders(manifests: OperatorManifests): ManifestFolder[] 
     });
   }
   const webhooks = manifests.webhooks ?? [];
-  const certificates = webhooks.filter((object) => object.apiVersion.startsWith('cert-manager.io/'));
+  const metrics = manifests.metrics ?? [];
+  const certificates = [...webhooks, ...metrics].filter((object) => object.apiVersion.startsWith('cert-manager.io/'));
+  const monitors = metrics.filter((object) => object.apiVersion.startsWith('monitoring.coreos.com/'));
   folders.push({
     folder: 'operator',
     about: [
-      `The operator's own objects: ServiceAccount, RBAC, Deployment${webhooks.length ? ', its webhooks' : ''}.`,
+      `The operator's own objects: ServiceAccount, RBAC, Deployment${metrics.length ? ', its metrics Service' : ''}${
+        webhooks.length ? ', its webhooks' : ''
+      }.`,
       'Deleting them leaves the CRDs, the custom resources and the namespace in place.',
       ...(certificates.length ? ['certificates.yaml needs cert-manager in the cluster.'] : []),
+      ...(monitors.length ? ["monitor.yaml needs the Prometheus Operator's CRDs in the cluster."] : []),
     ],
     objects: {
       'rbac.yaml': manifests.rbac,
       'deployment.yaml': manifests.deployment,
+      'metrics.yaml': metrics.filter((object) => !monitors.includes(object) && !certificates.includes(object)),
+      'monitor.yaml': monitors,
       'webhooks.yaml': webhooks.filter((object) => !certificates.includes(object)),
       'certificates.yaml': certificates,
     },

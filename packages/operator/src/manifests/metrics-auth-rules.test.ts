@@ -12,8 +12,14 @@ describe('RBAC for secure /metrics', () => {
     controllers: [{ resource: ConfigMap }],
   });
 
-  it("lets the operator's ClusterRole create TokenReviews and SubjectAccessReviews, and nothing more on them", () => {
-    const role = manifests.rbac.find((m) => m.kind === 'ClusterRole' && m.metadata.name === 'demo-operator')!;
+  it('lets the operator create TokenReviews and SubjectAccessReviews through a ClusterRole of its own, and nothing more on them', () => {
+    const role = manifests.rbac.find(
+      (m) => m.kind === 'ClusterRole' && m.metadata.name === 'demo-operator-metrics-auth',
+    )!;
+    const binding = manifests.rbac.find(
+      (m) => m.kind === 'ClusterRoleBinding' && m.metadata.name === 'demo-operator-metrics-auth',
+    )!;
+    assert.deepEqual(binding.subjects, [{ kind: 'ServiceAccount', name: 'demo-operator', namespace: 'demo-system' }]);
     const rules = role.rules as Array<{ apiGroups: string[]; resources: string[]; verbs: string[] }>;
     for (const [group, resource] of [
       ['authentication.k8s.io', 'tokenreviews'],
@@ -26,6 +32,7 @@ describe('RBAC for secure /metrics', () => {
         `${resource}.${group}`,
       );
     }
+    assert.deepEqual(role.rules, metricsAuthRules());
     assert.equal(metricsAuthRules().length, 2);
   });
 

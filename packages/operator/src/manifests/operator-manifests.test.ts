@@ -62,6 +62,8 @@ describe('operatorManifests', () => {
         ['ClusterRoleBinding', 'pool-operator', undefined],
         ['Role', 'pool-operator-leader-election', 'pool-system'],
         ['RoleBinding', 'pool-operator-leader-election', 'pool-system'],
+        ['ClusterRole', 'pool-operator-metrics-auth', undefined],
+        ['ClusterRoleBinding', 'pool-operator-metrics-auth', undefined],
         ['ClusterRole', 'pool-operator-metrics-reader', undefined],
       ],
     );
@@ -75,7 +77,7 @@ describe('operatorManifests', () => {
     const rules = manifests.rbac[1]!.rules as Array<{ resources: string[]; verbs: string[] }>;
     assert.ok(!rules.some((r) => r.verbs.includes('*') || r.resources.includes('*')), 'no wildcards');
     assert.ok(rules.some((r) => r.resources.includes('pools/finalizers')));
-    assert.equal(operatorManifests({ ...options, leaderElection: false }).rbac.length, 4);
+    assert.equal(operatorManifests({ ...options, leaderElection: false }).rbac.length, 6);
   });
 
   it('writes the Namespace only when asked to, apart from the RBAC objects', () => {
@@ -90,6 +92,40 @@ describe('operatorManifests', () => {
       },
     });
     assert.deepEqual(withNamespace.rbac, manifests.rbac);
+  });
+});
+
+describe('operatorManifests: the metrics certificate', () => {
+  const kindsOf = (m: ReturnType<typeof operatorManifests>) =>
+    (m.metrics ?? []).map((o) => `${o.kind}/${o.metadata.name}`);
+
+  it('is self-signed by the operator unless cert-manager is in use or asked for', () => {
+    assert.deepEqual(kindsOf(operatorManifests(options)), ['Service/pool-operator-metrics-service']);
+    const asked = operatorManifests({ ...options, metricsCertificates: 'cert-manager' });
+    assert.deepEqual(kindsOf(asked), [
+      'Service/pool-operator-metrics-service',
+      'Issuer/pool-operator-selfsigned-issuer',
+      'Certificate/pool-operator-metrics-certs',
+    ]);
+    assert.match(JSON.stringify(asked.deployment), /"secretName":"pool-operator-metrics-server-cert"/);
+  });
+
+  it('comes from cert-manager when the webhooks’ does, from their Issuer', () => {
+    const converted = operatorManifests({ ...options, conversions: [PoolV2] });
+    assert.deepEqual(kindsOf(converted), [
+      'Service/pool-operator-metrics-service',
+      'Certificate/pool-operator-metrics-certs',
+    ]);
+    const selfManaged = operatorManifests({
+      ...options,
+      conversions: [PoolV2],
+      webhooks: { configurations: [], certificates: 'self-managed' },
+    });
+    assert.deepEqual(kindsOf(selfManaged), ['Service/pool-operator-metrics-service']);
+    assert.throws(
+      () => operatorManifests({ ...options, metricsPort: 0, metricsCertificates: 'cert-manager' }),
+      /needs metrics over HTTPS/,
+    );
   });
 });
 

@@ -5,16 +5,33 @@ import type { ClassType } from '../crd/field.decorator.js';
 import { hasWebhookConversion, withWebhookConversion, type WebhookServiceReference } from './crd-conversion.js';
 import { operatorDeployment, type OperatorDeploymentOptions } from './deployment.js';
 import { operatorLabels, type Manifest } from './manifest.js';
+import { metricsManifests, metricsNames } from './metrics-manifests.js';
 import { operatorRbac } from './operator-rbac.js';
+import { resolveOperatorSettings } from './operator-settings.js';
 import type { ControllerAccess } from './rbac.js';
-import { webhookManifests, type WebhookManifestOptions } from './webhook-manifests.js';
+import { webhookManifests, webhookNames, type WebhookManifestOptions } from './webhook-manifests.js';
 
 export interface OperatorManifestOptions extends OperatorDeploymentOptions {
   controllers: readonly ControllerAccess[];
   /** More `@CustomResource` classes to write CRDs for, beyond those the controllers use. */
   customResources?: readonly ClassType[];
-  /** A Role for leader election's Lease in the operator's namespace (default true). */
-  leaderElection?: boolean;
+  /**
+   * A Prometheus Operator ServiceMonitor for the metrics Service (default false): it needs
+   * the Prometheus Operator's CRDs in the cluster.
+   */
+  serviceMonitor?: boolean;
+  /**
+   * ServiceAccounts (`namespace/name`, e.g. `monitoring/prometheus-k8s`) bound to the
+   * metrics-reader ClusterRole, so that they may scrape the secure /metrics.
+   */
+  metricsReaders?: readonly string[];
+  /**
+   * Where the metrics serving certificate comes from: 'cert-manager' (a Certificate for the
+   * metrics Service from the self-signed Issuer, its Secret mounted, the ServiceMonitor
+   * verifying it) or 'self-signed' (made by the operator at start-up, not verifiable).
+   * Default: cert-manager when the webhooks' certificate already comes from it, else self-signed.
+   */
+  metricsCertificates?: 'cert-manager' | 'self-signed';
   /**
    * Write a Namespace object for the operator's namespace (default false: it must exist).
    * Deleting it deletes everything in it, and it may be shared, so it is never part of
@@ -41,9 +58,15 @@ export interface OperatorManifests {
   crds: GeneratedCustomResourceDefinition[];
   /** The operator's Namespace, only when asked for with `createNamespace`. */
   namespace?: Manifest;
-  /** ServiceAccount, ClusterRole + ClusterRoleBinding, leader-election Role + RoleBinding. */
+  /**
+   * ServiceAccount, the controllers' ClusterRole (or Role in their one namespace) and
+   * binding, leader election's Role and binding, the metrics auth ClusterRole and binding,
+   * the metrics-reader ClusterRole (and its bindings when asked for).
+   */
   rbac: Manifest[];
   deployment: Manifest[];
+  /** The metrics Service (absent when the operator serves no metrics), and the ServiceMonitor when asked for. */
+  metrics?: Manifest[];
   /** With webhooks: the Service, the Validating/MutatingWebhookConfigurations, cert-manager's Issuer and Certificate. */
   webhooks?: Manifest[];
 }
@@ -51,6 +74,20 @@ export interface OperatorManifests {
 /** CRDs, least-privilege RBAC and a Deployment for an operator made of these controllers. */
 export function operatorManifests(options: OperatorManifestOptions): OperatorManifests {
   const conversions = options.conversions ?? [];
+  const webhooksByCertManager =
+    (options.webhooks?.configurations.length || conversions.length) &&
+    (options.webhooks?.certificates ?? 'cert-manager') === 'cert-manager';
+  const secureMetrics = (options.metricsPort ?? 1) > 0 && options.metricsSecure !== false;
+  const metricsCertificates =
+    options.metricsCertificates ?? (webhooksByCertManager && secureMetrics ? 'cert-manager' : 'self-signed');
+  if (metricsCertificates === 'cert-manager') {
+    if (!secureMetrics)
+      throw new Error(
+        "metricsCertificates 'cert-manager' needs metrics over HTTPS: the operator serves none (metrics port 0 or metrics.secure false)",
+      );
+    options = { ...options, metricsCertificateSecret: metricsNames(options.name).secret };
+  }
+  const settings = resolveOperatorSettings(options, options);
   const classes = allVersionsOf([
     ...customResourcesOf(options.controllers),
     ...(options.customResources ?? []),
@@ -72,9 +109,28 @@ export function operatorManifests(options: OperatorManifestOptions): OperatorMan
       options.webhookService ?? webhookServiceOf(options),
     ),
     ...(options.createNamespace ? { namespace } : {}),
-    rbac: operatorRbac({ ...options, leaderElection: options.leaderElection ?? true }),
+    rbac: operatorRbac({
+      ...options,
+      ...(settings.watchNamespace ? { watchNamespace: settings.watchNamespace } : {}),
+      leaderElection: settings.leaderElection ?? false,
+    }),
     deployment: [operatorDeployment(options)],
   };
+  if (settings.metrics) {
+    const metrics = metricsManifests({
+      ...options,
+      metrics: settings.metrics,
+      ...(metricsCertificates === 'cert-manager'
+        ? { certManager: { issuer: webhookNames(options.name).issuer, writeIssuer: !webhooksByCertManager } }
+        : {}),
+    });
+    manifests.rbac.push(...metrics.rbac);
+    manifests.metrics = metrics.metrics;
+  } else if (options.serviceMonitor || options.metricsReaders?.length) {
+    throw new Error(
+      'a ServiceMonitor or metrics readers are asked for, but the operator serves no metrics (metricsPort 0): drop them, or give metrics a port',
+    );
+  }
   const serving = options.webhooks?.configurations.length || manifests.crds.some(hasWebhookConversion);
   if (!serving) return manifests;
   const webhooks = webhookManifests(

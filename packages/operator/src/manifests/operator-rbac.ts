@@ -1,60 +1,51 @@
 import { operatorLabels, type Manifest } from './manifest.js';
-import { metricsAuthRules, metricsReaderRole } from './metrics-auth-rules.js';
-import { leaderElectionRules, rbacRulesFor, type ControllerAccess } from './rbac.js';
+import { leaderElectionRules, rbacRulesFor, type ControllerAccess, type PolicyRule } from './rbac.js';
+import { singleWatchedNamespace } from './watched-namespace.js';
 
 export interface OperatorRbacOptions {
   name: string;
   namespace: string;
   controllers: readonly ControllerAccess[];
-  leaderElection: boolean;
+  /** The namespace the module watches (its `namespace` option, `WATCH_NAMESPACE`); default all. */
+  watchNamespace?: string;
+  /** The namespace of leader election's Lease, or false without leader election. */
+  leaderElection: false | { namespace: string };
 }
 
 /**
- * The operator's identity and rights: a ServiceAccount, a least-privilege
- * ClusterRole bound to it, a Role for leader election's Lease in its own namespace, and
- * the metrics-reader ClusterRole for whoever scrapes its secure /metrics.
+ * The operator's identity and the controllers' rights: a ServiceAccount; when every
+ * controller watches one namespace, a Role with the rules on namespaced kinds (and Events)
+ * bound in that namespace, and a ClusterRole only for the cluster-scoped kinds; otherwise
+ * one ClusterRole. Leader election's Lease gets a Role in its namespace.
  */
 export function operatorRbac(options: OperatorRbacOptions): Manifest[] {
   const { name, namespace } = options;
   const labels = operatorLabels(name);
   const meta = (objectName: string, ns?: string) => ({ name: objectName, ...(ns ? { namespace: ns } : {}), labels });
   const subject = { kind: 'ServiceAccount', name, namespace };
-  const rbac: Manifest[] = [
-    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta(name, namespace) },
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRole',
-      metadata: meta(name),
-      // + the reviews secure /metrics makes of its callers
-      rules: [...rbacRulesFor(options.controllers), ...metricsAuthRules()],
-    },
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRoleBinding',
-      metadata: meta(name),
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
-      subjects: [subject],
-    },
-  ];
-  if (options.leaderElection) {
-    const role = `${name}-leader-election`;
+  const rbac: Manifest[] = [{ apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta(name, namespace) }];
+  const bound = (kind: 'Role' | 'ClusterRole', roleName: string, rules: PolicyRule[], ns?: string) =>
     rbac.push(
+      { apiVersion: 'rbac.authorization.k8s.io/v1', kind, metadata: meta(roleName, ns), rules },
       {
         apiVersion: 'rbac.authorization.k8s.io/v1',
-        kind: 'Role',
-        metadata: meta(role, namespace),
-        rules: leaderElectionRules(),
-      },
-      {
-        apiVersion: 'rbac.authorization.k8s.io/v1',
-        kind: 'RoleBinding',
-        metadata: meta(role, namespace),
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: role },
+        kind: kind === 'Role' ? 'RoleBinding' : 'ClusterRoleBinding',
+        metadata: meta(roleName, ns),
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind, name: roleName },
         subjects: [subject],
       },
     );
+
+  const watched = singleWatchedNamespace(options.controllers, options.watchNamespace);
+  if (watched) {
+    bound('Role', name, rbacRulesFor(options.controllers, { scope: 'namespaced' }), watched);
+    const clusterRules = rbacRulesFor(options.controllers, { scope: 'cluster' });
+    if (clusterRules.length) bound('ClusterRole', name, clusterRules);
+  } else {
+    bound('ClusterRole', name, rbacRulesFor(options.controllers));
   }
-  // Secure /metrics: what Prometheus' ServiceAccount is to be bound to.
-  rbac.push(metricsReaderRole(`${name}-metrics-reader`, labels));
+  if (options.leaderElection) {
+    bound('Role', `${name}-leader-election`, leaderElectionRules(), options.leaderElection.namespace);
+  }
   return rbac;
 }

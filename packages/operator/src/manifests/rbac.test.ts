@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ConfigMap, Deployment, Secret, Service } from '../client/kinds.js';
+import { ConfigMap, Deployment, Node, Secret, Service } from '../client/kinds.js';
 import { CustomResource } from '../crd/custom-resource.decorator.js';
 import { leaderElectionRules, rbacRulesFor } from './rbac.js';
 
@@ -81,6 +81,45 @@ describe('rbacRulesFor', () => {
   it('grants only events (events.k8s.io, and core/v1 for the fallback) to a controller fed by @Source streams alone', () => {
     assert.deepEqual(rbacRulesFor([{}]), [events, eventsV1]);
     assert.deepEqual(rbacRulesFor([{}], { events: false }), []);
+  });
+
+  it('lets a controller read what it declares in `reads` (get, list, watch) and write nothing there', () => {
+    const rules = rbacRulesFor([{ resource: Memcached, reads: [Secret, Node] }], { events: false });
+    assert.deepEqual(
+      rules.filter((r) => r.apiGroups[0] === ''),
+      [{ apiGroups: [''], resources: ['nodes', 'secrets'], verbs: ['get', 'list', 'watch'] }],
+    );
+    // A kind it both reads and writes gets the union.
+    const both = rbacRulesFor([{ reads: [Secret], writes: [Secret] }], { events: false });
+    assert.deepEqual(both, [
+      {
+        apiGroups: [''],
+        resources: ['secrets'],
+        verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
+      },
+    ]);
+  });
+
+  it('splits the rules by scope: namespaced kinds and Events for a Role, cluster-scoped kinds for a ClusterRole', () => {
+    const controllers = [{ resource: Memcached, owns: [ConfigMap], watches: [Backup], reads: [Node] }];
+    const all = rbacRulesFor(controllers);
+    const namespaced = rbacRulesFor(controllers, { scope: 'namespaced' });
+    const cluster = rbacRulesFor(controllers, { scope: 'cluster' });
+    const resources = (rules: typeof all) =>
+      rules.flatMap((r) => r.resources.map((x) => `${r.apiGroups[0]}/${x}`)).sort();
+    assert.deepEqual(resources(namespaced), [
+      '/configmaps',
+      '/events',
+      'cache.example.com/memcacheds',
+      'cache.example.com/memcacheds/finalizers',
+      'cache.example.com/memcacheds/status',
+      'events.k8s.io/events',
+    ]);
+    assert.deepEqual(cluster, [
+      { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: ['cache.example.com'], resources: ['backups'], verbs: ['get', 'list', 'watch'] },
+    ]);
+    assert.deepEqual(resources([...namespaced, ...cluster]), resources(all), 'together, every rule');
   });
 
   it('names what is not a kind', () => {

@@ -1,10 +1,16 @@
 import type { ControllerResources } from '../crd/controller-resources.js';
 import { resourceOf, type ResourceType } from '../crd/custom-resource.decorator.js';
 
-/** What one controller touches: its kind, the kinds it owns, writes and watches, whether it has a finalizer. */
+/** What one controller touches: its kind, the kinds it owns, writes, reads and watches, whether it has a finalizer. */
 export interface ControllerAccess extends ControllerResources {
-  /** Kinds it writes without owning them (declared with @Controller's `writes`). */
+  /** Kinds it writes without owning them (declared with `@Controller`'s `writes`). */
   writes?: readonly ResourceType[];
+  /** Kinds it only reads through KubeClient (declared with `@Controller`'s `reads`). */
+  reads?: readonly ResourceType[];
+  /** The one namespace it watches (`@Controller`'s `namespace`); absent: the module's. */
+  namespace?: string;
+  /** The namespace each `@Watches` names, in the order of `watches` (absent or undefined: the module's). */
+  watchNamespaces?: readonly (string | undefined)[];
   /** The controller has a `@Finalizer` method. */
   finalizer?: boolean;
 }
@@ -34,6 +40,8 @@ const VERBS = {
   written: ['get', 'list', 'create', 'update', 'patch', 'delete'],
   /** Only watched, to map changes to requests. */
   watched: ['get', 'list', 'watch'],
+  /** Only read through KubeClient: get and list, and watch for an informer to serve them. */
+  read: ['get', 'list', 'watch'],
   /**
    * The Event recorder creates events.k8s.io/v1 Events (core/v1 where that group is not
    * served) and patches a repeated one's series or count.
@@ -43,37 +51,40 @@ const VERBS = {
   leases: ['get', 'create', 'update'],
 } as const;
 
+export interface RbacRulesOptions {
+  /** Rules for the Event recorder (default true). */
+  events?: boolean;
+  /**
+   * Only the rules on namespaced kinds (Events included), for a Role, or only those on
+   * cluster-scoped kinds, for a ClusterRole (default: all of them).
+   */
+  scope?: 'namespaced' | 'cluster';
+}
+
 /**
- * The least-privilege ClusterRole rules for a set of controllers: exactly the verbs the
- * framework uses on each kind (see VERBS), merged per kind, then grouped into one rule per
- * API group and verb set, sorted, so the output is stable.
+ * The least-privilege rules for a set of controllers: exactly the verbs the framework uses
+ * on each kind (see VERBS), merged per kind, then grouped into one rule per API group and
+ * verb set, sorted, so the output is stable.
  */
-export function rbacRulesFor(
-  controllers: readonly ControllerAccess[],
-  options: { events?: boolean } = {},
-): PolicyRule[] {
+export function rbacRulesFor(controllers: readonly ControllerAccess[], options: RbacRulesOptions = {}): PolicyRule[] {
   const grants = new Grants();
+  const grant = (type: ResourceType, verbs: readonly string[], subresource?: string) => {
+    const { group, plural, namespaced } = resourceOf(type);
+    if (options.scope && (options.scope === 'namespaced') !== namespaced) return;
+    grants.add(group, subresource ? `${plural}/${subresource}` : plural, verbs);
+  };
   for (const controller of controllers) {
     if (controller.resource) {
-      const { group, plural } = resourceOf(controller.resource);
-      grants.add(group, plural, VERBS.primary);
-      grants.add(group, `${plural}/status`, VERBS.status);
-      if (controller.finalizer || controller.owns?.length) grants.add(group, `${plural}/finalizers`, VERBS.finalizers);
+      grant(controller.resource, VERBS.primary);
+      grant(controller.resource, VERBS.status, 'status');
+      if (controller.finalizer || controller.owns?.length) grant(controller.resource, VERBS.finalizers, 'finalizers');
     }
-    for (const owned of controller.owns ?? []) {
-      const { group, plural } = resourceOf(owned);
-      grants.add(group, plural, VERBS.owned);
-    }
-    for (const written of controller.writes ?? []) {
-      const { group, plural } = resourceOf(written);
-      grants.add(group, plural, VERBS.written);
-    }
-    for (const watched of controller.watches ?? []) {
-      const { group, plural } = resourceOf(watched);
-      grants.add(group, plural, VERBS.watched);
-    }
+    for (const owned of controller.owns ?? []) grant(owned, VERBS.owned);
+    for (const written of controller.writes ?? []) grant(written, VERBS.written);
+    for (const read of controller.reads ?? []) grant(read, VERBS.read);
+    for (const watched of controller.watches ?? []) grant(watched, VERBS.watched);
   }
-  if (options.events ?? true) {
+  if ((options.events ?? true) && options.scope !== 'cluster') {
     grants.add('events.k8s.io', 'events', VERBS.events);
     grants.add('', 'events', VERBS.events);
   }

@@ -131,14 +131,28 @@ describe('webhook manifests with cert-manager (the default)', () => {
   it('writes them to operator/webhooks.yaml and operator/certificates.yaml, listed in its kustomization', () => {
     const files = manifestFiles(manifests);
     const kustomization = parse(files['operator/kustomization.yaml']!) as { resources: string[] };
-    assert.deepEqual(kustomization.resources, ['rbac.yaml', 'deployment.yaml', 'webhooks.yaml', 'certificates.yaml']);
+    assert.deepEqual(kustomization.resources, [
+      'rbac.yaml',
+      'deployment.yaml',
+      'metrics.yaml',
+      'webhooks.yaml',
+      'certificates.yaml',
+    ]);
     assert.deepEqual(
       parseAllDocuments(files['operator/webhooks.yaml']!).map((d) => (d.toJS() as Manifest).kind),
       ['Service', 'ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration'],
     );
     assert.deepEqual(
-      parseAllDocuments(files['operator/certificates.yaml']!).map((d) => (d.toJS() as Manifest).kind),
-      ['Issuer', 'Certificate'],
+      parseAllDocuments(files['operator/certificates.yaml']!).map((d) => {
+        const object = d.toJS() as Manifest;
+        return `${object.kind}/${object.metadata.name}`;
+      }),
+      // cert-manager is in use: the metrics certificate comes from the same Issuer.
+      [
+        'Issuer/gate-operator-selfsigned-issuer',
+        'Certificate/gate-operator-serving-cert',
+        'Certificate/gate-operator-metrics-certs',
+      ],
     );
     assert.match(files['operator/kustomization.yaml']!, /certificates.yaml needs cert-manager/);
     assert.match(files['README.md']!, /cert-manager must run in the cluster/);

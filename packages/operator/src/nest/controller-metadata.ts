@@ -89,7 +89,12 @@ export function controllerAccess(definition: ControllerDefinition): ControllerAc
     ...(definition.resource ? { resource: definition.resource } : {}),
     owns: definition.options.owns ?? [],
     writes: definition.options.writes ?? [],
+    reads: definition.options.reads ?? [],
+    ...(definition.options.namespace ? { namespace: definition.options.namespace } : {}),
     watches: definition.watches.map((w) => w.resource),
+    ...(definition.watches.some((w) => w.options.namespace)
+      ? { watchNamespaces: definition.watches.map((w) => w.options.namespace) }
+      : {}),
     finalizer: definition.finalizer !== undefined,
   };
 }

@@ -9,13 +9,18 @@ import { Finalizer } from './decorators/finalizer.decorator.js';
 import { Reconcile } from './decorators/reconcile.decorator.js';
 import { Watches } from './decorators/watches.decorator.js';
 import { OperatorModule } from './operator.module.js';
-import { controllersOfModule, conversionsOfModule, describeController } from './module-scanner.js';
+import {
+  controllersOfModule,
+  conversionsOfModule,
+  describeController,
+  operatorOptionsOfModule,
+} from './module-scanner.js';
 import { Conversion, ConvertFromHub, ConvertToHub } from './decorators/conversion.decorator.js';
 
 @CustomResource({ group: 'scan.example.com', version: 'v1', kind: 'Thing' })
 class Thing {}
 
-@Controller(Thing, { owns: [Deployment], writes: [Service] })
+@Controller(Thing, { owns: [Deployment], writes: [Service], reads: [Secret], namespace: 'things' })
 class ThingController {
   @Reconcile() reconcile() {}
   @Finalizer() cleanup() {}
@@ -71,7 +76,7 @@ class CycleModule {}
 class AppModule {}
 
 describe('describeController', () => {
-  it('reads the kind, owned and watched kinds and the finalizer from the decorators', () => {
+  it('reads the kind, owned, written, read and watched kinds, the namespace and the finalizer from the decorators', () => {
     const described = describeController(ThingController);
     assert.deepEqual(described, {
       className: 'ThingController',
@@ -79,6 +84,8 @@ describe('describeController', () => {
       resource: Thing,
       owns: [Deployment],
       writes: [Service],
+      reads: [Secret],
+      namespace: 'things',
       watches: [ConfigMap],
       finalizer: true,
     });
@@ -130,5 +137,26 @@ describe('conversionsOfModule', () => {
       conversions.map((c) => [c.className, c.crdName, c.hub]),
       [['ConvertedConversion', 'converteds.scan.example.com', ConvertedV2]],
     );
+  });
+});
+
+describe('operatorOptionsOfModule', () => {
+  it('finds the options forRoot() was given, in the module or one it imports', async () => {
+    assert.deepEqual(await operatorOptionsOfModule(AppModule), {
+      from: 'static',
+      options: { kubeConfig: '/nonexistent/kubeconfig' },
+    });
+    @Module({ imports: [OperatorModule.forRootAsync({ useFactory: () => ({}) })] })
+    class AsyncApp {}
+    assert.deepEqual(await operatorOptionsOfModule(AsyncApp), { from: 'runtime' });
+    @Module({})
+    class Bare {}
+    assert.deepEqual(await operatorOptionsOfModule(Bare), { from: 'none' });
+  });
+
+  it('refuses OperatorModule.forRoot() imported twice', async () => {
+    @Module({ imports: [OperatorModule.forRoot({}), OperatorModule.forRoot({ namespace: 'x' })] })
+    class Twice {}
+    await assert.rejects(operatorOptionsOfModule(Twice), /OperatorModule is imported 2 times/);
   });
 });

@@ -3,6 +3,8 @@ import { MODULE_METADATA } from '@nestjs/common/constants.js';
 import type { ControllerAccess } from '../manifests/rbac.js';
 import { readConversionDefinition, type ConversionDefinition } from './conversion-metadata.js';
 import { controllerAccess, readControllerDefinition } from './controller-metadata.js';
+import { GIVEN_OPERATOR_OPTIONS } from './operator.module-definition.js';
+import type { OperatorModuleOptions } from './operator-options.interface.js';
 import { readWebhookDefinition } from './webhook-metadata.js';
 
 /** A `@Controller` class as its decorators describe it, read without creating it. */
@@ -57,10 +59,39 @@ export async function webhooksOfModule(root: Type | DynamicModule): Promise<Type
   return (await classesOfModule(root)).filter((target) => readWebhookDefinition(target) !== undefined);
 }
 
+/**
+ * What the module gives `OperatorModule`, read without creating the application:
+ * `forRoot()`'s options (`static`), or `runtime` when `forRootAsync()` builds them at start-up
+ * (unknown until then), or `none` when no module imports `OperatorModule`.
+ */
+export type ScannedOperatorOptions =
+  { from: 'static'; options: OperatorModuleOptions } | { from: 'runtime' } | { from: 'none' };
+
+/** The `OperatorModule.forRoot()` options of a Nest module or of a module it imports. */
+export async function operatorOptionsOfModule(root: Type | DynamicModule): Promise<ScannedOperatorOptions> {
+  const { optionProviders } = await walkModule(root);
+  const [first] = optionProviders;
+  if (!first) return { from: 'none' };
+  if (optionProviders.length > 1)
+    throw new Error(
+      `OperatorModule is imported ${optionProviders.length} times with options: import OperatorModule.forRoot() once, in the root module`,
+    );
+  return 'useValue' in first
+    ? { from: 'static', options: first.useValue as OperatorModuleOptions }
+    : { from: 'runtime' };
+}
+
 /** Every provider and controller class of a module and the modules it imports, once each. */
 async function classesOfModule(root: Type | DynamicModule): Promise<Type[]> {
+  return (await walkModule(root)).classes;
+}
+
+async function walkModule(
+  root: Type | DynamicModule,
+): Promise<{ classes: Type[]; optionProviders: Array<{ useValue?: unknown }> }> {
   const seenModules = new Set<unknown>();
   const found = new Set<Type>();
+  const optionProviders: Array<{ useValue?: unknown }> = [];
 
   const visitClass = (candidate: unknown) => {
     if (typeof candidate === 'function') found.add(candidate as Type);
@@ -88,8 +119,9 @@ async function classesOfModule(root: Type | DynamicModule): Promise<Type[]> {
     for (const provider of lists('providers')) {
       if (typeof provider === 'function') visitClass(provider);
       else if (provider && typeof provider === 'object') {
-        const p = provider as { useClass?: unknown; useValue?: unknown };
-        if (p.useClass) visitClass(p.useClass);
+        const p = provider as { provide?: unknown; useClass?: unknown; useValue?: unknown };
+        if (p.provide === GIVEN_OPERATOR_OPTIONS) optionProviders.push(p);
+        else if (p.useClass) visitClass(p.useClass);
         else if (p.useValue && typeof p.useValue === 'object') visitClass((p.useValue as object).constructor);
       }
     }
@@ -98,5 +130,5 @@ async function classesOfModule(root: Type | DynamicModule): Promise<Type[]> {
   };
 
   await visit(root, root && typeof root === 'object' ? root.module.name : (root as Type).name);
-  return [...found];
+  return { classes: [...found], optionProviders };
 }

@@ -14,6 +14,12 @@ export interface ControllerOptions {
    * by a `@Source` has no kind to own them). Only read by `nestor manifests` for RBAC.
    */
   writes?: ResourceType[];
+  /**
+   * Kinds the reconciler only reads through KubeClient (`get`, `list`): a Secret it takes
+   * settings from, a Node it looks at. `nestor manifests` grants get, list and watch on
+   * them, and nothing more. Only read by `nestor manifests` for RBAC.
+   */
+  reads?: ResourceType[];
   /** Filters for the primary kind's events, e.g. [generationChanged]. */
   predicates?: Predicate<never>[];
   /** Only objects matching this label selector. */

@@ -1,0 +1,136 @@
+import 'reflect-metadata';
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ConfigMap, Namespace, Node, Secret } from '../client/kinds.js';
+import { CustomResource } from '../crd/custom-resource.decorator.js';
+import { operatorRbac } from './operator-rbac.js';
+import type { ControllerAccess } from './rbac.js';
+import { singleWatchedNamespace } from './watched-namespace.js';
+
+@CustomResource({ group: 'rbac.example.com', version: 'v1', kind: 'Pool' })
+class Pool {}
+
+@CustomResource({ group: 'rbac.example.com', version: 'v1', kind: 'Tenant', scope: 'Cluster' })
+class Tenant {}
+
+const base = { name: 'pool-operator', namespace: 'pool-system', leaderElection: { namespace: 'pool-system' } } as const;
+const shape = (controllers: ControllerAccess[], watchNamespace?: string) =>
+  operatorRbac({ ...base, controllers, ...(watchNamespace ? { watchNamespace } : {}) }).map(
+    (m) => `${m.kind}/${m.metadata.name}${m.metadata.namespace ? ` in ${m.metadata.namespace}` : ''}`,
+  );
+
+describe('singleWatchedNamespace', () => {
+  it('is the namespace every controller and every @Watches watches, from their options or the module’s', () => {
+    assert.equal(singleWatchedNamespace([{ resource: Pool }, { resource: ConfigMap }], 'pools'), 'pools');
+    assert.equal(
+      singleWatchedNamespace(
+        [
+          { resource: Pool, namespace: 'a' },
+          { resource: ConfigMap, namespace: 'a' },
+        ],
+        undefined,
+      ),
+      'a',
+    );
+    assert.equal(singleWatchedNamespace([{ resource: Pool }], undefined), undefined, 'all namespaces');
+    assert.equal(singleWatchedNamespace([{ resource: Pool, namespace: 'a' }, { resource: ConfigMap }], 'b'), undefined);
+    // A @Watches without a namespace of its own watches the module's: all of them here.
+    assert.equal(singleWatchedNamespace([{ resource: Pool, namespace: 'a', watches: [Secret] }], undefined), undefined);
+    assert.equal(
+      singleWatchedNamespace(
+        [{ resource: Pool, namespace: 'a', watches: [Secret], watchNamespaces: ['a'] }],
+        undefined,
+      ),
+      'a',
+    );
+    assert.equal(
+      singleWatchedNamespace([{ resource: Pool, watches: [Secret], watchNamespaces: ['elsewhere'] }], 'a'),
+      undefined,
+    );
+  });
+
+  it('is none when a controller’s kind is cluster-scoped; a @Watches of a cluster-scoped kind does not count', () => {
+    assert.equal(singleWatchedNamespace([{ resource: Tenant }], 'pools'), undefined);
+    assert.equal(singleWatchedNamespace([{ resource: Pool, namespace: 'a', watches: [Node] }], undefined), 'a');
+  });
+});
+
+describe('operatorRbac', () => {
+  it('binds a ClusterRole when the controllers watch every namespace', () => {
+    assert.deepEqual(shape([{ resource: Pool, owns: [ConfigMap] }]), [
+      'ServiceAccount/pool-operator in pool-system',
+      'ClusterRole/pool-operator',
+      'ClusterRoleBinding/pool-operator',
+      'Role/pool-operator-leader-election in pool-system',
+      'RoleBinding/pool-operator-leader-election in pool-system',
+    ]);
+  });
+
+  it('binds a Role in the one namespace the controllers watch, with the Events there, and no ClusterRole', () => {
+    const rbac = operatorRbac({
+      ...base,
+      controllers: [{ resource: Pool, owns: [ConfigMap], reads: [Secret] }],
+      watchNamespace: 'pools',
+    });
+    assert.deepEqual(
+      rbac.map((m) => `${m.kind}/${m.metadata.name}${m.metadata.namespace ? ` in ${m.metadata.namespace}` : ''}`),
+      [
+        'ServiceAccount/pool-operator in pool-system',
+        'Role/pool-operator in pools',
+        'RoleBinding/pool-operator in pools',
+        'Role/pool-operator-leader-election in pool-system',
+        'RoleBinding/pool-operator-leader-election in pool-system',
+      ],
+    );
+    const role = rbac[1]!;
+    const resources = (role.rules as { apiGroups: string[]; resources: string[] }[]).flatMap((r) =>
+      r.resources.map((x) => `${r.apiGroups[0]}/${x}`),
+    );
+    assert.deepEqual(resources.sort(), [
+      '/configmaps',
+      '/events',
+      '/secrets',
+      'events.k8s.io/events',
+      'rbac.example.com/pools',
+      'rbac.example.com/pools/finalizers',
+      'rbac.example.com/pools/status',
+    ]);
+    assert.deepEqual(rbac[2]!.roleRef, { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'pool-operator' });
+    assert.deepEqual(rbac[2]!.subjects, [{ kind: 'ServiceAccount', name: 'pool-operator', namespace: 'pool-system' }]);
+  });
+
+  it('keeps a ClusterRole beside the Role for the cluster-scoped kinds a namespaced controller touches', () => {
+    const rbac = operatorRbac({
+      ...base,
+      leaderElection: false,
+      controllers: [{ resource: Pool, watches: [Tenant], reads: [Node], writes: [Namespace] }],
+      watchNamespace: 'pools',
+    });
+    assert.deepEqual(
+      rbac.map((m) => `${m.kind}/${m.metadata.name}`),
+      [
+        'ServiceAccount/pool-operator',
+        'Role/pool-operator',
+        'RoleBinding/pool-operator',
+        'ClusterRole/pool-operator',
+        'ClusterRoleBinding/pool-operator',
+      ],
+    );
+    const clusterResources = (rbac[3]!.rules as { resources: string[] }[]).flatMap((r) => r.resources).sort();
+    assert.deepEqual(clusterResources, ['namespaces', 'nodes', 'tenants']);
+  });
+
+  it('puts the leader election Role where its Lease lives, and none without leader election', () => {
+    const elsewhere = operatorRbac({
+      ...base,
+      controllers: [{ resource: Pool }],
+      leaderElection: { namespace: 'leases' },
+    });
+    assert.equal(
+      elsewhere.find((m) => m.metadata.name === 'pool-operator-leader-election')?.metadata.namespace,
+      'leases',
+    );
+    const none = operatorRbac({ ...base, controllers: [{ resource: Pool }], leaderElection: false });
+    assert.ok(!none.some((m) => m.metadata.name.endsWith('-leader-election')));
+  });
+});

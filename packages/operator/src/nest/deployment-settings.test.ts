@@ -1,0 +1,90 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { OPERATOR_VARIABLES } from '../manifests/operator-settings.js';
+import { deploymentSettings } from './deployment-settings.js';
+import { OPERATOR_FLAG_NAMES } from './operator-flags.js';
+
+describe('deploymentSettings', () => {
+  it('takes what the module’s forRoot() options set, and leaves their variables out', () => {
+    const { settings, notes } = deploymentSettings({
+      from: 'static',
+      options: {
+        metrics: { port: 9443 },
+        health: { port: 9090 },
+        namespace: 'pools',
+        leaderElection: { id: 'pools-lease' },
+        shutdownGraceMs: 50_000,
+      },
+    });
+    assert.deepEqual(settings, {
+      metricsPort: 9443,
+      metricsSecure: true,
+      metricsAuth: true,
+      healthPort: 9090,
+      watchNamespace: 'pools',
+      leaderElection: { id: 'pools-lease' },
+      shutdownGraceMs: 50_000,
+      setByModule: ['metrics', 'health', 'watchNamespace', 'leaderElection'],
+    });
+    assert.deepEqual(notes, []);
+  });
+
+  it('fills in from the command line what the module leaves to the flags', () => {
+    const { settings } = deploymentSettings(
+      { from: 'static', options: { metrics: { secure: false } } },
+      { metricsPort: 8080, healthPort: 9090, watchNamespace: 'pools' },
+    );
+    assert.deepEqual(settings, {
+      metricsPort: 8080,
+      metricsSecure: false,
+      metricsAuth: false,
+      healthPort: 9090,
+      watchNamespace: 'pools',
+      setByModule: [],
+    });
+  });
+
+  it('refuses a flag the module’s own option would override at run time, naming both', () => {
+    assert.throws(
+      () => deploymentSettings({ from: 'static', options: { metrics: { port: 9443 } } }, { metricsPort: 8443 }),
+      /--metrics-port 8443, but the module's OperatorModule.forRoot\(\) sets metrics.port to 9443, which wins over the flag/,
+    );
+    assert.throws(
+      () => deploymentSettings({ from: 'static', options: { namespace: 'a' } }, { watchNamespace: 'b' }),
+      /--watch-namespace b, .* sets namespace to a/,
+    );
+    // The same value is no conflict.
+    assert.equal(
+      deploymentSettings({ from: 'static', options: { health: { port: 8081 } } }, { healthPort: 8081 }).settings
+        .healthPort,
+      8081,
+    );
+  });
+
+  it('follows the framework’s defaults, with no variables, when the module reads no flags', () => {
+    const { settings } = deploymentSettings({ from: 'static', options: { readFlags: false } });
+    assert.deepEqual(settings, {
+      metricsPort: 8080,
+      metricsSecure: true,
+      metricsAuth: true,
+      healthPort: 8081,
+      leaderElection: false,
+      setByModule: 'all',
+    });
+    assert.throws(
+      () => deploymentSettings({ from: 'static', options: { readFlags: false } }, { healthPort: 9000 }),
+      /readFlags: false, so the operator reads no flags/,
+    );
+  });
+
+  it('passes everything as variables when forRootAsync() builds the options at start-up, and says so', () => {
+    const { settings, notes } = deploymentSettings({ from: 'runtime' }, { metricsPort: 9443 });
+    assert.deepEqual(settings, { metricsPort: 9443 });
+    assert.match(notes[0]!, /forRootAsync\(\) builds its options at start-up/);
+  });
+
+  it('writes only variables the operator reads (operator-flags.ts)', () => {
+    const read = new Set(OPERATOR_FLAG_NAMES.map((f) => f.variable));
+    for (const variable of Object.values(OPERATOR_VARIABLES)) assert.ok(read.has(variable), variable);
+  });
+});

@@ -1,0 +1,108 @@
+import type { OperatorSetting, OperatorSettings } from '../manifests/operator-settings.js';
+import { httpEndpoints } from './http-endpoints.js';
+import type { ScannedOperatorOptions } from './module-scanner.js';
+
+/** What `nestor manifests` is asked for on its command line. */
+export interface DeploymentRequest {
+  /** `--metrics-port` */
+  metricsPort?: number;
+  /** `--health-port` */
+  healthPort?: number;
+  /** `--watch-namespace` */
+  watchNamespace?: string;
+}
+
+/**
+ * The settings the generated objects must agree on (ports, namespace, leader election,
+ * shutdown grace), from the module's `OperatorModule.forRoot()` options where it sets them,
+ * else from the command line, passed to the operator as the variables of its flags. An
+ * option the module sets wins over any flag at run time, so a command line that asks for
+ * something else is refused rather than written into objects the operator would ignore.
+ */
+export function deploymentSettings(
+  scanned: ScannedOperatorOptions,
+  request: DeploymentRequest = {},
+): { settings: OperatorSettings; notes: string[] } {
+  if (scanned.from !== 'static') {
+    const notes =
+      scanned.from === 'runtime'
+        ? [
+            'OperatorModule.forRootAsync() builds its options at start-up: the Deployment passes the ports, namespace and ' +
+              'leader election as variables (--metrics-port, --health-port, --watch-namespace or their defaults); ' +
+              'what the factory sets itself wins over them and must match, and the shutdown grace is taken as 30 s',
+          ]
+        : [];
+    return { settings: fromRequest(request), notes };
+  }
+  const options = scanned.options;
+  const readsFlags = options.readFlags !== false;
+  const setByModule: OperatorSetting[] = [];
+  const fixed = (setting: OperatorSetting) => {
+    if (readsFlags) setByModule.push(setting);
+  };
+  // Without flags, the module's ports or the framework's defaults (and its errors, as at start-up).
+  const endpoints = readsFlags ? undefined : httpEndpoints(options);
+
+  const settings: OperatorSettings = {};
+  const metricsPort = options.metrics?.port ?? (endpoints ? (endpoints.metrics?.port ?? 0) : undefined);
+  if (metricsPort !== undefined) {
+    refuseOther('--metrics-port', request.metricsPort, metricsPort, 'metrics.port', readsFlags);
+    settings.metricsPort = metricsPort;
+    fixed('metrics');
+  } else if (request.metricsPort !== undefined) settings.metricsPort = request.metricsPort;
+  // As httpEndpoints: HTTPS by default, callers checked when secure.
+  const secure = options.metrics?.secure ?? true;
+  settings.metricsSecure = secure;
+  settings.metricsAuth = options.metrics?.auth ?? secure;
+
+  const healthPort = options.health?.port ?? (endpoints ? (endpoints.health?.port ?? 0) : undefined);
+  if (healthPort !== undefined) {
+    refuseOther('--health-port', request.healthPort, healthPort, 'health.port', readsFlags);
+    settings.healthPort = healthPort;
+    fixed('health');
+  } else if (request.healthPort !== undefined) settings.healthPort = request.healthPort;
+
+  if (options.namespace !== undefined || !readsFlags) {
+    refuseOther('--watch-namespace', request.watchNamespace, options.namespace, 'namespace', readsFlags);
+    if (options.namespace) settings.watchNamespace = options.namespace;
+    fixed('watchNamespace');
+  } else if (request.watchNamespace) settings.watchNamespace = request.watchNamespace;
+
+  if (options.leaderElection) {
+    settings.leaderElection = {
+      id: options.leaderElection.id,
+      ...(options.leaderElection.namespace ? { namespace: options.leaderElection.namespace } : {}),
+    };
+    fixed('leaderElection');
+  } else if (!readsFlags) settings.leaderElection = false;
+
+  if (options.shutdownGraceMs !== undefined) settings.shutdownGraceMs = options.shutdownGraceMs;
+  settings.setByModule = readsFlags ? setByModule : 'all';
+  return { settings, notes: [] };
+}
+
+function fromRequest(request: DeploymentRequest): OperatorSettings {
+  return {
+    ...(request.metricsPort !== undefined ? { metricsPort: request.metricsPort } : {}),
+    ...(request.healthPort !== undefined ? { healthPort: request.healthPort } : {}),
+    ...(request.watchNamespace ? { watchNamespace: request.watchNamespace } : {}),
+  };
+}
+
+/** A flag asking for something other than what the module's option fixes. */
+function refuseOther<T>(
+  flag: string,
+  requested: T | undefined,
+  fixed: T | undefined,
+  option: string,
+  readsFlags: boolean,
+): void {
+  if (requested === undefined || requested === fixed) return;
+  throw new Error(
+    readsFlags
+      ? `${flag} ${String(requested)}, but the module's OperatorModule.forRoot() sets ${option} to ${String(fixed)}, ` +
+          `which wins over the flag in the operator: drop ${flag}, or change ${option} in the module (or leave it out)`
+      : `${flag} ${String(requested)}, but the module's OperatorModule.forRoot() has readFlags: false, so the operator ` +
+          `reads no flags and ${option} is ${fixed === undefined ? 'unset' : String(fixed)}: drop ${flag}, or set ${option} in the module`,
+  );
+}
