@@ -64,7 +64,7 @@ describe('deploymentSettings', () => {
   it('follows the framework’s defaults, with no variables, when the module reads no flags', () => {
     const { settings } = deploymentSettings({ from: 'static', options: { readFlags: false } });
     assert.deepEqual(settings, {
-      metricsPort: 8080,
+      metricsPort: 8443,
       metricsSecure: true,
       metricsAuth: true,
       healthPort: 8081,

@@ -3,9 +3,9 @@ import { describe, it } from 'node:test';
 import { httpEndpoints } from './http-endpoints.js';
 
 describe('httpEndpoints', () => {
-  it('serves /metrics over HTTPS with authentication on 0.0.0.0:8080, and the probes on 0.0.0.0:8081, by default', () => {
+  it('serves /metrics over HTTPS with authentication on 0.0.0.0:8443, and the probes on 0.0.0.0:8081, by default', () => {
     assert.deepEqual(httpEndpoints({}), {
-      metrics: { port: 8080, host: '0.0.0.0', secure: true, auth: true },
+      metrics: { port: 8443, host: '0.0.0.0', secure: true, auth: true },
       health: { port: 8081, host: '0.0.0.0' },
     });
   });

@@ -26,7 +26,8 @@ export function httpEndpoints(options: OperatorModuleOptions): HttpEndpoints {
   const metricsOptions = options.metrics ?? {};
   const secure = metricsOptions.secure ?? true;
   const auth = metricsOptions.auth ?? secure;
-  const metricsPort = portOf('metrics.port', metricsOptions.port ?? 8080, '/metrics');
+  // kubebuilder's ports: :8443 for secure metrics, :8080 for plain HTTP.
+  const metricsPort = portOf('metrics.port', metricsOptions.port ?? (secure ? 8443 : 8080), '/metrics');
   const healthPort = portOf('health.port', options.health?.port ?? 8081, 'the probes');
   if (auth && !secure) {
     throw new Error(
@@ -57,7 +58,7 @@ export function httpEndpoints(options: OperatorModuleOptions): HttpEndpoints {
     if (metrics.secure) {
       throw new Error(
         `OperatorModule: metrics.port and health.port are both ${metrics.port}, but /metrics is served over HTTPS and ` +
-          'the probes over plain HTTP (the kubelet sends no credentials): give them different ports (defaults 8080 and 8081), ' +
+          'the probes over plain HTTP (the kubelet sends no credentials): give them different ports (defaults 8443 and 8081), ' +
           'or set metrics.secure to false',
       );
     }

@@ -29,7 +29,7 @@ const TEXT = 'text/plain; charset=utf-8';
 
 /**
  * Serves /metrics and the kubelet probes /healthz, /readyz on their own ports, as
- * controller-runtime does (defaults 8080 and 8081; 0 turns one off). /metrics is HTTPS and
+ * controller-runtime does (defaults 8443, 8080 over plain HTTP, and 8081; 0 turns one off). /metrics is HTTPS and
  * answers only callers the API server authenticates and authorizes (`metrics.secure: false`
  * serves plain HTTP to anyone). Probes are plain HTTP and say which checks failed, never
  * why: the reasons go to the log. Listens before the manager starts, so probes answer

@@ -34,7 +34,7 @@ export interface OperatorModuleOptions {
    */
   installCustomResources?: boolean | ClassType[];
   /**
-   * Prometheus metrics on GET /metrics: by default over HTTPS on 0.0.0.0:8080, for callers
+   * Prometheus metrics on GET /metrics: by default over HTTPS on 0.0.0.0:8443, for callers
    * whose bearer token the API server accepts and whose user may `get` the non-resource URL
    * /metrics, as controller-runtime's secure metrics serving.
    */
@@ -136,7 +136,7 @@ export interface SelfManagedCertificateOptions {
 }
 
 export interface MetricsServerOptions {
-  /** Default 8080; 0 turns /metrics off. */
+  /** Default 8443 (8080 with `secure: false`), kubebuilder's; 0 turns /metrics off. */
   port?: number;
   /** Address to listen on (default 0.0.0.0: Prometheus scrapes the pod IP). */
   host?: string;
