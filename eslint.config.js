@@ -3,7 +3,16 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', '**/*.d.ts', 'bench/.ab/**', 'docs/api/**'] },
+  {
+    ignores: [
+      '**/dist/**',
+      '**/node_modules/**',
+      '**/*.d.ts',
+      'bench/.ab/**',
+      'docs/api/**',
+      'packages/cli/fixtures/nest12-app/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -1,9 +1,14 @@
 import { manifestsCommand, type CommandIo } from './manifests-command.js';
+import { createApiCommand } from './scaffold/create-api-command.js';
+import { initCommand } from './scaffold/init-command.js';
 
 export const USAGE = `Usage: nestor <command> [options]
 
 Commands:
-  manifests   write CRDs, RBAC and a Deployment for an operator, from its decorators
+  init         make a Nest application an operator project (OperatorModule, packages,
+               the e2e runner's control plane, a Dockerfile)
+  create api   add a custom resource kind: its class, controller, module and e2e test
+  manifests    write CRDs, RBAC and a Deployment for an operator, from its decorators
 
 Run nestor <command> --help for a command's options.`;
 
@@ -13,6 +18,12 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
   switch (command) {
     case 'manifests':
       return manifestsCommand(rest, io);
+    case 'init':
+      return initCommand(rest, io);
+    case 'create':
+      if (rest[0] === 'api') return createApiCommand(rest.slice(1), io);
+      io.stderr(`nestor: unknown command "create ${rest[0] ?? ''}": the one there is, is "create api"\n`);
+      return 2;
     case undefined:
     case '-h':
     case '--help':

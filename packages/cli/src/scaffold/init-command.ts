@@ -1,0 +1,154 @@
+// `nestor init`: turns a Nest application into an operator project, as kubebuilder's `init`:
+// OperatorModule in the root module, the packages, the e2e runner's global setup, the
+// manifests script, graceful shutdown in main.ts, and a container image definition.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import type { CommandIo } from '../manifests-command.js';
+import { addModuleImport } from './app-module-edit.js';
+import { DOCKERFILE, DOCKERIGNORE } from './container-templates.js';
+import { apply, effective, packageJsonText, type FileChange } from './file-changes.js';
+import { NotANestProject, readNestProject, type NestProject, type PackageJson } from './nest-project.js';
+import { nestorVersion } from './nestor-version.js';
+import { runnerSetupChange } from './runner-setup.js';
+
+export const INIT_USAGE = `Usage: nestor init [--dir <path>]
+
+Makes a Nest application (\`nest new\`) an operator project:
+  src/app.module.ts    imports OperatorModule.forRoot({}) (its settings come from the
+                       kubebuilder flags and their environment variables at run time)
+  src/main.ts          app.enableShutdownHooks(): on SIGTERM running reconciles finish
+                       and the leader Lease is released
+  package.json         @nestor/operator; @nestor/testing and @nestor/cli for development;
+                       the script "manifests" (nestor manifests --out deploy)
+  the e2e config       @nestor/testing's global setup: one real kube-apiserver and etcd
+                       per test run (vitest.config.e2e.ts, or test/jest-e2e.json)
+  Dockerfile           multi-stage: built on node:24, run on distroless Node 24 as non-root
+  .dockerignore
+
+Nothing is written unless every change can be made; running it again changes nothing.
+Then add a kind: nestor create api --group <group> --version <version> --kind <Kind>
+
+Options:
+  --dir <path>   the application's folder (default: the current one)
+  -h, --help     show this help`;
+
+export async function initCommand(argv: string[], io: CommandIo): Promise<number> {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      options: { dir: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      strict: true,
+    }));
+  } catch (error) {
+    io.stderr(`nestor init: ${(error as Error).message}\n\n${INIT_USAGE}\n`);
+    return 2;
+  }
+  if (values.help) {
+    io.stdout(`${INIT_USAGE}\n`);
+    return 0;
+  }
+  const root = join(io.cwd, values.dir ?? '.');
+  let project: NestProject;
+  try {
+    project = readNestProject(root);
+  } catch (error) {
+    if (error instanceof NotANestProject) {
+      io.stderr(`nestor init: ${error.message}\n`);
+      return 1;
+    }
+    throw error;
+  }
+  const planned: FileChange[] = [];
+  const problems: string[] = [];
+
+  const moduleSource = readFileSync(project.appModule, 'utf8');
+  const moduleEdit = addModuleImport(
+    moduleSource,
+    "import { OperatorModule } from '@nestor/operator';",
+    'OperatorModule.forRoot({})',
+    /\bOperatorModule\b/,
+  );
+  if ('error' in moduleEdit) {
+    problems.push(
+      `src/app.module.ts: ${moduleEdit.error}. Add it by hand:\n` +
+        "    import { OperatorModule } from '@nestor/operator';\n" +
+        '    @Module({ imports: [OperatorModule.forRoot({})], ... })',
+    );
+  } else {
+    planned.push({ path: project.appModule, content: moduleEdit.source, what: 'imports OperatorModule.forRoot({})' });
+  }
+
+  const main = join(root, 'src', 'main.ts');
+  const notes: string[] = [];
+  if (existsSync(main)) {
+    const source = readFileSync(main, 'utf8');
+    const withHooks = shutdownHooks(source);
+    if (withHooks) planned.push({ path: main, content: withHooks, what: 'app.enableShutdownHooks()' });
+    else if (!source.includes('enableShutdownHooks')) {
+      notes.push(
+        'src/main.ts: call app.enableShutdownHooks() after creating the app (SIGTERM then drains the operator)',
+      );
+    }
+  }
+
+  planned.push({
+    path: join(root, 'package.json'),
+    content: packageJsonText(withNestor(project.packageJson, nestorVersion())),
+    what: '@nestor/operator, @nestor/testing, @nestor/cli; the "manifests" script',
+  });
+
+  const setup = runnerSetupChange(project);
+  if ('error' in setup) problems.push(setup.error);
+  else if (setup.change) planned.push(setup.change);
+
+  for (const [name, content] of [
+    ['Dockerfile', DOCKERFILE],
+    ['.dockerignore', DOCKERIGNORE],
+  ] as const) {
+    const path = join(root, name);
+    if (!existsSync(path))
+      planned.push({ path, content, what: name === 'Dockerfile' ? 'the operator image' : 'the image build context' });
+    else if (readFileSync(path, 'utf8') !== content) notes.push(`${name} exists: kept as it is`);
+  }
+
+  if (problems.length > 0) {
+    io.stderr(`nestor init: nothing was changed:\n${problems.map((p) => `  ${p}`).join('\n')}\n`);
+    return 1;
+  }
+  const changes = effective(planned);
+  if (changes.length === 0) {
+    io.stdout(`nestor init: ${root} is already set up; nothing to change.\n`);
+  } else {
+    io.stdout(`nestor init: ${root}\n${apply(root, changes).join('\n')}\n`);
+    io.stdout('Next: npm install, then nestor create api --group <group> --version <version> --kind <Kind>\n');
+  }
+  for (const note of notes) io.stdout(`note: ${note}\n`);
+  return 0;
+}
+
+/** package.json with Nestor's packages and the manifests script; what the user set is kept. */
+function withNestor(manifest: PackageJson, version: string): PackageJson {
+  const range = `^${version}`;
+  return {
+    ...manifest,
+    scripts: { manifests: 'nestor manifests --module dist/app.module.js --out deploy', ...manifest.scripts },
+    dependencies: sorted({ '@nestor/operator': range, ...manifest.dependencies }),
+    devDependencies: sorted({ '@nestor/cli': range, '@nestor/testing': range, ...manifest.devDependencies }),
+  };
+}
+
+function sorted(record: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(record).sort(([a], [b]) => a.localeCompare(b)));
+}
+
+/** main.ts with app.enableShutdownHooks() after the app is created, or undefined if it has it or has no such line. */
+function shutdownHooks(source: string): string | undefined {
+  if (source.includes('enableShutdownHooks')) return undefined;
+  const created = /^(\s*)const (\w+) = await NestFactory\.create\w*\([^;]*\);[^\S\n]*\n/m.exec(source);
+  if (!created) return undefined;
+  const [line, indent, app] = created;
+  const at = created.index + line.length;
+  return `${source.slice(0, at)}${indent}${app}.enableShutdownHooks(); // SIGTERM: running reconciles finish, the Lease is released\n${source.slice(at)}`;
+}
