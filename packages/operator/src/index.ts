@@ -8,6 +8,7 @@ export type {
   LeaderElectionOptions,
   MetricsServerOptions,
   HealthServerOptions,
+  CacheOptions,
 } from './nest/operator-options.interface.js';
 export { OPERATOR_MODULE_OPTIONS } from './nest/operator.module-definition.js';
 export {

@@ -38,7 +38,7 @@ export function bindController(
   const watchNamespace = options.namespace ?? namespace;
   if (found.finalizer && resource) {
     const foreign = !found.resource || !getCustomResourceMetadata(found.resource);
-    if (foreign && !watchNamespace && !options.labelSelector && !found.finalizer.unscoped) {
+    if (foreign && !watchNamespace && !options.labelSelector && !options.fieldSelector && !found.finalizer.unscoped) {
       throw new Error(messages.UNSCOPED_FINALIZER(className, resourceName(resource)));
     }
     const method = found.finalizer.method;
@@ -54,6 +54,7 @@ export function bindController(
     map: (object) => call(watch.method, object) as ObjectRef[] | ObjectRef | undefined,
     ...((watch.options.namespace ?? namespace) ? { namespace: watch.options.namespace ?? namespace } : {}),
     ...(watch.options.labelSelector ? { labelSelector: watch.options.labelSelector } : {}),
+    ...(watch.options.fieldSelector ? { fieldSelector: watch.options.fieldSelector } : {}),
     ...(watch.options.predicates ? { predicates: watch.options.predicates as Predicate<KubeObject>[] } : {}),
   }));
 
@@ -69,6 +70,7 @@ export function bindController(
     reconcile: withTracing(name, reconcile),
     ...(watchNamespace ? { namespace: watchNamespace } : {}),
     ...(options.labelSelector ? { labelSelector: options.labelSelector } : {}),
+    ...(options.fieldSelector ? { fieldSelector: options.fieldSelector } : {}),
     ...(options.predicates ? { predicates: options.predicates as Predicate<KubeObject>[] } : {}),
     owns: (options.owns ?? []).map(kind),
     watches,

@@ -1,4 +1,4 @@
-import type { KubeConfigSource, TransportOptions } from '@nestor/core';
+import type { KubeConfigSource, KubeObject, TransportOptions } from '@nestor/core';
 import type { ClassType } from '../crd/field.decorator.js';
 
 export interface OperatorModuleOptions {
@@ -21,6 +21,8 @@ export interface OperatorModuleOptions {
   fieldManager?: string;
   /** Bound on the wait for the caches' first sync at start-up (default 120 s). */
   cacheSyncTimeoutMs?: number;
+  /** What every informer of the shared cache does with objects (controller-runtime's cache.Options). */
+  cache?: CacheOptions;
   /** How long running reconciles may take to finish at shutdown (default 30 s). */
   shutdownGraceMs?: number;
   /** Do not start the manager on bootstrap (tests that drive it by hand). */
@@ -186,4 +188,24 @@ export interface LeaderElectionOptions {
    * lease may have expired.
    */
   onLost?: 'exit' | 'stop';
+}
+
+/** The shared informer cache's settings, for every kind it holds. */
+export interface CacheOptions {
+  /**
+   * Applied to each object as it is decoded, before it is stored and handed to anyone
+   * (controller-runtime's DefaultTransform): drop what no reconciler reads, e.g. large
+   * annotations or a Secret's data, to save memory. It runs once per object per informer,
+   * gets the freshly decoded object (change it in place or return another) and must not keep
+   * it. managedFields are stripped already.
+   */
+  transform?: (object: KubeObject) => KubeObject;
+  /**
+   * Re-deliver every cached object to the controllers this often, as an update whose old and
+   * new object are the same (controller-runtime's SyncPeriod; default never). Each period is
+   * jittered by up to 10 %, so informers do not resync together. A `generationChanged`
+   * predicate drops these updates, as in controller-runtime; use `requeueAfter` for
+   * periodic work on one object.
+   */
+  resyncPeriodMs?: number;
 }

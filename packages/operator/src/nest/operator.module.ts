@@ -97,8 +97,13 @@ const providers: Provider[] = [
   },
   {
     provide: InformerCache,
-    inject: [Transport],
-    useFactory: (transport: Transport) => new InformerCache(transport, { logger: runtimeLogger('Informer') }),
+    inject: [Transport, OPERATOR_MODULE_OPTIONS],
+    useFactory: (transport: Transport, options: OperatorModuleOptions) =>
+      new InformerCache(transport, {
+        logger: runtimeLogger('Informer'),
+        ...(options.cache?.transform ? { transform: options.cache.transform } : {}),
+        ...(options.cache?.resyncPeriodMs ? { resyncMs: options.cache.resyncPeriodMs } : {}),
+      }),
   },
   { provide: OperatorMetrics, useFactory: () => new OperatorMetrics() },
   {

@@ -17,6 +17,8 @@ export interface WatchSource<R = KubeObject> {
   map(object: R, event: ResourceEvent<R>): ObjectRef[] | ObjectRef | undefined | null;
   namespace?: string;
   labelSelector?: string;
+  /** Only objects matching this field selector (e.g. `metadata.name=config`, `spec.nodeName=n1`). */
+  fieldSelector?: string;
   predicates?: Predicate<R>[];
 }
 

@@ -103,7 +103,7 @@ describe('Informer', () => {
     assert.throws(() => informer.start(), /was stopped/);
   });
 
-  it('resyncs: every cached object again as an update with old === object', async () => {
+  it('resyncs: every cached object again as an update with old === object, each period jittered by up to 10 %', async () => {
     const clock = new ManualClock();
     const transport = new FakeWatchTransport();
     transport.onList = () => list('1', [object('a', '1'), object('b', '1')]);
@@ -112,10 +112,12 @@ describe('Informer', () => {
     informer.events$.subscribe((e) => e.type === 'updated' && updates.push(e));
     informer.start();
     await informer.whenSynced();
-    clock.advance(30_000);
+    clock.advance(29_999);
+    assert.equal(updates.length, 0, 'never before the period');
+    clock.advance(3_001); // 33 s: the period plus its largest jitter
     assert.equal(updates.length, 2);
     assert.ok(updates.every((e) => e.old === e.object));
-    clock.advance(30_000);
+    clock.advance(33_000);
     assert.equal(updates.length, 4);
     informer.stop();
     clock.advance(30_000);

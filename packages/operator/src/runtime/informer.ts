@@ -183,12 +183,16 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   /** As client-go's resync: every cached object again as an update, so controllers re-check it. */
   private scheduleResync(ms: number): void {
-    this.resyncTimer = this.clock.setTimeout(() => {
-      if (this.state !== 'running') return;
-      if (this.hasSynced)
-        for (const object of this.store.values()) this.changes.next({ type: 'updated', object, old: object });
-      this.scheduleResync(ms);
-    }, ms);
+    // Up to 10 % later each time, so informers started together do not resync together.
+    this.resyncTimer = this.clock.setTimeout(
+      () => {
+        if (this.state !== 'running') return;
+        if (this.hasSynced)
+          for (const object of this.store.values()) this.changes.next({ type: 'updated', object, old: object });
+        this.scheduleResync(ms);
+      },
+      ms + Math.random() * ms * 0.1,
+    );
   }
 
   private index(name: string): StoreIndex<KubeObject> {

@@ -172,6 +172,7 @@ export class ManagedController<T extends KubeObject = KubeObject> {
       const handle = cache.acquire(watch.resource, {
         ...(watch.namespace ? { namespace: watch.namespace } : {}),
         ...(watch.labelSelector ? { labelSelector: watch.labelSelector } : {}),
+        ...(watch.fieldSelector ? { fieldSelector: watch.fieldSelector } : {}),
       });
       this.handles.push(handle);
       const name = `watches ${resourceName(watch.resource)}`;

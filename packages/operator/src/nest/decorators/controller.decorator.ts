@@ -24,6 +24,13 @@ export interface ControllerOptions {
   predicates?: Predicate<never>[];
   /** Only objects matching this label selector. */
   labelSelector?: string;
+  /**
+   * Only objects matching this field selector, filtered by the API server (e.g.
+   * `metadata.name=cluster`, `spec.nodeName=node-1`, `status.phase=Running`; custom resources
+   * support `metadata.name`, `metadata.namespace` and their CRD's `selectableFields`). The
+   * cache then holds only those objects.
+   */
+  fieldSelector?: string;
   /** Only objects in this namespace (default: the module's `namespace` option, else all). */
   namespace?: string;
   /** Reconciles of this controller at once (default 1). */

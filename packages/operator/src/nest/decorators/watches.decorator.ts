@@ -6,6 +6,8 @@ import { OPERATOR_WATCHES_METADATA } from '../operator.constants.js';
 export interface WatchesOptions {
   namespace?: string;
   labelSelector?: string;
+  /** Only objects matching this field selector, filtered by the API server (e.g. `metadata.name=settings`). */
+  fieldSelector?: string;
   predicates?: Predicate<never>[];
 }
 
