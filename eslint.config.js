@@ -11,6 +11,7 @@ export default tseslint.config(
       'bench/.ab/**',
       'docs/api/**',
       'packages/cli/fixtures/nest12-app/**',
+      'packages/cli/fixtures/nest11-app/**',
     ],
   },
   js.configs.recommended,

@@ -1,12 +1,13 @@
 // The user's path from `nest new` to an operator, run as a user runs it: a Nest 12 starter
 // (packages/cli/fixtures/nest12-app, ESM, Vitest) gets `nestor init` and `nestor create
 // api`, is built with tsc, gets its manifests written, and passes its own unit tests and the
-// generated e2e test under Vitest against the shared real control plane.
+// generated e2e test under Vitest against the shared real control plane. A Nest 11 starter
+// (fixtures/nest11-app: CommonJS, Jest, ts-jest) does the same under Jest.
 // The copy's node_modules is a link to this repository's, where @nestor/* are the workspace
 // packages and Nest 12, TypeScript and Vitest are installed.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { cp, mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -127,5 +128,71 @@ describe('nestor init and create api on a Nest 12 starter', () => {
     const e2e = await node([vitest, 'run', '--config', 'vitest.config.e2e.ts', 'test/cache-pool.e2e-spec.ts'], app);
     succeeded(e2e, 'vitest run --config vitest.config.e2e.ts (the generated e2e test)');
     assert.match(e2e.output, /1 passed/);
+  });
+});
+
+describe('nestor init and create api on a Nest 11 starter (CommonJS, Jest)', () => {
+  let legacy: string;
+
+  before(async () => {
+    legacy = await mkdtemp(join(tmpdir(), 'nestor-scaffold-nest11-'));
+    await cp(join(cliRoot, 'fixtures', 'nest11-app'), legacy, { recursive: true });
+    await symlink(repoModules, join(legacy, 'node_modules'), 'dir');
+    // The starter's tsconfig is TypeScript 5's; this repository's TypeScript is 6, which
+    // refuses baseUrl and an implied rootDir unless told (TypeScript 5 refuses the option).
+    const tsconfigPath = join(legacy, 'tsconfig.json');
+    const tsconfig = JSON.parse(await readFile(tsconfigPath, 'utf8')) as { compilerOptions: Record<string, unknown> };
+    Object.assign(tsconfig.compilerOptions, { ignoreDeprecations: '6.0', rootDir: '.' });
+    await writeFile(tsconfigPath, JSON.stringify(tsconfig, null, 2));
+  });
+
+  after(async () => {
+    if (legacy) await rm(legacy, { recursive: true, force: true });
+  });
+
+  it('sets up Jest to load the ES modules, builds, and passes the generated e2e test', async () => {
+    succeeded(await node([nestor, 'init'], legacy), 'nestor init');
+    succeeded(
+      await node(
+        [nestor, 'create', 'api', '--group', 'legacy.nestor.dev', '--version', 'v1', '--kind', 'Gadget'],
+        legacy,
+      ),
+      'nestor create api',
+    );
+    const manifest = JSON.parse(await readFile(join(legacy, 'package.json'), 'utf8')) as {
+      scripts: Record<string, string>;
+    };
+    assert.equal(
+      manifest.scripts['test:e2e'],
+      'node --experimental-vm-modules node_modules/jest/bin/jest.js --config ./test/jest-e2e.json',
+    );
+    const jestConfig = JSON.parse(await readFile(join(legacy, 'test', 'jest-e2e.json'), 'utf8')) as Record<
+      string,
+      unknown
+    >;
+    assert.equal(jestConfig['globalSetup'], '@nestor/testing/jest-setup');
+    assert.deepEqual(jestConfig['extensionsToTreatAsEsm'], ['.ts']);
+    // CommonJS sources: relative imports without an extension.
+    assert.match(await readFile(join(legacy, 'src', 'app.module.ts'), 'utf8'), /from '\.\/gadget\/gadget\.module';/);
+    succeeded(
+      await node(
+        [join(repoModules, 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json', '--rootDir', 'src'],
+        legacy,
+      ),
+      'tsc',
+    );
+    const e2e = await run(
+      process.execPath,
+      [
+        '--experimental-vm-modules',
+        join(repoModules, 'jest', 'bin', 'jest.js'),
+        '--config',
+        './test/jest-e2e.json',
+        'test/gadget.e2e-spec.ts',
+      ],
+      legacy,
+    );
+    succeeded(e2e, 'jest (the generated e2e test)');
+    assert.match(e2e.output, /Tests:\s+1 passed, 1 total/);
   });
 });

@@ -10,7 +10,7 @@ import { DOCKERFILE, DOCKERIGNORE } from './container-templates.js';
 import { apply, effective, packageJsonText, type FileChange } from './file-changes.js';
 import { NotANestProject, readNestProject, type NestProject, type PackageJson } from './nest-project.js';
 import { nestorVersion } from './nestor-version.js';
-import { runnerSetupChange } from './runner-setup.js';
+import { jestE2eScript, runnerSetupChange } from './runner-setup.js';
 
 export const INIT_USAGE = `Usage: nestor init [--dir <path>]
 
@@ -95,7 +95,7 @@ export async function initCommand(argv: string[], io: CommandIo): Promise<number
 
   planned.push({
     path: join(root, 'package.json'),
-    content: packageJsonText(withNestor(project.packageJson, nestorVersion())),
+    content: packageJsonText(withNestor(project, nestorVersion())),
     what: '@nestor/operator, @nestor/testing, @nestor/cli; the "manifests" script',
   });
 
@@ -129,11 +129,20 @@ export async function initCommand(argv: string[], io: CommandIo): Promise<number
 }
 
 /** package.json with Nestor's packages and the manifests script; what the user set is kept. */
-function withNestor(manifest: PackageJson, version: string): PackageJson {
+function withNestor(project: NestProject, version: string): PackageJson {
+  const manifest = project.packageJson;
   const range = `^${version}`;
+  const scripts: Record<string, string> = {
+    manifests: 'nestor manifests --module dist/app.module.js --out deploy',
+    ...manifest.scripts,
+  };
+  if (project.runner === 'jest') {
+    const e2e = jestE2eScript(scripts['test:e2e']);
+    if (e2e) scripts['test:e2e'] = e2e;
+  }
   return {
     ...manifest,
-    scripts: { manifests: 'nestor manifests --module dist/app.module.js --out deploy', ...manifest.scripts },
+    scripts,
     dependencies: sorted({ '@nestor/operator': range, ...manifest.dependencies }),
     devDependencies: sorted({ '@nestor/cli': range, '@nestor/testing': range, ...manifest.devDependencies }),
   };

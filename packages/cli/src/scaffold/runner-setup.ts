@@ -61,23 +61,58 @@ function vitestSetup(root: string): { change?: FileChange } | { error: string } 
   return { change: { path: existing, content, what: 'the e2e runs start a real control plane' } };
 }
 
+/**
+ * Jest: `@nestor/*` are ES modules, which Jest's CommonJS runtime cannot require ("Must use
+ * import to load ES Module"). The e2e tests therefore run as ES modules: ts-jest emits ESM
+ * (`useESM`, module ESNext) and Jest runs under Node's VM modules (`test:e2e` with
+ * `--experimental-vm-modules`). The app's CommonJS sources load unchanged through Jest's
+ * resolver; its unit tests keep their own configuration.
+ */
+export const JEST_ESM_TRANSFORM = {
+  '^.+\\.ts$': [
+    'ts-jest',
+    { useESM: true, tsconfig: { module: 'ESNext', moduleResolution: 'Bundler', isolatedModules: true } },
+  ],
+};
+const STARTER_TRANSFORM = JSON.stringify({ '^.+\\.(t|j)s$': 'ts-jest' });
+
 function jestSetup(root: string): { change?: FileChange } | { error: string } {
   const path = join(root, 'test', 'jest-e2e.json');
   const config = existsSync(path)
     ? (JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>)
-    : {
-        moduleFileExtensions: ['js', 'json', 'ts'],
-        rootDir: '.',
-        testEnvironment: 'node',
-        testRegex: '.e2e-spec.ts$',
-        transform: { '^.+\\.(t|j)s$': 'ts-jest' },
-      };
+    : { moduleFileExtensions: ['js', 'json', 'ts'], rootDir: '.', testEnvironment: 'node', testRegex: '.e2e-spec.ts$' };
   if (config['globalSetup'] === '@nestor/testing/jest-setup') return {};
   if (config['globalSetup'] || config['globalTeardown']) {
     return {
       error: `${path} has a globalSetup of its own: call @nestor/testing/jest-setup and jest-teardown from yours`,
     };
   }
-  const content = `${JSON.stringify({ ...config, globalSetup: '@nestor/testing/jest-setup', globalTeardown: '@nestor/testing/jest-teardown', testTimeout: 60_000 }, null, 2)}\n`;
-  return { change: { path, content, what: 'the e2e runs start a real control plane' } };
+  if (config['transform'] !== undefined && JSON.stringify(config['transform']) !== STARTER_TRANSFORM) {
+    return {
+      error:
+        `${path} has a transform of its own. @nestor/* are ES modules: set ts-jest's useESM (module ESNext), ` +
+        `extensionsToTreatAsEsm ['.ts'], run Jest with node --experimental-vm-modules, and add ` +
+        `globalSetup '@nestor/testing/jest-setup', globalTeardown '@nestor/testing/jest-teardown' (docs/testing.md)`,
+    };
+  }
+  const content = `${JSON.stringify(
+    {
+      ...config,
+      extensionsToTreatAsEsm: ['.ts'],
+      transform: JEST_ESM_TRANSFORM,
+      globalSetup: '@nestor/testing/jest-setup',
+      globalTeardown: '@nestor/testing/jest-teardown',
+      testTimeout: 60_000,
+    },
+    null,
+    2,
+  )}\n`;
+  return { change: { path, content, what: 'e2e tests as ES modules, against a real control plane' } };
+}
+
+/** The `test:e2e` script running Jest under Node's VM modules (what ESM test files need). */
+export function jestE2eScript(script: string | undefined): string | undefined {
+  const command = 'node --experimental-vm-modules node_modules/jest/bin/jest.js';
+  if (script === undefined) return `${command} --config ./test/jest-e2e.json`;
+  return /^jest(\s|$)/.test(script) ? script.replace(/^jest/, command) : undefined;
 }
