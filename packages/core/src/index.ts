@@ -32,6 +32,7 @@ export {
   PROTOBUF_ACCEPT,
   PROTOBUF_WATCH_ACCEPT,
 } from './protobuf/envelope.js';
+export { METADATA_LIST_ACCEPT, METADATA_WATCH_ACCEPT } from './metadata-only.js';
 export { ProtobufWatchDecoder, type DecodedWatchEvent } from './protobuf/watch-frames.js';
 export { ProtobufListDecoder } from './protobuf/list-stream.js';
 export { ProtobufDecodeError } from './protobuf/wire-reader.js';

@@ -31,6 +31,8 @@ export interface ListPagesOptions {
   protobuf?: boolean;
   /** Protobuf: never decode metadata.managedFields (the informer drops them anyway). */
   dropManagedFields?: boolean;
+  /** A JSON Accept value of its own (e.g. METADATA_LIST_ACCEPT); it rules out protobuf. */
+  accept?: string;
 }
 
 interface KubeList<T> {
@@ -55,7 +57,7 @@ export async function* listPages<T>(
 ): AsyncGenerator<ListPage<T>> {
   const limit = options.pageSize ?? 500;
   let schema: ProtobufSchema | undefined;
-  if (options.protobuf && transport.protobuf && transport.requestStreamed) {
+  if (options.protobuf && !options.accept && transport.protobuf && transport.requestStreamed) {
     schema = await loadProtobufSchema();
     if (options.dropManagedFields) schema = schema.withoutManagedFields();
   }
@@ -75,7 +77,7 @@ export async function* listPages<T>(
           continue: continueToken,
         }
       : { ...options.query, limit };
-    const request = { query, signal: abort.signal };
+    const request = { query, signal: abort.signal, ...(options.accept ? { accept: options.accept } : {}) };
     const page = schema
       ? fetchProtobuf<T>(transport as Pick<Transport, 'requestStreamed'>, path, request, schema)
       : transport.json<KubeList<T>>('GET', path, request);

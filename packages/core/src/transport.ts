@@ -40,6 +40,8 @@ export interface StreamOptions {
   protobuf?: boolean;
   /** Protobuf: never decode metadata.managedFields (the informer drops them anyway). */
   dropManagedFields?: boolean;
+  /** A JSON Accept value of its own (e.g. METADATA_WATCH_ACCEPT); it rules out protobuf. */
+  accept?: string;
 }
 
 export interface TransportResponse {
@@ -301,14 +303,14 @@ export class Transport {
     this.stats.watches++;
     const failed = { method: 'GET', path, watch: query.watch === true || query.watch === 'true' };
     let schema: ProtobufSchema | undefined;
-    if (options.protobuf && this.protobuf) {
+    if (options.protobuf && !options.accept && this.protobuf) {
       schema = await loadProtobufSchema();
       if (options.dropManagedFields) schema = schema.withoutManagedFields();
     }
     const request: RequestOptions = {
       query,
       ...(signal ? { signal } : {}),
-      ...(schema ? { accept: PROTOBUF_WATCH_ACCEPT } : {}),
+      ...(schema ? { accept: PROTOBUF_WATCH_ACCEPT } : options.accept ? { accept: options.accept } : {}),
     };
     const exchange = this.sessions && (await this.openHttp2('GET', path, request, failed));
     if (exchange) {

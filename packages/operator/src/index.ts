@@ -21,10 +21,16 @@ export {
 } from './nest/operator-flags.js';
 export { operatorLogger, type OperatorLoggerOptions } from './nest/operator-logger.js';
 export { KUBE_CONFIG } from './nest/operator.constants.js';
-export { Controller, OperatorController, type ControllerOptions } from './nest/decorators/controller.decorator.js';
+export {
+  Controller,
+  OperatorController,
+  type ControllerOptions,
+  type OwnedKind,
+} from './nest/decorators/controller.decorator.js';
 export { Reconcile } from './nest/decorators/reconcile.decorator.js';
 export { Watches, type WatchesOptions } from './nest/decorators/watches.decorator.js';
 export { Finalizer, type FinalizerMetadata } from './nest/decorators/finalizer.decorator.js';
+export { Timer, type TimerOptions } from './nest/decorators/timer.decorator.js';
 export { Source } from './nest/decorators/source.decorator.js';
 export { OperatorRegistry } from './nest/operator.registry.js';
 export type { ReconcileContext } from './nest/reconcile-context.js';
@@ -197,7 +203,7 @@ export {
   type MetricsManifestOptions,
   type MetricsManifests,
 } from './manifests/metrics-manifests.js';
-export { singleWatchedNamespace } from './manifests/watched-namespace.js';
+export { watchedNamespaces } from './manifests/watched-namespace.js';
 export type { Manifest } from './manifests/manifest.js';
 export { manifestFiles } from './manifests/manifest-files.js';
 export { MANIFEST_FOLDERS } from './manifests/manifest-folders.js';

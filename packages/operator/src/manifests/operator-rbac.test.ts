@@ -5,7 +5,7 @@ import { ConfigMap, Namespace, Node, Secret } from '../client/kinds.js';
 import { CustomResource } from '../crd/custom-resource.decorator.js';
 import { operatorRbac } from './operator-rbac.js';
 import type { ControllerAccess } from './rbac.js';
-import { singleWatchedNamespace } from './watched-namespace.js';
+import { watchedNamespaces } from './watched-namespace.js';
 
 @CustomResource({ group: 'rbac.example.com', version: 'v1', kind: 'Pool' })
 class Pool {}
@@ -19,39 +19,53 @@ const shape = (controllers: ControllerAccess[], watchNamespace?: string) =>
     (m) => `${m.kind}/${m.metadata.name}${m.metadata.namespace ? ` in ${m.metadata.namespace}` : ''}`,
   );
 
-describe('singleWatchedNamespace', () => {
-  it('is the namespace every controller and every @Watches watches, from their options or the module’s', () => {
-    assert.equal(singleWatchedNamespace([{ resource: Pool }, { resource: ConfigMap }], 'pools'), 'pools');
-    assert.equal(
-      singleWatchedNamespace(
+describe('watchedNamespaces', () => {
+  it('are the namespaces every controller and every @Watches watches, from their options or the module’s', () => {
+    assert.deepEqual(watchedNamespaces([{ resource: Pool }, { resource: ConfigMap }], 'pools'), ['pools']);
+    assert.deepEqual(
+      watchedNamespaces(
         [
           { resource: Pool, namespace: 'a' },
           { resource: ConfigMap, namespace: 'a' },
         ],
         undefined,
       ),
-      'a',
+      ['a'],
     );
-    assert.equal(singleWatchedNamespace([{ resource: Pool }], undefined), undefined, 'all namespaces');
-    assert.equal(singleWatchedNamespace([{ resource: Pool, namespace: 'a' }, { resource: ConfigMap }], 'b'), undefined);
+    assert.equal(watchedNamespaces([{ resource: Pool }], undefined), undefined, 'all namespaces');
+    assert.deepEqual(watchedNamespaces([{ resource: Pool, namespace: 'a' }, { resource: ConfigMap }], 'b'), ['a', 'b']);
     // A @Watches without a namespace of its own watches the module's: all of them here.
-    assert.equal(singleWatchedNamespace([{ resource: Pool, namespace: 'a', watches: [Secret] }], undefined), undefined);
-    assert.equal(
-      singleWatchedNamespace(
-        [{ resource: Pool, namespace: 'a', watches: [Secret], watchNamespaces: ['a'] }],
+    assert.equal(watchedNamespaces([{ resource: Pool, namespace: 'a', watches: [Secret] }], undefined), undefined);
+    assert.deepEqual(
+      watchedNamespaces([{ resource: Pool, namespace: 'a', watches: [Secret], watchNamespaces: ['a'] }], undefined),
+      ['a'],
+    );
+    assert.deepEqual(watchedNamespaces([{ resource: Pool, watches: [Secret], watchNamespaces: ['elsewhere'] }], 'a'), [
+      'a',
+      'elsewhere',
+    ]);
+  });
+
+  it('include every namespace of a controller’s or a @Watches’ list', () => {
+    assert.deepEqual(
+      watchedNamespaces(
+        [
+          {
+            resource: Pool,
+            namespaces: ['team-b', 'team-a'],
+            watches: [Secret],
+            watchNamespaces: [['shared', 'team-a']],
+          },
+        ],
         undefined,
       ),
-      'a',
-    );
-    assert.equal(
-      singleWatchedNamespace([{ resource: Pool, watches: [Secret], watchNamespaces: ['elsewhere'] }], 'a'),
-      undefined,
+      ['shared', 'team-a', 'team-b'],
     );
   });
 
-  it('is none when a controller’s kind is cluster-scoped; a @Watches of a cluster-scoped kind does not count', () => {
-    assert.equal(singleWatchedNamespace([{ resource: Tenant }], 'pools'), undefined);
-    assert.equal(singleWatchedNamespace([{ resource: Pool, namespace: 'a', watches: [Node] }], undefined), 'a');
+  it('are none when a controller’s kind is cluster-scoped; a @Watches of a cluster-scoped kind does not count', () => {
+    assert.equal(watchedNamespaces([{ resource: Tenant }], 'pools'), undefined);
+    assert.deepEqual(watchedNamespaces([{ resource: Pool, namespace: 'a', watches: [Node] }], undefined), ['a']);
   });
 });
 
@@ -118,6 +132,25 @@ describe('operatorRbac', () => {
     );
     const clusterResources = (rbac[3]!.rules as { resources: string[] }[]).flatMap((r) => r.resources).sort();
     assert.deepEqual(clusterResources, ['namespaces', 'nodes', 'tenants']);
+  });
+
+  it('binds the same Role in each namespace of a controller’s list', () => {
+    const rbac = operatorRbac({
+      ...base,
+      leaderElection: false,
+      controllers: [{ resource: Pool, owns: [ConfigMap], namespaces: ['team-b', 'team-a'] }],
+    });
+    assert.deepEqual(
+      rbac.map((m) => `${m.kind}/${m.metadata.name}${m.metadata.namespace ? ` in ${m.metadata.namespace}` : ''}`),
+      [
+        'ServiceAccount/pool-operator in pool-system',
+        'Role/pool-operator in team-a',
+        'RoleBinding/pool-operator in team-a',
+        'Role/pool-operator in team-b',
+        'RoleBinding/pool-operator in team-b',
+      ],
+    );
+    assert.deepEqual(rbac[1]!.rules, rbac[3]!.rules);
   });
 
   it('puts the leader election Role where its Lease lives, and none without leader election', () => {

@@ -1,6 +1,6 @@
 import { operatorLabels, type Manifest } from './manifest.js';
 import { leaderElectionRules, rbacRulesFor, type ControllerAccess, type PolicyRule } from './rbac.js';
-import { singleWatchedNamespace } from './watched-namespace.js';
+import { watchedNamespaces } from './watched-namespace.js';
 
 export interface OperatorRbacOptions {
   name: string;
@@ -14,9 +14,9 @@ export interface OperatorRbacOptions {
 
 /**
  * The operator's identity and the controllers' rights: a ServiceAccount; when every
- * controller watches one namespace, a Role with the rules on namespaced kinds (and Events)
- * bound in that namespace, and a ClusterRole only for the cluster-scoped kinds; otherwise
- * one ClusterRole. Leader election's Lease gets a Role in its namespace.
+ * controller watches named namespaces, a Role with the rules on namespaced kinds (and
+ * Events) bound in each of them, and a ClusterRole only for the cluster-scoped kinds;
+ * otherwise one ClusterRole. Leader election's Lease gets a Role in its namespace.
  */
 export function operatorRbac(options: OperatorRbacOptions): Manifest[] {
   const { name, namespace } = options;
@@ -36,9 +36,10 @@ export function operatorRbac(options: OperatorRbacOptions): Manifest[] {
       },
     );
 
-  const watched = singleWatchedNamespace(options.controllers, options.watchNamespace);
+  const watched = watchedNamespaces(options.controllers, options.watchNamespace);
   if (watched) {
-    bound('Role', name, rbacRulesFor(options.controllers, { scope: 'namespaced' }), watched);
+    const rules = rbacRulesFor(options.controllers, { scope: 'namespaced' });
+    for (const namespace of watched) bound('Role', name, rules, namespace);
     const clusterRules = rbacRulesFor(options.controllers, { scope: 'cluster' });
     if (clusterRules.length) bound('ClusterRole', name, clusterRules);
   } else {

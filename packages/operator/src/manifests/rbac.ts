@@ -9,8 +9,10 @@ export interface ControllerAccess extends ControllerResources {
   reads?: readonly ResourceType[];
   /** The one namespace it watches (`@Controller`'s `namespace`); absent: the module's. */
   namespace?: string;
-  /** The namespace each `@Watches` names, in the order of `watches` (absent or undefined: the module's). */
-  watchNamespaces?: readonly (string | undefined)[];
+  /** The namespaces it watches (`@Controller`'s `namespaces`), instead of `namespace`. */
+  namespaces?: readonly string[];
+  /** The namespace(s) each `@Watches` names, in the order of `watches` (absent or undefined: the module's). */
+  watchNamespaces?: readonly (string | readonly string[] | undefined)[];
   /** The controller has a `@Finalizer` method. */
   finalizer?: boolean;
 }

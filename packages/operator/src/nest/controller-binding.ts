@@ -3,13 +3,14 @@ import { resourceName, type KubeObject, type ObjectRef, type ResourceDescriptor 
 import { getCustomResourceMetadata } from '../crd/custom-resource.decorator.js';
 import { isObservable, type Observable } from 'rxjs';
 import type { ManagedControllerOptions } from '../runtime/managed-controller.js';
+import type { ObjectTimer } from '../runtime/object-timers.js';
 import type { WatchSource } from '../runtime/event-sources.js';
 import type { Predicate } from '../runtime/predicates.js';
 import { defaultFinalizerName, withFinalizer } from '../runtime/reconcilers/finalizer.js';
 import { withTracing } from '../runtime/reconcilers/tracing.js';
 import type { ReconcileRequest, Reconciler } from '../runtime/reconciler.js';
 import { asNestLogger } from './nest-logger.js';
-import { describeKind } from './controller-metadata.js';
+import { describeKind, isOwnedKind } from './controller-metadata.js';
 import type { DiscoveredController } from './operator.explorer.js';
 import * as messages from './operator.messages.js';
 import type { ReconcileContext } from './reconcile-context.js';
@@ -35,10 +36,17 @@ export function bindController(
 
   let reconcile: Reconciler<KubeObject> = (request) =>
     call(found.reconcile, request.object ?? request.ref, contextOf(request)) as ReturnType<Reconciler<KubeObject>>;
-  const watchNamespace = options.namespace ?? namespace;
+  const watchNamespace = options.namespaces ? undefined : (options.namespace ?? namespace);
   if (found.finalizer && resource) {
     const foreign = !found.resource || !getCustomResourceMetadata(found.resource);
-    if (foreign && !watchNamespace && !options.labelSelector && !options.fieldSelector && !found.finalizer.unscoped) {
+    if (
+      foreign &&
+      !watchNamespace &&
+      !options.namespaces &&
+      !options.labelSelector &&
+      !options.fieldSelector &&
+      !found.finalizer.unscoped
+    ) {
       throw new Error(messages.UNSCOPED_FINALIZER(className, resourceName(resource)));
     }
     const method = found.finalizer.method;
@@ -52,7 +60,12 @@ export function bindController(
   const watches: WatchSource<KubeObject>[] = found.watches.map((watch) => ({
     resource: kind(watch.resource),
     map: (object) => call(watch.method, object) as ObjectRef[] | ObjectRef | undefined,
-    ...((watch.options.namespace ?? namespace) ? { namespace: watch.options.namespace ?? namespace } : {}),
+    ...(watch.options.namespaces
+      ? { namespaces: watch.options.namespaces }
+      : (watch.options.namespace ?? namespace)
+        ? { namespace: watch.options.namespace ?? namespace }
+        : {}),
+    ...(watch.options.metadataOnly ? { metadataOnly: true } : {}),
     ...(watch.options.labelSelector ? { labelSelector: watch.options.labelSelector } : {}),
     ...(watch.options.fieldSelector ? { fieldSelector: watch.options.fieldSelector } : {}),
     ...(watch.options.predicates ? { predicates: watch.options.predicates as Predicate<KubeObject>[] } : {}),
@@ -64,15 +77,26 @@ export function bindController(
     return { name: `${className}.${method}()`, stream: stream as Observable<ObjectRef | ObjectRef[]> };
   });
 
+  const timers: ObjectTimer<KubeObject>[] = found.timers.map((timer) => ({
+    name: `${className}.${timer.method}()`,
+    intervalMs: timer.intervalMs,
+    ...(timer.initialDelayMs !== undefined ? { initialDelayMs: timer.initialDelayMs } : {}),
+    run: (request) => call(timer.method, request.object, contextOf(request)) as Promise<void>,
+  }));
+
   return {
     name,
     ...(resource ? { resource } : {}),
+    ...(timers.length ? { timers } : {}),
     reconcile: withTracing(name, reconcile),
     ...(watchNamespace ? { namespace: watchNamespace } : {}),
+    ...(options.namespaces ? { namespaces: options.namespaces } : {}),
     ...(options.labelSelector ? { labelSelector: options.labelSelector } : {}),
     ...(options.fieldSelector ? { fieldSelector: options.fieldSelector } : {}),
     ...(options.predicates ? { predicates: options.predicates as Predicate<KubeObject>[] } : {}),
-    owns: (options.owns ?? []).map(kind),
+    owns: (options.owns ?? []).map((entry) =>
+      isOwnedKind(entry) ? { resource: kind(entry.resource), metadataOnly: entry.metadataOnly ?? false } : kind(entry),
+    ),
     watches,
     sources,
     ...(options.maxConcurrentReconciles ? { maxConcurrentReconciles: options.maxConcurrentReconciles } : {}),

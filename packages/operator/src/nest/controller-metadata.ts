@@ -3,14 +3,16 @@ import { MetadataScanner } from '@nestjs/core';
 import type { ResourceDescriptor } from '@nestor/core';
 import { resourceOf, type ResourceType } from '../crd/custom-resource.decorator.js';
 import type { ControllerAccess } from '../manifests/rbac.js';
-import type { ControllerMetadata, ControllerOptions } from './decorators/controller.decorator.js';
+import type { ControllerMetadata, ControllerOptions, OwnedKind } from './decorators/controller.decorator.js';
 import type { FinalizerMetadata } from './decorators/finalizer.decorator.js';
+import type { TimerOptions } from './decorators/timer.decorator.js';
 import type { WatchesMetadata, WatchesOptions } from './decorators/watches.decorator.js';
 import {
   OPERATOR_CONTROLLER_METADATA,
   OPERATOR_FINALIZER_METADATA,
   OPERATOR_RECONCILE_METADATA,
   OPERATOR_SOURCE_METADATA,
+  OPERATOR_TIMER_METADATA,
   OPERATOR_WATCHES_METADATA,
 } from './operator.constants.js';
 import * as messages from './operator.messages.js';
@@ -32,6 +34,8 @@ export interface ControllerDefinition {
   watches: Array<{ method: string; resource: ResourceType; options: WatchesOptions }>;
   /** The @Source() methods. */
   sources: string[];
+  /** The @Timer() methods. */
+  timers: Array<{ method: string } & TimerOptions>;
 }
 
 const scanner = new MetadataScanner();
@@ -49,6 +53,7 @@ export function readControllerDefinition(target: Type): ControllerDefinition | u
   const finalizers: Array<{ method: string; name?: string; unscoped?: boolean }> = [];
   const watches: ControllerDefinition['watches'] = [];
   const sources: string[] = [];
+  const timers: ControllerDefinition['timers'] = [];
   for (const method of scanner.getAllMethodNames(prototype)) {
     const fn = prototype[method];
     if (typeof fn !== 'function') continue;
@@ -58,6 +63,8 @@ export function readControllerDefinition(target: Type): ControllerDefinition | u
     const watch = Reflect.getMetadata(OPERATOR_WATCHES_METADATA, fn) as WatchesMetadata | undefined;
     if (watch) watches.push({ method, ...watch });
     if (Reflect.getMetadata(OPERATOR_SOURCE_METADATA, fn) === true) sources.push(method);
+    const timer = Reflect.getMetadata(OPERATOR_TIMER_METADATA, fn) as TimerOptions | undefined;
+    if (timer) timers.push({ method, ...timer });
   }
   if (reconciles.length === 0) throw new Error(messages.NO_RECONCILE(className));
   if (reconciles.length > 1) throw new Error(messages.TWO_RECONCILES(className, reconciles));
@@ -71,6 +78,15 @@ export function readControllerDefinition(target: Type): ControllerDefinition | u
   }
   if (!metadata.resource && sources.length === 0) throw new Error(messages.NO_KIND_NO_SOURCE(className));
   if (!metadata.resource && finalizers.length) throw new Error(messages.FINALIZER_WITHOUT_KIND(className));
+  if (!metadata.resource && timers.length) throw new Error(messages.TIMER_WITHOUT_KIND(className, timers[0]!.method));
+  if (metadata.options.namespace !== undefined && metadata.options.namespaces !== undefined) {
+    throw new Error(messages.NAMESPACE_AND_NAMESPACES(className, '@Controller'));
+  }
+  for (const watch of watches) {
+    if (watch.options.namespace !== undefined && watch.options.namespaces !== undefined) {
+      throw new Error(messages.NAMESPACE_AND_NAMESPACES(className, `@Watches on ${watch.method}()`));
+    }
+  }
   return {
     className,
     target,
@@ -80,6 +96,7 @@ export function readControllerDefinition(target: Type): ControllerDefinition | u
     ...(finalizers[0] ? { finalizer: finalizers[0] } : {}),
     watches,
     sources,
+    timers,
   };
 }
 
@@ -87,13 +104,14 @@ export function readControllerDefinition(target: Type): ControllerDefinition | u
 export function controllerAccess(definition: ControllerDefinition): ControllerAccess {
   return {
     ...(definition.resource ? { resource: definition.resource } : {}),
-    owns: definition.options.owns ?? [],
+    owns: ownedTypes(definition.options),
     writes: definition.options.writes ?? [],
     reads: definition.options.reads ?? [],
     ...(definition.options.namespace ? { namespace: definition.options.namespace } : {}),
+    ...(definition.options.namespaces ? { namespaces: definition.options.namespaces } : {}),
     watches: definition.watches.map((w) => w.resource),
-    ...(definition.watches.some((w) => w.options.namespace)
-      ? { watchNamespaces: definition.watches.map((w) => w.options.namespace) }
+    ...(definition.watches.some((w) => w.options.namespace || w.options.namespaces)
+      ? { watchNamespaces: definition.watches.map((w) => w.options.namespaces ?? w.options.namespace) }
       : {}),
     finalizer: definition.finalizer !== undefined,
   };
@@ -103,9 +121,19 @@ export function controllerAccess(definition: ControllerDefinition): ControllerAc
 export function kindsOf(definition: ControllerDefinition): ResourceType[] {
   return [
     ...(definition.resource ? [definition.resource] : []),
-    ...(definition.options.owns ?? []),
+    ...ownedTypes(definition.options),
     ...definition.watches.map((w) => w.resource),
   ];
+}
+
+/** The owned kinds, without their options. */
+export function ownedTypes(options: ControllerOptions): ResourceType[] {
+  return (options.owns ?? []).map((entry) => (isOwnedKind(entry) ? entry.resource : entry));
+}
+
+/** `{ resource, metadataOnly }` rather than a class or descriptor. */
+export function isOwnedKind(entry: ResourceType | OwnedKind): entry is OwnedKind {
+  return typeof entry === 'object' && entry !== null && 'resource' in entry;
 }
 
 /** The descriptor of a kind a controller names, or an error that names the controller. */

@@ -3,6 +3,7 @@ export const OPERATOR_RECONCILE_METADATA = 'nestor:reconcile';
 export const OPERATOR_WATCHES_METADATA = 'nestor:watches';
 export const OPERATOR_FINALIZER_METADATA = 'nestor:finalizer';
 export const OPERATOR_SOURCE_METADATA = 'nestor:source';
+export const OPERATOR_TIMER_METADATA = 'nestor:timer';
 
 /**
  * Injection token of the kubeconfig the operator uses (a `KubeConfigSource`: Nestor's

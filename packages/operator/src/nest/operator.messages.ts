@@ -70,3 +70,9 @@ export const CONVERSION_REQUEST_SCOPED = (className: string) =>
 
 export const TWO_CONVERSIONS = (crd: string, classes: string[]) =>
   `${classes.join(' and ')} both convert ${crd}: a kind has one hub, so one @Conversion class holds all its conversions.`;
+
+export const NAMESPACE_AND_NAMESPACES = (className: string, where: string) =>
+  `${className}: ${where} has both namespace and namespaces; give one namespace, or the list of them`;
+
+export const TIMER_WITHOUT_KIND = (className: string, method: string) =>
+  `${className}.${method}() is a @Timer, but ${className} has no kind: a timer runs on each object of the controller's kind; give @Controller a kind, or use @nestjs/schedule's @Interval for work not tied to objects`;

@@ -16,9 +16,17 @@ export interface WatchSource<R = KubeObject> {
   /** Method syntax on purpose: a mapper of a concrete kind is a mapper of KubeObject. */
   map(object: R, event: ResourceEvent<R>): ObjectRef[] | ObjectRef | undefined | null;
   namespace?: string;
+  /** Several namespaces, one informer each (instead of `namespace`). */
+  namespaces?: readonly string[];
   labelSelector?: string;
   /** Only objects matching this field selector (e.g. `metadata.name=config`, `spec.nodeName=n1`). */
   fieldSelector?: string;
+  /**
+   * Cache and deliver only the objects' metadata (PartialObjectMetadata, as controller-runtime's
+   * `OnlyMetadata`): the mapper sees apiVersion, kind and metadata, no spec or status. For
+   * kinds the controller only maps, such as Secrets or Pods, it holds a fraction of the memory.
+   */
+  metadataOnly?: boolean;
   predicates?: Predicate<R>[];
 }
 
@@ -52,6 +60,13 @@ export function primaryKeys<T extends KubeObject>(
 ): Observable<string> {
   return replayThenFollow(informer).pipe(
     mergeMap((event) => (passes(name, predicates, event, report) ? [keyOf(refOfObject(event.object))] : [])),
+  );
+}
+
+/** The key of each object as it appears in the cache (those already there first). */
+export function addedKeys<T extends KubeObject>(informer: Informer<T>): Observable<string> {
+  return replayThenFollow(informer).pipe(
+    mergeMap((event) => (event.type === 'added' ? [keyOf(refOfObject(event.object))] : [])),
   );
 }
 

@@ -216,6 +216,8 @@ export interface InformerSelector {
   namespace?: string;
   labelSelector?: string;
   fieldSelector?: string;
+  /** Only the objects' metadata (PartialObjectMetadata): an informer of its own, never used for full reads. */
+  metadataOnly?: boolean;
 }
 
 /** A hold on a shared informer; release it when done (once). */
@@ -298,15 +300,17 @@ export class InformerCache {
 
 /** The selector as it applies: a cluster-scoped resource has no namespace. */
 function scoped(resource: ResourceDescriptor, selector: InformerSelector): InformerSelector {
-  const { namespace, labelSelector, fieldSelector } = selector;
+  const { namespace, labelSelector, fieldSelector, metadataOnly } = selector;
   return {
     ...(namespace && resource.namespaced ? { namespace } : {}),
     ...(labelSelector ? { labelSelector } : {}),
     ...(fieldSelector ? { fieldSelector } : {}),
+    ...(metadataOnly ? { metadataOnly } : {}),
   };
 }
 
 function cacheKey(resource: ResourceDescriptor, selector: InformerSelector): string {
-  const { namespace = '', labelSelector = '', fieldSelector = '' } = scoped(resource, selector);
-  return `${resource.group}/${resource.version}/${resource.plural}\n${namespace}\n${labelSelector}\n${fieldSelector}`;
+  const { namespace = '', labelSelector = '', fieldSelector = '', metadataOnly } = scoped(resource, selector);
+  const what = metadataOnly ? 'metadata' : 'objects';
+  return `${resource.group}/${resource.version}/${resource.plural}\n${namespace}\n${labelSelector}\n${fieldSelector}\n${what}`;
 }

@@ -6,6 +6,8 @@ import {
   keyOf,
   KubeApiError,
   listPages,
+  METADATA_LIST_ACCEPT,
+  METADATA_WATCH_ACCEPT,
   type KubeObject,
   type KubeStatus,
   type ObjectRef,
@@ -66,6 +68,7 @@ export class ListWatcher<T extends KubeObject> {
   private readonly strip: boolean;
   /** A built-in kind, listed and watched in protobuf when the transport allows it. */
   private readonly protobuf: boolean;
+  private readonly metadataOnly: boolean;
   /** Where the next WATCH starts; undefined means a full sync (stream or LIST) first. */
   private resourceVersion?: string;
   private phase: 'list' | 'watch' = 'list';
@@ -92,6 +95,7 @@ export class ListWatcher<T extends KubeObject> {
       resource.namespaced && namespace ? `in ${namespace}` : '',
       labelSelector ? `labels ${labelSelector}` : '',
       fieldSelector ? `fields ${fieldSelector}` : '',
+      options.metadataOnly ? '(metadata only)' : '',
     ]
       .filter(Boolean)
       .join(' ');
@@ -103,7 +107,8 @@ export class ListWatcher<T extends KubeObject> {
     this.log = options.logger ?? silentLogger;
     this.strip = options.stripManagedFields ?? true;
     this.streaming = options.streamingList ?? false;
-    this.protobuf = isBuiltInKind(this.apiVersion, resource.kind);
+    this.metadataOnly = options.metadataOnly ?? false;
+    this.protobuf = !this.metadataOnly && isBuiltInKind(this.apiVersion, resource.kind);
   }
 
   /** Never rejects. */
@@ -188,6 +193,7 @@ export class ListWatcher<T extends KubeObject> {
       onRestart: () => this.log.info(`list of ${this.description} expired between pages; listing again`),
       protobuf: this.protobuf,
       dropManagedFields: this.strip,
+      ...(this.metadataOnly ? { accept: METADATA_LIST_ACCEPT } : {}),
     });
     for await (const page of pages) {
       if (page.restarted) pass = this.known.relist();
@@ -240,6 +246,7 @@ export class ListWatcher<T extends KubeObject> {
       const stream = this.transport.stream<RawWatchEvent>(this.path, query, abort.signal, {
         protobuf: this.protobuf,
         dropManagedFields: this.strip,
+        ...(this.metadataOnly ? { accept: METADATA_WATCH_ACCEPT } : {}),
       });
       for await (const event of stream) {
         watchdog.touch();
@@ -338,6 +345,11 @@ export class ListWatcher<T extends KubeObject> {
   private decode(raw: KubeObject): T {
     // Nothing else references a freshly parsed object: changing it in place is free.
     if (this.strip && raw.metadata?.managedFields) delete raw.metadata.managedFields;
+    if (this.metadataOnly) {
+      // PartialObjectMetadata (meta.k8s.io/v1) stands for an object of this kind.
+      raw.apiVersion = this.apiVersion;
+      raw.kind = this.resource.kind;
+    }
     return (this.options.transform ? this.options.transform(raw) : raw) as T;
   }
 

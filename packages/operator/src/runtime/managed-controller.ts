@@ -12,6 +12,7 @@ import {
 } from '@nestor/core';
 import type { Observable, Subscription } from 'rxjs';
 import {
+  addedKeys,
   externalKeys,
   ownedKeys,
   primaryKeys,
@@ -20,16 +21,23 @@ import {
   type StreamFault,
   type WatchSource,
 } from './event-sources.js';
-import type { Informer, InformerCache, InformerHandle } from './informer.js';
+import type { Informer, InformerCache, InformerHandle, InformerSelector } from './informer.js';
 import type { Predicate } from './predicates.js';
 import { positiveDuration, positiveInteger, show } from './options-check.js';
 import type { EventRecorder } from '../client/event-recorder.js';
+import { isTimerItem, objectGroupOf, ObjectTimers, type ObjectTimer } from './object-timers.js';
 import { WorkQueue } from './queue.js';
 import { defaultControllerRateLimiter, type RateLimiter } from './rate-limiter.js';
 import { ReconcileLoop, type ControllerMetricsSink } from './reconcile-loop.js';
 import type { Reconciler } from './reconciler.js';
 import { toError } from './result.js';
 import type { PoolLane, WorkerPool } from './worker-pool.js';
+
+/** An owned kind with options: `metadataOnly` caches only its objects' metadata (all the owner mapping reads). */
+export interface OwnedResource {
+  resource: ResourceDescriptor;
+  metadataOnly?: boolean;
+}
 
 export interface ManagedControllerOptions<T> {
   /** Unique name: metrics label, log field, queue name. */
@@ -39,12 +47,17 @@ export interface ManagedControllerOptions<T> {
   reconcile: Reconciler<T>;
   /** Watch the primary kind in this namespace only (default: all, or the manager's). */
   namespace?: string;
+  /**
+   * Watch the primary kind (and the owned kinds) in these namespaces only: one informer per
+   * namespace, as controller-runtime's cache with several DefaultNamespaces. Not with `namespace`.
+   */
+  namespaces?: readonly string[];
   labelSelector?: string;
   fieldSelector?: string;
   /** Filters for the primary kind's events. */
   predicates?: Predicate<T>[];
   /** Kinds this controller creates: their events reconcile the controller owner. */
-  owns?: ResourceDescriptor[];
+  owns?: Array<ResourceDescriptor | OwnedResource>;
   /** Other kinds whose events map to requests. */
   watches?: WatchSource<KubeObject>[];
   /**
@@ -52,6 +65,11 @@ export interface ManagedControllerOptions<T> {
    * again with backoff when it errors or completes. Name it for logs and metrics.
    */
   sources?: Array<Observable<ObjectRef | ObjectRef[]> | ExternalSource>;
+  /**
+   * Periodic actions on each object of the primary kind (kopf's timers), never at the same
+   * time as the object's reconcile; they share the controller's workers.
+   */
+  timers?: ObjectTimer<T>[];
   /** Reconciles of this controller at once (default 1). */
   maxConcurrentReconciles?: number;
   /** Abort a reconcile after this long and retry it with backoff. */
@@ -83,10 +101,12 @@ export class ManagedController<T extends KubeObject = KubeObject> {
   private readonly log: RuntimeLogger;
   private readonly maxConcurrent: number;
   private readonly loop: ReconcileLoop<T>;
-  private primary?: Informer<T>;
+  private readonly timers?: ObjectTimers<T>;
+  /** The primary kind's informers by namespace ('' when one informer holds every object). */
+  private readonly primaries = new Map<string, Informer<T>>();
   private readonly handles: InformerHandle<KubeObject>[] = [];
   private readonly subscriptions: Subscription[] = [];
-  private primaryStream?: Subscription;
+  private readonly primaryStreams: Subscription[] = [];
   private lane?: PoolLane;
   /** 'standby': prepared and its queue filling, but not dispatching (this replica lost the lease). */
   private state: 'new' | 'prepared' | 'started' | 'standby' | 'stopped' = 'new';
@@ -105,13 +125,18 @@ export class ManagedController<T extends KubeObject = KubeObject> {
     if (options.reconcileTimeoutMs !== undefined) {
       positiveDuration(options.reconcileTimeoutMs, `controller ${options.name}: reconcileTimeoutMs`);
     }
+    if (options.namespaces !== undefined) checkNamespaces(options.name, options.namespace, options.namespaces);
     if (!options.resource && !options.sources?.length) {
       throw new Error(
         `controller ${options.name} has neither a resource nor sources: give it a kind to watch or an Observable of object refs`,
       );
     }
+    if (options.timers?.length && !options.resource) {
+      throw new Error(`controller ${options.name} has timers but no resource: a timer runs on each object of the kind`);
+    }
     this.queue = new WorkQueue<string>({
       name: options.name,
+      ...(options.timers?.length ? { groupOf: objectGroupOf } : {}),
       rateLimiter: options.rateLimiter ?? defaultControllerRateLimiter(options.clock),
       ...(options.clock ? { clock: options.clock } : {}),
       ...(options.metrics?.queue ? { metrics: options.metrics.queue } : {}),
@@ -120,7 +145,7 @@ export class ManagedController<T extends KubeObject = KubeObject> {
       name: options.name,
       queue: this.queue,
       reconcile: options.reconcile,
-      read: (key) => (this.primary ? (this.primary.get(key) ?? null) : undefined),
+      read: (key) => this.read(key),
       log: this.log,
       ...(options.reconcileTimeoutMs ? { timeoutMs: options.reconcileTimeoutMs } : {}),
       ...(options.outageHold ? { outageHold: true } : {}),
@@ -128,15 +153,26 @@ export class ManagedController<T extends KubeObject = KubeObject> {
       ...(options.maxRetries !== undefined ? { maxRetries: options.maxRetries } : {}),
       ...(options.events ? { events: options.events } : {}),
     });
+    if (options.timers?.length) {
+      this.timers = new ObjectTimers<T>({
+        controller: options.name,
+        timers: options.timers,
+        queue: this.queue,
+        read: (key) => this.read(key),
+        held: (key) => this.loop.holds(key),
+        ...(options.reconcileTimeoutMs ? { timeoutMs: options.reconcileTimeoutMs } : {}),
+        log: this.log,
+      });
+    }
   }
 
   get maxConcurrentReconciles(): number {
     return this.maxConcurrent;
   }
 
-  /** The primary kind's informer, once prepared. */
+  /** The primary kind's informer, once prepared; with several namespaces, the first one's. */
   get informer(): Informer<T> | undefined {
-    return this.primary;
+    return this.primaries.values().next().value;
   }
 
   /** Informers whose sync must complete before this controller starts. */
@@ -151,32 +187,48 @@ export class ManagedController<T extends KubeObject = KubeObject> {
   prepare(cache: InformerCache): void {
     if (this.state !== 'new') return;
     this.state = 'prepared';
-    const { resource, owns = [], watches = [], sources = [], namespace } = this.options;
+    const { resource, owns = [], watches = [], sources = [] } = this.options;
     const report = (fault: StreamFault) => this.report(fault);
+    const acquire = <R>(kind: ResourceDescriptor<R>, selector: InformerSelector) => {
+      const handle = cache.acquire(kind, selector);
+      this.handles.push(handle as InformerHandle<KubeObject>);
+      return handle.informer;
+    };
+    const scope = this.scope();
 
     if (resource) {
-      const handle = cache.acquire(resource, this.selector());
-      this.handles.push(handle as InformerHandle<KubeObject>);
-      this.primary = handle.informer;
-      this.primaryStream = this.feed(
-        resourceName(resource),
-        primaryKeys(resourceName(resource), handle.informer, this.options.predicates ?? [], report),
-      );
+      const name = resourceName(resource);
+      for (const namespace of resource.namespaced ? scope : [undefined]) {
+        const informer = acquire(resource, { ...this.selector(), ...(namespace ? { namespace } : {}) });
+        this.primaries.set(namespace ?? '', informer);
+        const keys = primaryKeys(name, informer, this.options.predicates ?? [], report);
+        this.primaryStreams.push(this.feed(namespace && scope.length > 1 ? `${name} in ${namespace}` : name, keys));
+        const timers = this.timers;
+        if (timers) this.subscriptions.push(addedKeys(informer).subscribe((key) => timers.start(key)));
+      }
     }
-    for (const owned of owns) {
-      const handle = cache.acquire(owned, namespace ? { namespace } : {});
-      this.handles.push(handle);
-      this.feed(`owns ${resourceName(owned)}`, ownedKeys(handle.informer, resource!));
+    for (const entry of owns) {
+      const { resource: owned, metadataOnly } = 'resource' in entry ? entry : { resource: entry, metadataOnly: false };
+      for (const namespace of owned.namespaced ? scope : [undefined]) {
+        const informer = acquire(owned, {
+          ...(namespace ? { namespace } : {}),
+          ...(metadataOnly ? { metadataOnly } : {}),
+        });
+        this.feed(`owns ${resourceName(owned)}`, ownedKeys(informer, resource!));
+      }
     }
     for (const watch of watches) {
-      const handle = cache.acquire(watch.resource, {
-        ...(watch.namespace ? { namespace: watch.namespace } : {}),
-        ...(watch.labelSelector ? { labelSelector: watch.labelSelector } : {}),
-        ...(watch.fieldSelector ? { fieldSelector: watch.fieldSelector } : {}),
-      });
-      this.handles.push(handle);
-      const name = `watches ${resourceName(watch.resource)}`;
-      this.feed(name, watchedKeys(name, handle.informer, watch, report));
+      const namespaces = watch.namespaces ?? [watch.namespace];
+      for (const namespace of watch.resource.namespaced ? namespaces : [undefined]) {
+        const informer = acquire(watch.resource, {
+          ...(namespace ? { namespace } : {}),
+          ...(watch.labelSelector ? { labelSelector: watch.labelSelector } : {}),
+          ...(watch.fieldSelector ? { fieldSelector: watch.fieldSelector } : {}),
+          ...(watch.metadataOnly ? { metadataOnly: true } : {}),
+        });
+        const name = `watches ${resourceName(watch.resource)}`;
+        this.feed(name, watchedKeys(name, informer, watch, report));
+      }
     }
     sources.forEach((source, i) => {
       const named = 'stream' in source ? source : { name: `source ${i + 1}`, stream: source };
@@ -190,7 +242,9 @@ export class ManagedController<T extends KubeObject = KubeObject> {
    */
   get streamsLive(): { ok: boolean; detail?: string } {
     if (this.state === 'stopped' || this.state === 'new') return { ok: true };
-    if (this.primaryStream?.closed) return { ok: false, detail: 'the primary kind no longer feeds the queue' };
+    if (this.primaryStreams.some((stream) => stream.closed)) {
+      return { ok: false, detail: 'the primary kind no longer feeds the queue' };
+    }
     return { ok: true };
   }
 
@@ -203,7 +257,7 @@ export class ManagedController<T extends KubeObject = KubeObject> {
       name: this.name,
       queue: this.queue,
       maxConcurrent: this.maxConcurrent,
-      process: (key) => this.loop.process(key),
+      process: (item) => (this.timers && isTimerItem(item) ? this.timers.process(item) : this.loop.process(item)),
     });
     this.log.info(`controller ${this.name} started`, {
       resource: this.options.resource ? resourceName(this.options.resource) : undefined,
@@ -222,8 +276,10 @@ export class ManagedController<T extends KubeObject = KubeObject> {
     this.state = 'standby';
     this.lane?.unregister();
     this.lane = undefined;
-    this.loop.abortAll(new Error('this replica lost the lease'));
-    await this.loop.settled();
+    const lost = new Error('this replica lost the lease');
+    this.loop.abortAll(lost);
+    this.timers?.abortAll(lost);
+    await Promise.all([this.loop.settled(), this.timers?.settled()]);
   }
 
   /** Enqueues a request directly (e.g. from an HTTP webhook). */
@@ -246,7 +302,9 @@ export class ManagedController<T extends KubeObject = KubeObject> {
       this.log.warn(
         `controller ${this.name}: ${this.loop.inFlight} reconcile(s) still running after the ${graceMs} ms grace period; aborting them`,
       );
-      this.loop.abortAll(new Error('the operator is shutting down'));
+      const stopping = new Error('the operator is shutting down');
+      this.loop.abortAll(stopping);
+      this.timers?.abortAll(stopping);
     }
     // Aborted runs (and timed-out ones that ignored their signal) may still write: nothing
     // after this (the lease release, the user's providers' teardown) may go before they end.
@@ -254,6 +312,7 @@ export class ManagedController<T extends KubeObject = KubeObject> {
       this.log.info(`controller ${this.name}: waiting for ${this.loop.unsettledRuns} aborted reconcile(s) to return`);
       await this.loop.settled();
     }
+    await this.timers?.settled();
     this.lane?.unregister();
     for (const handle of this.handles.splice(0)) handle.release();
     if (wasStarted) this.log.info(`controller ${this.name} stopped`);
@@ -289,12 +348,45 @@ export class ManagedController<T extends KubeObject = KubeObject> {
     });
   }
 
-  private selector() {
-    const { namespace, labelSelector, fieldSelector } = this.options;
+  /** The cached object of a key, from the informer of its namespace. */
+  private read(key: string): T | undefined | null {
+    if (this.primaries.size === 0) return undefined;
+    const all = this.primaries.get('');
+    if (all) return all.get(key) ?? null;
+    const slash = key.indexOf('/');
+    return (slash > 0 ? this.primaries.get(key.slice(0, slash))?.get(key) : undefined) ?? null;
+  }
+
+  /** The namespaces the primary and owned kinds are watched in (undefined: all). */
+  private scope(): readonly (string | undefined)[] {
+    const { namespace, namespaces } = this.options;
+    return namespaces ?? [namespace];
+  }
+
+  private selector(): InformerSelector {
+    const { labelSelector, fieldSelector } = this.options;
     return {
-      ...(namespace ? { namespace } : {}),
       ...(labelSelector ? { labelSelector } : {}),
       ...(fieldSelector ? { fieldSelector } : {}),
     };
+  }
+}
+
+/** A namespace list: not empty, no duplicates, not with `namespace` as well. */
+function checkNamespaces(controller: string, namespace: string | undefined, namespaces: readonly string[]): void {
+  const where = `controller ${controller}: namespaces`;
+  if (namespace !== undefined) {
+    throw new Error(`${where}: give either namespace (${show(namespace)}) or namespaces, not both`);
+  }
+  if (!Array.isArray(namespaces) || namespaces.length === 0) {
+    throw new Error(
+      `${where} must be a non-empty list of namespace names, got ${show(namespaces)}; leave it out to watch all`,
+    );
+  }
+  const seen = new Set<string>();
+  for (const name of namespaces) {
+    if (typeof name !== 'string' || name === '') throw new Error(`${where}: ${show(name)} is not a namespace name`);
+    if (seen.has(name)) throw new Error(`${where}: ${show(name)} is listed twice`);
+    seen.add(name);
   }
 }

@@ -46,6 +46,49 @@ describe('WorkQueue', () => {
     assert.equal(queue.get(), undefined, 'once: the two adds during the run were one');
   });
 
+  it('runs one key of a group at a time: the others wait for its done(), none is lost', () => {
+    const queue = new WorkQueue<string>({ clock: new ManualClock(), groupOf: (key) => key.split('#')[0] });
+    queue.add('a');
+    queue.add('a#timer');
+    queue.add('b#timer');
+    assert.equal(queue.get(), 'a');
+    assert.equal(queue.get(), 'b#timer', 'a#timer waits: a is running');
+    assert.equal(queue.get(), undefined);
+    queue.add('a#timer'); // already waiting: deduplicated
+    queue.add('a'); // added again while it runs
+    queue.done('a');
+    assert.deepEqual([queue.get(), queue.get()], ['a', undefined], 'a again first; a#timer parked behind it');
+    queue.done('a');
+    assert.equal(queue.get(), 'a#timer');
+    queue.add('a');
+    assert.equal(queue.get(), undefined, 'a waits for its timer');
+    queue.done('a#timer');
+    queue.done('b#timer');
+    assert.deepEqual(drainReady(queue), ['a']);
+    assert.equal(queue.processingCount, 0);
+  });
+
+  it('with a group per key behaves as without groups', () => {
+    const grouped = new WorkQueue<string>({ clock: new ManualClock(), groupOf: (key) => key });
+    const plain = new WorkQueue<string>({ clock: new ManualClock() });
+    const trace = (queue: WorkQueue<string>) => {
+      const out: string[] = [];
+      const running: string[] = [];
+      const r = seededRandom(7);
+      for (let i = 0; i < 500; i++) {
+        const roll = r();
+        if (roll < 0.5) queue.add(`k${Math.floor(r() * 10)}`);
+        else if (roll < 0.8) {
+          const key = queue.get();
+          if (key !== undefined) running.push(key);
+          out.push(key ?? '-');
+        } else if (running.length) queue.done(running.splice(Math.floor(r() * running.length), 1)[0]!);
+      }
+      return out;
+    };
+    assert.deepEqual(trace(grouped), trace(plain));
+  });
+
   it('ignores done() of a key that is not processing', () => {
     const { queue } = setup();
     queue.add('a');

@@ -36,6 +36,12 @@ export interface WorkQueueOptions<K> {
   rateLimiter?: RateLimiter<K>;
   clock?: Clock;
   metrics?: QueueMetricsSink;
+  /**
+   * Keys of one group never run at once: while one is processing, the others wait (an
+   * object's reconcile and its timers are keys of the object's group). Default: each key
+   * is its own group.
+   */
+  groupOf?: (key: K) => unknown;
 }
 
 /** Node clamps longer timers to 1 ms; a far delay is reached in several hops instead. */
@@ -60,6 +66,11 @@ export class WorkQueue<K = string> {
   /** Keys handed out by get(), with their start time (work duration). */
   private readonly processing = new Map<K, number>();
   private readonly delayed = new DelayHeap<K>();
+  private readonly groupOf?: (key: K) => unknown;
+  /** Groups with a key processing (only with groupOf). */
+  private readonly busyGroups = new Set<unknown>();
+  /** Dirty keys held back because another key of their group is processing. */
+  private readonly parked = new Map<unknown, K[]>();
   private timer: TimerHandle | undefined;
   private timerAt = Infinity;
   /** Copied on (un)subscribe so a listener may unsubscribe while being called. */
@@ -72,6 +83,7 @@ export class WorkQueue<K = string> {
     this.clock = options.clock ?? systemClock;
     this.rateLimiter = options.rateLimiter ?? defaultControllerRateLimiter<K>(this.clock);
     this.metrics = options.metrics ?? noopQueueMetrics;
+    if (options.groupOf) this.groupOf = options.groupOf;
   }
 
   /** Ready keys in the FIFO (parked and delayed keys excluded), as client-go's Len(). */
@@ -97,7 +109,9 @@ export class WorkQueue<K = string> {
     this.dirty.set(key, this.clock.now());
     this.metrics.add();
     this.metrics.depth(this.dirty.size);
-    if (!this.processing.has(key)) this.push(key);
+    if (this.processing.has(key)) return; // done() queues it again
+    if (this.groupOf && this.busyGroups.has(this.groupOf(key))) this.park(key);
+    else this.push(key);
   }
 
   /**
@@ -105,9 +119,9 @@ export class WorkQueue<K = string> {
    * the earlier of the two ready times. Independent of whether the key is queued now: a
    * run asked for later still happens later, as in client-go.
    */
-  addAfter(key: K, ms: number): void {
+  addAfter(key: K, ms: number, { retry = true }: { retry?: boolean } = {}): void {
     if (this.shuttingDown) return;
-    this.metrics.retry();
+    if (retry) this.metrics.retry();
     if (!(ms > 0)) {
       this.add(key);
       return;
@@ -137,8 +151,19 @@ export class WorkQueue<K = string> {
    * Every key returned must be given back with done().
    */
   get(): K | undefined {
-    if (this.shuttingDown || this.fifo.length === 0) return undefined;
-    const key = this.fifo.shift() as K;
+    if (this.shuttingDown) return undefined;
+    let key: K | undefined;
+    while (this.fifo.length > 0) {
+      const next = this.fifo.shift() as K;
+      // Queued before another key of its group started: it waits for that one's done().
+      if (this.groupOf && this.busyGroups.has(this.groupOf(next))) this.park(next);
+      else {
+        key = next;
+        break;
+      }
+    }
+    if (key === undefined) return undefined;
+    if (this.groupOf) this.busyGroups.add(this.groupOf(key));
     const now = this.clock.now();
     const addedAt = this.dirty.get(key) ?? now;
     this.dirty.delete(key);
@@ -155,6 +180,15 @@ export class WorkQueue<K = string> {
     this.processing.delete(key);
     this.metrics.workDuration((this.clock.now() - startedAt) / 1000);
     if (this.dirty.has(key)) this.push(key);
+    if (this.groupOf) {
+      const group = this.groupOf(key);
+      this.busyGroups.delete(group);
+      const waiting = this.parked.get(group);
+      if (waiting) {
+        this.parked.delete(group);
+        for (const other of waiting) this.push(other);
+      }
+    }
     if (this.processing.size === 0 && this.drainWaiters.size > 0) {
       for (const settle of this.drainWaiters) settle();
       this.drainWaiters.clear();
@@ -205,6 +239,13 @@ export class WorkQueue<K = string> {
     let longest = 0;
     for (const startedAt of this.processing.values()) longest = Math.max(longest, now - startedAt);
     return longest / 1000;
+  }
+
+  private park(key: K): void {
+    const group = this.groupOf!(key);
+    const waiting = this.parked.get(group);
+    if (waiting) waiting.push(key);
+    else this.parked.set(group, [key]);
   }
 
   private push(key: K): void {

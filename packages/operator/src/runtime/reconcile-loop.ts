@@ -78,6 +78,11 @@ export class ReconcileLoop<T> {
     for (const controller of this.running.values()) controller.abort(reason);
   }
 
+  /** True while `key`'s timed-out run has not returned: nothing else may run for the object. */
+  holds(key: string): boolean {
+    return this.hung.has(key);
+  }
+
   /** Runs not settled yet, those that timed out and ignored their signal included. */
   get unsettledRuns(): number {
     return this.unsettled.size;

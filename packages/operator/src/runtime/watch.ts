@@ -72,6 +72,11 @@ export interface WatchOptions {
    * Relists after 410 Gone are consistent reads. False: every LIST is a consistent read.
    */
   firstListFromCache?: boolean;
+  /**
+   * Only the objects' metadata (PartialObjectMetadata over JSON), as client-go's metadata
+   * informer: emitted objects carry the resource's apiVersion and kind, and metadata only.
+   */
+  metadataOnly?: boolean;
   /** Objects per LIST page (default 500). */
   pageSize?: number;
   /**

@@ -7,8 +7,12 @@ import { OPERATOR_CONTROLLER_METADATA } from '../operator.constants.js';
 export interface ControllerOptions {
   /** Unique name: metrics label and log field (default: the class name). */
   name?: string;
-  /** Kinds this controller creates and owns: their changes reconcile the owner. */
-  owns?: ResourceType[];
+  /**
+   * Kinds this controller creates and owns: their changes reconcile the owner. An entry
+   * `{ resource: Secret, metadataOnly: true }` caches only those objects' metadata (enough to
+   * find the owner; `KubeClient` reads of that kind then go to the API server).
+   */
+  owns?: Array<ResourceType | OwnedKind>;
   /**
    * Kinds the reconciler creates, updates or deletes without owning them (a controller fed
    * by a `@Source` has no kind to own them). Only read by `nestor manifests` for RBAC.
@@ -33,6 +37,12 @@ export interface ControllerOptions {
   fieldSelector?: string;
   /** Only objects in this namespace (default: the module's `namespace` option, else all). */
   namespace?: string;
+  /**
+   * Only objects in these namespaces: the primary and owned kinds get one informer per
+   * namespace (as controller-runtime's cache with several namespaces), and `nestor manifests`
+   * a Role in each. Not with `namespace`.
+   */
+  namespaces?: string[];
   /** Reconciles of this controller at once (default 1). */
   maxConcurrentReconciles?: number;
   /** Abort a reconcile's signal after this long and retry it with backoff. */
@@ -43,6 +53,13 @@ export interface ControllerOptions {
    * Default: retry with backoff for ever, as controller-runtime.
    */
   maxRetries?: number;
+}
+
+/** An owned kind with options (see `owns`). */
+export interface OwnedKind {
+  resource: ResourceType;
+  /** Cache only the objects' metadata (PartialObjectMetadata). */
+  metadataOnly?: boolean;
 }
 
 export interface ControllerMetadata {

@@ -4,7 +4,15 @@ import type { Predicate } from '../../runtime/predicates.js';
 import { OPERATOR_WATCHES_METADATA } from '../operator.constants.js';
 
 export interface WatchesOptions {
+  /** Only objects in this namespace (default: the module's `namespace` option, else all). */
   namespace?: string;
+  /** Only objects in these namespaces, one informer each. Not with `namespace`. */
+  namespaces?: string[];
+  /**
+   * Cache only the objects' metadata (PartialObjectMetadata): the method gets apiVersion,
+   * kind and metadata, no spec or status. For kinds the controller only maps.
+   */
+  metadataOnly?: boolean;
   labelSelector?: string;
   /** Only objects matching this field selector, filtered by the API server (e.g. `metadata.name=settings`). */
   fieldSelector?: string;
