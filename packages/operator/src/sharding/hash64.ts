@@ -1,5 +1,5 @@
-// A 64-bit string hash for ring positions, in 32-bit halves: BigInt arithmetic would cost
-// several times more per key, and the ring hashes every object on every pass.
+// A 64-bit string hash for ring positions, in small-integer limbs: BigInt arithmetic would
+// cost several times more per key, and the ring hashes every object on every pass.
 //
 // FNV-1a 64 over the UTF-8 bytes, then MurmurHash3's fmix64 finaliser. Plain FNV-1a moves
 // only the low ~48 bits when the last characters change (its prime is 2^40 + 0x1b3), so
@@ -10,49 +10,55 @@ const TWO_32 = 4294967296;
 /** The 64-bit result of the last hash, as [high, low] unsigned 32-bit halves. */
 const out = new Uint32Array(2);
 
-// The FNV state while hashing, module-level so the byte step allocates no closure.
-let hi = 0;
-let lo = 0;
+const encoder = new TextEncoder();
 
-/** One FNV-1a byte: xor, then (hi, lo) * (2^40 + 0x1b3) mod 2^64 (lo * 0x1b3 < 2^41, exact in a double). */
-function step(byte: number): void {
-  const t = ((lo ^ byte) >>> 0) * 0x1b3;
-  hi = (Math.imul(hi, 0x1b3) + ((lo ^ byte) << 8) + Math.floor(t / TWO_32)) >>> 0;
-  lo = t >>> 0;
+/**
+ * FNV-1a 64 of `key`'s UTF-8 bytes into `out`, in four 16-bit limbs: every product stays
+ * below 2^26, so it is all small-integer arithmetic. Kubernetes names, kinds and label
+ * values are ASCII, the fast path (a char code is its byte); anything else is hashed from
+ * its encoded bytes.
+ */
+function fnv1a64Into(key: string): void {
+  // Offset basis 0xcbf29ce484222325, limbs from low to high.
+  let h0 = 0x2325;
+  let h1 = 0x8422;
+  let h2 = 0x9ce4;
+  let h3 = 0xcbf2;
+  for (let i = 0; i < key.length; i++) {
+    const byte = key.charCodeAt(i);
+    if (byte >= 0x80) return fnv1a64BytesInto(encoder.encode(key));
+    h0 ^= byte;
+    // h * (2^40 + 0x1b3) mod 2^64: each limb times 0x1b3, plus h0 and h1 shifted into limbs 2 and 3 (2^40 = limb 2, bit 8).
+    const t0 = h0 * 0x1b3;
+    const t1 = h1 * 0x1b3 + (t0 >>> 16);
+    const t2 = h2 * 0x1b3 + (h0 << 8) + (t1 >>> 16);
+    h3 = (h3 * 0x1b3 + (h1 << 8) + (t2 >>> 16)) & 0xffff;
+    h2 = t2 & 0xffff;
+    h1 = t1 & 0xffff;
+    h0 = t0 & 0xffff;
+  }
+  out[0] = (h3 << 16) | h2;
+  out[1] = (h1 << 16) | h0;
 }
 
-/** FNV-1a 64 of `key`'s UTF-8 bytes into `out`; other than ASCII, code points are encoded inline. */
-function fnv1a64Into(key: string): void {
-  hi = 0xcbf29ce4; // offset basis 0xcbf29ce484222325
-  lo = 0x84222325;
-  for (let i = 0; i < key.length; i++) {
-    let c = key.charCodeAt(i);
-    if (c < 0x80) {
-      step(c);
-      continue;
-    }
-    if (c >= 0xd800 && c < 0xdc00 && i + 1 < key.length) {
-      const d = key.charCodeAt(i + 1);
-      if (d >= 0xdc00 && d < 0xe000) {
-        c = 0x10000 + ((c - 0xd800) << 10) + (d - 0xdc00);
-        i++;
-      }
-    }
-    if (c >= 0xd800 && c < 0xe000) c = 0xfffd; // a lone surrogate, as TextEncoder encodes it
-    if (c < 0x800) {
-      step(0xc0 | (c >> 6));
-    } else if (c < 0x10000) {
-      step(0xe0 | (c >> 12));
-      step(0x80 | ((c >> 6) & 0x3f));
-    } else {
-      step(0xf0 | (c >> 18));
-      step(0x80 | ((c >> 12) & 0x3f));
-      step(0x80 | ((c >> 6) & 0x3f));
-    }
-    step(0x80 | (c & 0x3f));
+/** The same over bytes, for keys that are not ASCII. */
+function fnv1a64BytesInto(bytes: Uint8Array): void {
+  let h0 = 0x2325;
+  let h1 = 0x8422;
+  let h2 = 0x9ce4;
+  let h3 = 0xcbf2;
+  for (const byte of bytes) {
+    h0 ^= byte;
+    const t0 = h0 * 0x1b3;
+    const t1 = h1 * 0x1b3 + (t0 >>> 16);
+    const t2 = h2 * 0x1b3 + (h0 << 8) + (t1 >>> 16);
+    h3 = (h3 * 0x1b3 + (h1 << 8) + (t2 >>> 16)) & 0xffff;
+    h2 = t2 & 0xffff;
+    h1 = t1 & 0xffff;
+    h0 = t0 & 0xffff;
   }
-  out[0] = hi;
-  out[1] = lo;
+  out[0] = (h3 << 16) | h2;
+  out[1] = (h1 << 16) | h0;
 }
 
 /** (out) * (bh, bl) mod 2^64, in place; the low halves' full product through 16-bit limbs. */
