@@ -82,3 +82,6 @@ export {
   type LeaderElection,
 } from './manager.js';
 export { LeaseLock, LeaseLostError, type LeaseLockOptions } from './leader-election.js';
+
+// Sharding: shard Leases, ring membership, consistent-hash assignment, shard labels.
+export * from '../sharding/index.js';
