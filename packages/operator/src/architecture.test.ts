@@ -20,7 +20,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   metrics: ['runtime'],
   manifests: ['crd'],
   webhooks: [],
-  nest: ['runtime', 'client', 'crd', 'metrics', 'manifests', 'webhooks'],
+  nest: ['runtime', 'client', 'crd', 'metrics', 'manifests', 'webhooks', 'sharding'],
   terminus: ['runtime'],
   sharding: ['runtime', 'client'],
 };

@@ -25,3 +25,7 @@ export {
   type AssignmentPlan,
   type AssignmentPlanOptions,
 } from './assignment-plan.js';
+export { ShardAssigner, type ShardAssignerOptions, type ShardedKind, type AssignerStats } from './shard-assigner.js';
+export { ShardCoordinator, type ShardingOptions } from './shard-coordinator.js';
+export { shardReconciler, type ShardReconcilerOptions } from './shard-reconciler.js';
+export { patchLabels } from './label-writes.js';
