@@ -229,7 +229,12 @@ export class Manager {
     if (sharded) {
       this.sharded.add(managed);
       const owned = (options.owns ?? []).map((entry) => ('resource' in entry ? entry.resource : entry));
-      sharding!.addKinds(resource!, owned, options.namespace);
+      const { namespace, labelSelector, fieldSelector } = options;
+      sharding!.addKinds(resource!, owned, {
+        ...(namespace ? { namespace } : {}),
+        ...(labelSelector ? { labelSelector } : {}),
+        ...(fieldSelector ? { fieldSelector } : {}),
+      });
     }
     metrics?.trackQueue(options.name, controller.queue as WorkQueue<string>);
     this.controllers.set(options.name, managed);

@@ -17,10 +17,17 @@ export interface ShardScope {
   bypassesPredicates(object: KubeObject): boolean;
   /** Wraps a sharded controller's reconciler: acknowledges drains, skips objects moved away. */
   wrap<T extends KubeObject>(resource: ResourceDescriptor<T>, reconcile: Reconciler<T>): Reconciler<T>;
-  /** Registers a sharded controller's kinds with the assigner. */
-  addKinds(primary: ResourceDescriptor, owned: readonly ResourceDescriptor[], namespace?: string): void;
+  /** Registers a sharded controller's kinds with the assigner: the objects its selectors pick, and their children. */
+  addKinds(primary: ResourceDescriptor, owned: readonly ResourceDescriptor[], scope: ShardedObjects): void;
   /** Assigns objects to shards while this replica leads, until `signal` aborts. Never rejects. */
   assign(signal: AbortSignal): Promise<void>;
+}
+
+/** Which objects of a sharded controller's kind are spread over the shards: those it watches. */
+export interface ShardedObjects {
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
 }
 
 /** Where sharding reports what it does (OperatorMetrics binds it to Prometheus). */

@@ -23,10 +23,16 @@ import { unassignedSelector, type ShardLabels } from './shard-labels.js';
 /** A kind whose objects are spread over the shards. */
 export interface ShardedKind {
   resource: ResourceDescriptor;
-  /** Objects follow their controller owner's shard and are moved, never drained. */
-  controlled: boolean;
+  /**
+   * Set for an owned kind: only objects whose controller owner is of this kind are
+   * sharded; they follow their owner's shard and are moved, never drained.
+   */
+  owner?: ResourceDescriptor;
   /** Only objects in this namespace (default: all). */
   namespace?: string;
+  /** Only objects these selectors pick (the controller's own): the assigner labels nothing else. */
+  labelSelector?: string;
+  fieldSelector?: string;
 }
 
 /** What the assigner did so far (for logs, metrics and tests). */
@@ -89,11 +95,8 @@ export class ShardAssigner {
   }
 
   addKind(kind: ShardedKind): void {
-    const same = this.kinds.find(
-      (k) => resourceName(k.resource) === resourceName(kind.resource) && k.namespace === kind.namespace,
-    );
-    if (same) same.controlled &&= kind.controlled;
-    else this.kinds.push({ ...kind });
+    const id = kindId(kind);
+    if (!this.kinds.some((k) => kindId(k) === id)) this.kinds.push({ ...kind });
   }
 
   /** Assigns until `signal` aborts (this replica no longer leads). Never rejects. */
@@ -119,7 +122,8 @@ export class ShardAssigner {
       for (const kind of this.kinds) {
         const handle = informers.acquire(kind.resource, {
           ...(kind.namespace ? { namespace: kind.namespace } : {}),
-          labelSelector: unassignedSelector(labels.ring),
+          labelSelector: [unassignedSelector(labels.ring), kind.labelSelector].filter(Boolean).join(','),
+          ...(kind.fieldSelector ? { fieldSelector: kind.fieldSelector } : {}),
           metadataOnly: true,
         });
         handles.push(handle);
@@ -174,7 +178,11 @@ export class ShardAssigner {
     let actions = 0;
     for (const kind of this.kinds) {
       const pages = listPages<KubeObject>(this.options.transport, resourcePath(kind.resource, kind.namespace), {
-        query: { resourceVersion: '0' },
+        query: {
+          resourceVersion: '0',
+          ...(kind.labelSelector ? { labelSelector: kind.labelSelector } : {}),
+          ...(kind.fieldSelector ? { fieldSelector: kind.fieldSelector } : {}),
+        },
         accept: METADATA_LIST_ACCEPT,
         pageSize: 500,
         signal,
@@ -197,7 +205,7 @@ export class ShardAssigner {
     const labels = object.metadata?.labels ?? {};
     const shard = labels[this.options.labels.shard];
     const drain = labels[this.options.labels.drain];
-    if (kind.controlled && !object.metadata?.ownerReferences?.some((ref) => ref.controller)) return [];
+    if (!isSharded(kind, object)) return [];
     let key: string;
     try {
       key = shardKeyOf(kind.resource, object);
@@ -209,7 +217,7 @@ export class ShardAssigner {
         key,
         object,
         kind,
-        controlled: kind.controlled,
+        controlled: kind.owner !== undefined,
         ...(shard !== undefined ? { shard } : {}),
         ...(drain !== undefined ? { drain } : {}),
       },
@@ -254,7 +262,7 @@ export class ShardAssigner {
   /** A new unassigned object: assigned by a few background writers, the newest version of each. */
   private queueAssign(kind: ShardedKind, object: KubeObject): void {
     const { namespace, name } = object.metadata ?? {};
-    if (kind.controlled && !object.metadata?.ownerReferences?.some((ref) => ref.controller)) return;
+    if (!isSharded(kind, object)) return;
     this.pending.set(`${resourceName(kind.resource)}/${namespace ?? ''}/${name}`, { kind, object });
     this.drainPending();
   }
@@ -277,4 +285,19 @@ export class ShardAssigner {
       if (shard) await this.write(kind, object, 'assign', shard);
     }
   }
+}
+
+/** One entry per kind, scope and selectors. */
+function kindId(kind: ShardedKind): string {
+  const { resource, owner, namespace = '', labelSelector = '', fieldSelector = '' } = kind;
+  return [resourceName(resource), owner ? resourceName(owner) : '', namespace, labelSelector, fieldSelector].join('\n');
+}
+
+/** An owned kind's object is sharded when its controller owner is of the sharded kind (it then follows it). */
+function isSharded(kind: ShardedKind, object: KubeObject): boolean {
+  if (!kind.owner) return true;
+  const owner = object.metadata?.ownerReferences?.find((ref) => ref.controller);
+  if (!owner || owner.kind !== kind.owner.kind) return false;
+  const slash = owner.apiVersion.indexOf('/');
+  return (slash < 0 ? '' : owner.apiVersion.slice(0, slash)) === kind.owner.group;
 }

@@ -2,7 +2,7 @@ import type { KubeObject, ResourceDescriptor, RuntimeLogger, Transport } from '@
 import type { InformerCache } from '../runtime/informer.js';
 import type { LeaderElection } from '../runtime/manager.js';
 import type { Reconciler } from '../runtime/reconciler.js';
-import type { ShardingMetrics, ShardScope } from '../runtime/shard-scope.js';
+import type { ShardedObjects, ShardingMetrics, ShardScope } from '../runtime/shard-scope.js';
 import { ShardAssigner, type AssignerStats } from './shard-assigner.js';
 import { shardLabels, shardSelector, type ShardLabels } from './shard-labels.js';
 import { ShardLease } from './shard-lease.js';
@@ -111,10 +111,10 @@ export class ShardCoordinator implements ShardScope {
     });
   }
 
-  addKinds(primary: ResourceDescriptor, owned: readonly ResourceDescriptor[], namespace?: string): void {
-    this.assigner.addKind({ resource: primary, controlled: false, ...(namespace ? { namespace } : {}) });
+  addKinds(primary: ResourceDescriptor, owned: readonly ResourceDescriptor[], scope: ShardedObjects): void {
+    this.assigner.addKind({ resource: primary, ...scope });
     for (const resource of owned) {
-      this.assigner.addKind({ resource, controlled: true, ...(namespace ? { namespace } : {}) });
+      this.assigner.addKind({ resource, owner: primary, ...(scope.namespace ? { namespace: scope.namespace } : {}) });
     }
   }
 
