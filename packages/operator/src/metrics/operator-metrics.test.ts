@@ -135,7 +135,7 @@ describe('OperatorMetrics', () => {
     sink.moved('assign');
     sink.moved('assign');
     sink.moved('drain');
-    sink.handedOver();
+    sink.handedOver(0.2);
     sink.rebalanced(0.3);
     cached = 80;
     samples = await scrape(metrics);
@@ -144,6 +144,7 @@ describe('OperatorMetrics', () => {
     assert.equal(valueOf(samples, 'nestor_shard_moves_total', { ring: 'pools', type: 'drain' }), 1);
     assert.equal(valueOf(samples, 'nestor_shard_handovers_total', { ring: 'pools', shard: 'pools-0' }), 1);
     assert.equal(valueOf(samples, 'nestor_shard_rebalance_duration_seconds_count', { ring: 'pools' }), 1);
+    assert.equal(valueOf(samples, 'nestor_shard_drain_duration_seconds_sum', { ring: 'pools', shard: 'pools-0' }), 0.2);
   });
 
   it('counts objects given up on, and Events written and dropped', async () => {

@@ -314,6 +314,13 @@ export class OperatorMetrics {
       labelNames: ['ring', 'shard'],
       registers,
     });
+    const drains = new Histogram({
+      name: 'nestor_shard_drain_duration_seconds',
+      help: 'From the leader asking this shard to let an object go to the hand-over (waiting for its running reconcile), on the leader clock',
+      labelNames: ['ring', 'shard'],
+      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers,
+    });
     let read: () => number = () => 0;
     new Gauge({
       name: 'nestor_shard_objects',
@@ -327,10 +334,14 @@ export class OperatorMetrics {
     for (const type of ['assign', 'drain']) moves.inc({ ring, type }, 0);
     handovers.inc({ ring, shard }, 0);
     passes.zero({ ring });
+    drains.zero({ ring, shard });
     return {
       moved: (type) => moves.inc({ ring, type }),
       rebalanced: (seconds) => passes.observe({ ring }, seconds),
-      handedOver: () => handovers.inc({ ring, shard }),
+      handedOver: (waitedSeconds) => {
+        handovers.inc({ ring, shard });
+        if (waitedSeconds !== undefined) drains.observe({ ring, shard }, waitedSeconds);
+      },
       objects: (source) => {
         read = source;
       },

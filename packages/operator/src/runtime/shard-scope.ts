@@ -36,8 +36,11 @@ export interface ShardingMetrics {
   moved(type: 'assign' | 'drain'): void;
   /** The assigner finished a rebalance pass over every sharded object. */
   rebalanced(seconds: number): void;
-  /** This shard handed an object over to the shard its drain request named. */
-  handedOver(): void;
+  /**
+   * This shard handed an object over to the shard its drain request named, `waitedSeconds`
+   * after the leader asked (on the leader's clock), when known.
+   */
+  handedOver(waitedSeconds?: number): void;
   /** Read when scraped: the objects of sharded kinds this shard caches. */
   objects(read: () => number): void;
 }

@@ -12,6 +12,7 @@ export {
   SHARD_LABEL_PREFIX,
   DRAIN_LABEL_PREFIX,
   RING_LABEL,
+  DRAIN_REQUESTED_AT_ANNOTATION,
   type ShardLabels,
 } from './shard-labels.js';
 export { ShardLease, type ShardLeaseOptions } from './shard-lease.js';

@@ -11,12 +11,13 @@ export async function patchLabels(
   resource: ResourceDescriptor,
   object: KubeObject,
   labels: Record<string, string | null>,
+  annotations?: Record<string, string | null>,
 ): Promise<boolean> {
   const { name, namespace, resourceVersion } = object.metadata ?? {};
   if (!name || !resourceVersion) throw new Error(`cannot relabel a ${resource.kind} without name and resourceVersion`);
   try {
     await transport.json('PATCH', resourcePath(resource, namespace, name), {
-      body: { metadata: { resourceVersion, labels } },
+      body: { metadata: { resourceVersion, labels, ...(annotations ? { annotations } : {}) } },
       contentType: 'application/merge-patch+json',
     });
     return true;

@@ -18,7 +18,7 @@ import { HashRing } from './hash-ring.js';
 import { patchLabels } from './label-writes.js';
 import type { ShardMembers } from './shard-members.js';
 import { shardKeyOf } from './shard-key.js';
-import { unassignedSelector, type ShardLabels } from './shard-labels.js';
+import { DRAIN_REQUESTED_AT_ANNOTATION, unassignedSelector, type ShardLabels } from './shard-labels.js';
 
 /** A kind whose objects are spread over the shards. */
 export interface ShardedKind {
@@ -245,6 +245,9 @@ export class ShardAssigner {
         kind.resource,
         object,
         type === 'assign' ? { [labels.shard]: shard, [labels.drain]: null } : { [labels.drain]: shard },
+        type === 'drain'
+          ? { [DRAIN_REQUESTED_AT_ANNOTATION]: new Date().toISOString() }
+          : { [DRAIN_REQUESTED_AT_ANNOTATION]: null },
       );
       if (!written) this.stats.conflicts++;
       else {

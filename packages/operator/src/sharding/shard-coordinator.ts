@@ -107,7 +107,7 @@ export class ShardCoordinator implements ShardScope {
       labels: this.labels,
       shardId: this.shardId,
       assertWritable: () => this.lease.assertWritable(),
-      ...(this.metrics ? { handedOver: () => this.metrics!.handedOver() } : {}),
+      ...(this.metrics ? { handedOver: (seconds?: number) => this.metrics!.handedOver(seconds) } : {}),
     });
   }
 

@@ -26,6 +26,9 @@ export function assertShardId(id: unknown): asserts id is string {
   }
 }
 
+/** When the leader asked for a drain (RFC 3339), so the shard that hands over can say how long it took. */
+export const DRAIN_REQUESTED_AT_ANNOTATION = 'shard.nestor.dev/drain-requested-at';
+
 /** The label names of one ring. */
 export interface ShardLabels {
   readonly ring: string;

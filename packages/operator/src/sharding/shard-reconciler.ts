@@ -1,7 +1,7 @@
 import type { KubeObject, ResourceDescriptor, Transport } from '@nestor/core';
 import type { Reconciler } from '../runtime/reconciler.js';
 import { patchLabels } from './label-writes.js';
-import { isLabelToken, type ShardLabels } from './shard-labels.js';
+import { DRAIN_REQUESTED_AT_ANNOTATION, isLabelToken, type ShardLabels } from './shard-labels.js';
 
 export interface ShardReconcilerOptions {
   transport: Pick<Transport, 'json'>;
@@ -9,8 +9,8 @@ export interface ShardReconcilerOptions {
   shardId: string;
   /** Throws unless this shard surely still holds its Lease (checked before the hand-over write). */
   assertWritable(): void;
-  /** Counts the hand-overs. */
-  handedOver?(): void;
+  /** Counts the hand-overs, with the seconds since the drain was requested when known. */
+  handedOver?(waitedSeconds?: number): void;
 }
 
 /**
@@ -33,11 +33,14 @@ export function shardReconciler<T extends KubeObject>(
     if (object && target !== undefined) {
       options.assertWritable();
       const to = isLabelToken(target) ? target : null; // no valid target: unassigned, the leader assigns it
-      const moved = await patchLabels(options.transport, resource, object, {
-        [labels.shard]: to,
-        [labels.drain]: null,
-      });
-      if (moved) options.handedOver?.();
+      const moved = await patchLabels(
+        options.transport,
+        resource,
+        object,
+        { [labels.shard]: to, [labels.drain]: null },
+        { [DRAIN_REQUESTED_AT_ANNOTATION]: null },
+      );
+      if (moved) options.handedOver?.(secondsSince(object.metadata?.annotations?.[DRAIN_REQUESTED_AT_ANNOTATION]));
       request.log.info(
         moved
           ? `handed over to shard ${to ?? '(unassigned)'}`
@@ -49,4 +52,10 @@ export function shardReconciler<T extends KubeObject>(
     if (object && own[labels.shard] !== shardId) return;
     return reconcile(request);
   };
+}
+
+/** Seconds since an RFC 3339 time written by the leader (its clock: skew shows here), or undefined. */
+function secondsSince(at: string | undefined): number | undefined {
+  const then = at ? Date.parse(at) : NaN;
+  return Number.isNaN(then) ? undefined : Math.max(0, (Date.now() - then) / 1000);
 }

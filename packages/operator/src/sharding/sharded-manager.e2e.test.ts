@@ -130,6 +130,9 @@ async function notesOn(live: string[]): Promise<Map<string, string>> {
         const name = note.metadata!.name!;
         const want = ring.shardFor(objectShardKey({ group: '', kind: 'ConfigMap' }, namespace, name))!;
         if (note.metadata?.labels?.[SHARD_LABEL] !== want) return undefined;
+        // A hand-over leaves neither the drain label nor its request time behind.
+        if (note.metadata?.labels?.[`drain.${SHARD_LABEL}`] !== undefined) return undefined;
+        if (note.metadata?.annotations?.['shard.nestor.dev/drain-requested-at'] !== undefined) return undefined;
         placement.set(`${namespace}/${name}`, want);
       }
       return placement.size === NOTES ? placement : undefined;
