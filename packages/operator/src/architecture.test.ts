@@ -20,12 +20,19 @@ const ALLOWED: Record<string, readonly string[]> = {
   metrics: ['runtime'],
   manifests: ['crd'],
   webhooks: [],
-  nest: ['runtime', 'client', 'crd', 'metrics', 'manifests', 'webhooks'],
+  nest: ['runtime', 'client', 'crd', 'metrics', 'manifests', 'webhooks', 'sharding'],
   terminus: ['runtime'],
+  sharding: ['runtime', 'client'],
 };
 
+/**
+ * Entry files: they assemble layers for a package entry (`@nestor/operator/runtime` also
+ * exports sharding, which sits on top of the runtime), so they count as the root.
+ */
+const ENTRIES = [join('runtime', 'index.ts')];
+
 /** Folders that must run without Nest (the `@nestor/operator/runtime` entry loads them). */
-const NEST_FREE = ['crd', 'client', 'runtime', 'metrics', 'manifests', 'webhooks'];
+const NEST_FREE = ['crd', 'client', 'runtime', 'metrics', 'manifests', 'webhooks', 'sharding'];
 
 interface SourceFile {
   path: string;
@@ -48,7 +55,8 @@ function sources(root: string): SourceFile[] {
           ...text.matchAll(/\bimport\(\s*'([^']+)'\s*\)/g),
         ].map((m) => m[1]!);
         const rel = relative(root, path);
-        files.push({ path, folder: rel.includes(sep) ? rel.split(sep)[0]! : '.', imports });
+        const folder = rel.includes(sep) && !ENTRIES.includes(rel) ? rel.split(sep)[0]! : '.';
+        files.push({ path, folder, imports });
       }
     }
   };

@@ -33,6 +33,18 @@ describe('operatorDeployment', () => {
     for (const [key, value] of Object.entries(selector.matchLabels)) assert.equal(template.metadata.labels[key], value);
   });
 
+  it('runs one replica, or one per shard of a sharded operator, each named by POD_NAME', () => {
+    assert.equal((deployment.spec as { replicas: number }).replicas, 1);
+    const sharded = operatorDeployment({ name: 'p', namespace: 'p', image: 'i', shardReplicas: 4 });
+    assert.equal((sharded.spec as { replicas: number }).replicas, 4);
+    const pod = (sharded.spec as { template: { spec: { containers: Array<{ env: Array<{ name: string }> }> } } })
+      .template.spec;
+    assert.ok(
+      pod.containers[0]!.env.some((e) => e.name === 'POD_NAME'),
+      'the shard id is the pod name',
+    );
+  });
+
   it('caps V8’s young generation through NODE_OPTIONS, with flags Node accepts there', () => {
     const [container] = (
       deployment.spec as { template: { spec: { containers: [{ env: { name: string; value?: string }[] }] } } }

@@ -40,7 +40,7 @@ export function operatorDeployment(options: OperatorDeploymentOptions): Manifest
     kind: 'Deployment',
     metadata: { name: options.name, namespace: options.namespace, labels },
     spec: {
-      replicas: options.replicas ?? 1,
+      replicas: options.replicas ?? options.shardReplicas ?? 1,
       selector: { matchLabels: selector },
       template: {
         metadata: { labels },

@@ -113,6 +113,7 @@ export function operatorManifests(options: OperatorManifestOptions): OperatorMan
       ...options,
       ...(settings.watchNamespace ? { watchNamespace: settings.watchNamespace } : {}),
       leaderElection: settings.leaderElection ?? false,
+      ...(options.shardReplicas !== undefined ? { sharding: true } : {}),
     }),
     deployment: [operatorDeployment(options)],
   };

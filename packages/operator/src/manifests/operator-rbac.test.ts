@@ -153,6 +153,23 @@ describe('operatorRbac', () => {
     assert.deepEqual(rbac[1]!.rules, rbac[3]!.rules);
   });
 
+  it('lets a sharded operator list and watch the shard Leases beside its leader Lease', () => {
+    const rules = (sharding: boolean) =>
+      operatorRbac({ ...base, controllers: [{ resource: Pool }], sharding }).find(
+        (m) => m.kind === 'Role' && m.metadata.name === 'pool-operator-leader-election',
+      )!.rules;
+    assert.deepEqual(rules(false), [
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create', 'get', 'update'] },
+    ]);
+    assert.deepEqual(rules(true), [
+      {
+        apiGroups: ['coordination.k8s.io'],
+        resources: ['leases'],
+        verbs: ['create', 'get', 'list', 'update', 'watch'],
+      },
+    ]);
+  });
+
   it('puts the leader election Role where its Lease lives, and none without leader election', () => {
     const elsewhere = operatorRbac({
       ...base,

@@ -10,6 +10,8 @@ export interface OperatorRbacOptions {
   watchNamespace?: string;
   /** The namespace of leader election's Lease, or false without leader election. */
   leaderElection: false | { namespace: string };
+  /** Sharded: the leader lists and watches the shard Leases, and takes over those of dead shards. */
+  sharding?: boolean;
 }
 
 /**
@@ -46,7 +48,12 @@ export function operatorRbac(options: OperatorRbacOptions): Manifest[] {
     bound('ClusterRole', name, rbacRulesFor(options.controllers));
   }
   if (options.leaderElection) {
-    bound('Role', `${name}-leader-election`, leaderElectionRules(), options.leaderElection.namespace);
+    bound(
+      'Role',
+      `${name}-leader-election`,
+      leaderElectionRules(options.sharding ? { sharding: true } : {}),
+      options.leaderElection.namespace,
+    );
   }
   return rbac;
 }

@@ -31,6 +31,11 @@ export interface OperatorSettings {
    */
   leaderElection?: boolean | { id?: string; namespace?: string };
   /**
+   * The module shards its controllers (`sharding`): the Deployment runs this many replicas,
+   * each a shard, and the Lease rights include listing and watching the shard Leases.
+   */
+  shardReplicas?: number;
+  /**
    * The settings the module's own options fix: the operator ignores their variables, so the
    * Deployment leaves them out (`'all'`: the module reads no flags, `readFlags: false`).
    */

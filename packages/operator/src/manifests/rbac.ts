@@ -51,6 +51,8 @@ const VERBS = {
   events: ['create', 'patch'],
   /** Leader election on a coordination.k8s.io Lease. */
   leases: ['get', 'create', 'update'],
+  /** Sharding: the assigner watches the ring's shard Leases (its takeovers are updates). */
+  shardLeases: ['list', 'watch'],
 } as const;
 
 export interface RbacRulesOptions {
@@ -94,8 +96,9 @@ export function rbacRulesFor(controllers: readonly ControllerAccess[], options: 
 }
 
 /** The rules leader election needs, for a Role in the namespace its Lease lives in. */
-export function leaderElectionRules(): PolicyRule[] {
-  return [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: [...VERBS.leases].sort() }];
+export function leaderElectionRules(options: { sharding?: boolean } = {}): PolicyRule[] {
+  const verbs = options.sharding ? [...VERBS.leases, ...VERBS.shardLeases] : VERBS.leases;
+  return [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: [...verbs].sort() }];
 }
 
 class Grants {

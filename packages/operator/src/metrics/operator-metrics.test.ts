@@ -124,6 +124,29 @@ describe('OperatorMetrics', () => {
     assert.equal(age('secrets'), undefined, 'nothing received yet: no age');
   });
 
+  it('reports a shard: the objects it caches, its hand-overs, and the assigner’s moves and passes', async () => {
+    const metrics = new OperatorMetrics({ defaultMetrics: false });
+    const sink = metrics.shardingSink('pools', 'pools-0');
+    let samples = await scrape(metrics);
+    assert.equal(valueOf(samples, 'nestor_shard_moves_total', { ring: 'pools', type: 'drain' }), 0);
+    assert.equal(valueOf(samples, 'nestor_shard_handovers_total', { ring: 'pools', shard: 'pools-0' }), 0);
+    let cached = 120;
+    sink.objects(() => cached);
+    sink.moved('assign');
+    sink.moved('assign');
+    sink.moved('drain');
+    sink.handedOver(0.2);
+    sink.rebalanced(0.3);
+    cached = 80;
+    samples = await scrape(metrics);
+    assert.equal(valueOf(samples, 'nestor_shard_objects', { ring: 'pools', shard: 'pools-0' }), 80);
+    assert.equal(valueOf(samples, 'nestor_shard_moves_total', { ring: 'pools', type: 'assign' }), 2);
+    assert.equal(valueOf(samples, 'nestor_shard_moves_total', { ring: 'pools', type: 'drain' }), 1);
+    assert.equal(valueOf(samples, 'nestor_shard_handovers_total', { ring: 'pools', shard: 'pools-0' }), 1);
+    assert.equal(valueOf(samples, 'nestor_shard_rebalance_duration_seconds_count', { ring: 'pools' }), 1);
+    assert.equal(valueOf(samples, 'nestor_shard_drain_duration_seconds_sum', { ring: 'pools', shard: 'pools-0' }), 0.2);
+  });
+
   it('counts objects given up on, and Events written and dropped', async () => {
     const metrics = new OperatorMetrics({ defaultMetrics: false });
     const sink = metrics.controllerSink(controller, 1);

@@ -29,6 +29,15 @@ describe('deploymentSettings', () => {
     assert.deepEqual(notes, []);
   });
 
+  it('runs a sharded module as several replicas (3 unless its sharding option says)', () => {
+    const sharded = (sharding: boolean | { replicas: number }) =>
+      deploymentSettings({ from: 'static', options: { leaderElection: { id: 'pools' }, sharding } }).settings
+        .shardReplicas;
+    assert.equal(sharded(true), 3);
+    assert.equal(sharded({ replicas: 5 }), 5);
+    assert.equal(deploymentSettings({ from: 'static', options: {} }).settings.shardReplicas, undefined);
+  });
+
   it('fills in from the command line what the module leaves to the flags', () => {
     const { settings } = deploymentSettings(
       { from: 'static', options: { metrics: { secure: false } } },

@@ -76,10 +76,17 @@ export function deploymentSettings(
     fixed('leaderElection');
   } else if (!readsFlags) settings.leaderElection = false;
 
+  if (options.sharding) {
+    settings.shardReplicas =
+      (options.sharding === true ? undefined : options.sharding.replicas) ?? DEFAULT_SHARD_REPLICAS;
+  }
   if (options.shutdownGraceMs !== undefined) settings.shutdownGraceMs = options.shutdownGraceMs;
   settings.setByModule = readsFlags ? setByModule : 'all';
   return { settings, notes: [] };
 }
+
+/** Replicas of a sharded operator's Deployment when its `sharding` option names none. */
+export const DEFAULT_SHARD_REPLICAS = 3;
 
 function fromRequest(request: DeploymentRequest): OperatorSettings {
   return {

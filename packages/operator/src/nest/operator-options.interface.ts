@@ -46,6 +46,13 @@ export interface OperatorModuleOptions {
   /** Run controllers on one replica at a time, elected through a coordination.k8s.io Lease. */
   leaderElection?: LeaderElectionOptions;
   /**
+   * Spread the objects over the replicas: each holds a shard Lease and caches and
+   * reconciles only the objects labelled for its shard; the elected leader assigns them by
+   * consistent hashing and moves them when shards come and go. `true` for the defaults.
+   * Controllers marked `sharded: false` run on the leader over every object.
+   */
+  sharding?: ShardingModuleOptions | boolean;
+  /**
    * The HTTPS server for the `@Webhook` classes (started only when there is one): default
    * 0.0.0.0:9443 with the certificate in /tmp/k8s-webhook-server/serving-certs, as
    * controller-runtime.
@@ -188,6 +195,27 @@ export interface LeaderElectionOptions {
    * lease may have expired.
    */
   onLost?: 'exit' | 'stop';
+}
+
+/**
+ * Built-in sharding: each replica reconciles its share of every controller's objects (see
+ * docs/sharding.md). Needs `leaderElection`: the leader assigns objects to shards.
+ */
+export interface ShardingModuleOptions {
+  /** Names the shard labels (`shard.nestor.dev/<ring>`) and groups the shard Leases (default: the leader election id). */
+  ring?: string;
+  /** This replica's shard id (default: POD_NAME, else the hostname: a pod's name). */
+  shardId?: string;
+  /** Replicas of the Deployment `nestor manifests` writes (default 3); each is a shard. */
+  replicas?: number;
+  /** Shard Lease timings (default: leader election's). */
+  leaseDurationMs?: number;
+  renewDeadlineMs?: number;
+  retryPeriodMs?: number;
+  /** Ring tokens per shard (default 100). */
+  tokensPerShard?: number;
+  /** The leader's full rebalance pass this often (default 5 min), besides membership changes. */
+  resyncMs?: number;
 }
 
 /** The shared informer cache's settings, for every kind it holds. */

@@ -6,6 +6,8 @@ import { type KubeConfigSource, loadKubeConfig, resourceName, Transport } from '
 import { InformerCache } from '../runtime/informer.js';
 import { LeaseLock } from '../runtime/leader-election.js';
 import { Manager } from '../runtime/manager.js';
+import { ShardCoordinator } from '../sharding/shard-coordinator.js';
+import { hostname } from 'node:os';
 import { OperatorMetrics } from '../metrics/operator-metrics.js';
 import { OperatorHttpServer } from './operator-http.server.js';
 import { runtimeLogger } from './nest-logger.js';
@@ -50,20 +52,23 @@ function createManager(
       })
     : undefined;
   if (election) metrics.setLeader(election.id, false);
+  const sharding = shardCoordinator(transport, informers, metrics, options);
+  const fence = sharding?.membership ?? lock;
   const events = new EventRecorder(transport, {
     logger: runtimeLogger('Events'),
     metrics: metrics.eventSink(),
     ...(options.fieldManager ? { reportingController: options.fieldManager } : {}),
-    ...(lock ? { fence: lock } : {}),
+    ...(fence?.assertWritable ? { fence: { assertWritable: () => fence.assertWritable!() } } : {}),
   });
   metrics.trackWatches(() => informers.all().map((i) => ({ resource: resourceName(i.resource), stats: i.stats })));
-  return new Manager({
+  const manager = new Manager({
     transport,
     informers,
     metrics,
     events,
     logger: log,
     ...(lock ? { leaderElection: lock } : {}),
+    ...(sharding ? { sharding } : {}),
     onLeadershipLost: () => {
       if (election?.onLost === 'stop') return; // the manager stands by and campaigns again
       log.error(
@@ -74,6 +79,43 @@ function createManager(
     ...(options.concurrency ? { concurrency: options.concurrency } : {}),
     ...(options.cacheSyncTimeoutMs ? { syncTimeoutMs: options.cacheSyncTimeoutMs } : {}),
     ...(options.shutdownGraceMs ? { shutdownGraceMs: options.shutdownGraceMs } : {}),
+  });
+  sharding?.countObjects(() => manager.shardedObjects);
+  return manager;
+}
+
+/** The shard coordinator `sharding` asks for, or undefined. */
+function shardCoordinator(
+  transport: Transport,
+  informers: InformerCache,
+  metrics: OperatorMetrics,
+  options: OperatorModuleOptions,
+): ShardCoordinator | undefined {
+  if (!options.sharding) return undefined;
+  const election = options.leaderElection;
+  if (!election) {
+    throw new Error(
+      'OperatorModule: sharding needs leaderElection (the elected leader assigns objects to shards): set leaderElection: { id } as well',
+    );
+  }
+  const sharding = options.sharding === true ? {} : options.sharding;
+  const shardId = (sharding.shardId ?? process.env['POD_NAME'] ?? hostname()).toLowerCase();
+  const timing = (name: 'leaseDurationMs' | 'renewDeadlineMs' | 'retryPeriodMs') => {
+    const value = sharding[name] ?? election[name];
+    return value ? { [name]: value } : {};
+  };
+  const ring = sharding.ring ?? election.id;
+  return new ShardCoordinator(transport, informers, {
+    ring,
+    metrics: metrics.shardingSink(ring, shardId),
+    shardId,
+    namespace: leaseNamespace(options),
+    ...timing('leaseDurationMs'),
+    ...timing('renewDeadlineMs'),
+    ...timing('retryPeriodMs'),
+    ...(sharding.tokensPerShard ? { tokensPerShard: sharding.tokensPerShard } : {}),
+    ...(sharding.resyncMs ? { resyncMs: sharding.resyncMs } : {}),
+    logger: runtimeLogger('Sharding'),
   });
 }
 

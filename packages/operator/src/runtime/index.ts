@@ -69,6 +69,7 @@ export type { OutageGate, OutageGateOptions } from './outage-gate.js';
 export { poll, type PollOptions } from './poller.js';
 export { type ReconcileOutcome, type ControllerMetricsSink, RETRIES_EXHAUSTED_REASON } from './reconcile-loop.js';
 export { ManagedController, type ManagedControllerOptions, type OwnedResource } from './managed-controller.js';
+export type { ShardScope, ShardingMetrics, ShardedObjects } from './shard-scope.js';
 export type { ObjectTimer } from './object-timers.js';
 export { withFinalizer, defaultFinalizerName, type FinalizerOptions } from './reconcilers/finalizer.js';
 export { withTracing } from './reconcilers/tracing.js';
@@ -82,3 +83,6 @@ export {
   type LeaderElection,
 } from './manager.js';
 export { LeaseLock, LeaseLostError, type LeaseLockOptions } from './leader-election.js';
+
+// Sharding: shard Leases, ring membership, consistent-hash assignment, shard labels.
+export * from '../sharding/index.js';

@@ -20,6 +20,8 @@ export interface LeaseLockOptions {
   logger?: RuntimeLogger;
   /** Told whenever this replica gains or loses the lead (for the master-status metric). */
   onLeadershipChange?: (leading: boolean) => void;
+  /** Labels written with every acquire and renewal, merged over the Lease's own (shard Leases carry their ring's). */
+  labels?: Record<string, string>;
 }
 
 /**
@@ -198,7 +200,11 @@ export class LeaseLock implements LeaderElection {
         body: {
           apiVersion: 'coordination.k8s.io/v1',
           kind: 'Lease',
-          metadata: { name: this.options.name, namespace: this.options.namespace },
+          metadata: {
+            name: this.options.name,
+            namespace: this.options.namespace,
+            ...(this.options.labels ? { labels: this.options.labels } : {}),
+          },
           spec: {
             holderIdentity: this.identity,
             leaseDurationSeconds: durationSeconds,
@@ -219,8 +225,10 @@ export class LeaseLock implements LeaderElection {
     const validFor = (spec.leaseDurationSeconds ?? durationSeconds) * 1000;
     if (holder && !heldByUs && performance.now() < this.observedAt + validFor) return false;
 
+    const labels = this.options.labels;
     const renewed: V1Lease = {
       ...current,
+      ...(labels ? { metadata: { ...current.metadata, labels: { ...current.metadata?.labels, ...labels } } } : {}),
       spec: {
         ...spec,
         holderIdentity: this.identity,

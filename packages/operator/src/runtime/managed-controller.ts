@@ -81,6 +81,17 @@ export interface ManagedControllerOptions<T> {
    * nestor_reconcile_retries_exhausted_total say so. Default: retry for ever.
    */
   maxRetries?: number;
+  /**
+   * With a sharded manager: false keeps this controller on the elected leader, over every
+   * object (default true for a controller with a kind; one without is never sharded).
+   */
+  sharded?: boolean;
+  /**
+   * Set by a sharded manager: the primary and owned kinds are watched with this extra label
+   * selector (this shard's objects only), and an object for which `bypass` is true (a drain
+   * request) passes the predicates.
+   */
+  shard?: { selector: string; bypass(object: KubeObject): boolean };
   /** Records the Warning Event of maxRetries (the manager passes its recorder). */
   events?: EventRecorder;
   /** Set by the manager, whose OutageGate holds dispatch while the API server is unreachable. */
@@ -175,6 +186,13 @@ export class ManagedController<T extends KubeObject = KubeObject> {
     return this.primaries.values().next().value;
   }
 
+  /** Objects of the primary kind in its informers. */
+  get cachedObjects(): number {
+    let total = 0;
+    for (const informer of this.primaries.values()) total += informer.size;
+    return total;
+  }
+
   /** Informers whose sync must complete before this controller starts. */
   get informers(): Informer<KubeObject>[] {
     return this.handles.map((h) => h.informer);
@@ -201,7 +219,7 @@ export class ManagedController<T extends KubeObject = KubeObject> {
       for (const namespace of resource.namespaced ? scope : [undefined]) {
         const informer = acquire(resource, { ...this.selector(), ...(namespace ? { namespace } : {}) });
         this.primaries.set(namespace ?? '', informer);
-        const keys = primaryKeys(name, informer, this.options.predicates ?? [], report);
+        const keys = primaryKeys(name, informer, this.predicates(), report);
         this.primaryStreams.push(this.feed(namespace && scope.length > 1 ? `${name} in ${namespace}` : name, keys));
         const timers = this.timers;
         if (timers) this.subscriptions.push(addedKeys(informer).subscribe((key) => timers.start(key)));
@@ -363,8 +381,16 @@ export class ManagedController<T extends KubeObject = KubeObject> {
     return namespaces ?? [namespace];
   }
 
+  /** The primary kind's predicates; on a shard, a drain request passes them all. */
+  private predicates(): Predicate<T>[] {
+    const { predicates = [], shard } = this.options;
+    if (!shard || predicates.length === 0) return predicates;
+    return [(event) => shard.bypass(event.object) || predicates.every((predicate) => predicate(event))];
+  }
+
   private selector(): InformerSelector {
-    const { labelSelector, fieldSelector } = this.options;
+    const { fieldSelector, shard } = this.options;
+    const labelSelector = [this.options.labelSelector, shard?.selector].filter(Boolean).join(',');
     return {
       ...(labelSelector ? { labelSelector } : {}),
       ...(fieldSelector ? { fieldSelector } : {}),

@@ -3,6 +3,7 @@ import {
   DEFAULT_CONCURRENCY,
   DEFAULT_SHUTDOWN_GRACE_MS,
   type KubeObject,
+  type ResourceDescriptor,
   resourceName,
   type RuntimeLogger,
   silentLogger,
@@ -14,6 +15,7 @@ import { ManagedController, type ManagedControllerOptions } from './managed-cont
 import type { ControllerMetricsSink } from './reconcile-loop.js';
 import { InformerCache, type Informer } from './informer.js';
 import type { WorkQueue } from './queue.js';
+import type { ShardScope } from './shard-scope.js';
 import { positiveDuration, positiveInteger } from './options-check.js';
 import { OutageGate } from './outage-gate.js';
 import { WorkerPool } from './worker-pool.js';
@@ -66,6 +68,13 @@ export interface ManagerOptions {
    * ends the process (controller-runtime's default).
    */
   onLeadershipLost?: () => void;
+  /**
+   * Built-in sharding (sharding/'s ShardCoordinator): the controllers with a kind run on
+   * this replica's share of the objects while it holds its shard Lease; the elected leader
+   * assigns objects to shards and runs the controllers marked `sharded: false`. Needs
+   * `leaderElection`.
+   */
+  sharding?: ShardScope;
   logger?: RuntimeLogger;
 }
 
@@ -100,8 +109,16 @@ export class Manager {
   readonly events: EventRecorder;
   private readonly controllers = new Map<string, ManagedController<KubeObject>>();
   private readonly started = new Set<ManagedController<KubeObject>>();
+  /** Controllers that run on this shard's objects (sharding only); the others run on the leader. */
+  private readonly sharded = new Set<ManagedController<KubeObject>>();
   /** The background wait for the lease (leader election only). */
   private campaigning?: Promise<void>;
+  /** The background hold of the shard Lease (sharding only). */
+  private sharding?: Promise<void>;
+  /** This replica holds its shard Lease. */
+  private shardHeld = false;
+  /** Ends the assigner when the lead is lost. */
+  private assigning?: { abort: AbortController; done: Promise<void> };
   private readonly log: RuntimeLogger;
   private readonly syncTimeoutMs: number;
   private readonly shutdownGraceMs: number;
@@ -113,6 +130,9 @@ export class Manager {
 
   constructor(private readonly options: ManagerOptions) {
     this.log = options.logger ?? silentLogger;
+    if (options.sharding && !options.leaderElection) {
+      throw new Error('sharding needs leader election: the elected leader assigns the objects to the shards');
+    }
     this.pool = new WorkerPool({
       concurrency: positiveInteger(options.concurrency ?? DEFAULT_CONCURRENCY, "the manager's concurrency"),
     });
@@ -145,15 +165,25 @@ export class Manager {
     return this.state === 'running';
   }
 
-  /** What KubeClient checks before each write: the lease, with leader election; nothing without. */
+  /**
+   * What KubeClient checks before each write: the lease, with leader election (the shard's
+   * Lease when sharded: almost every write is a shard's reconcile); nothing without.
+   */
   get writeFence(): { assertWritable(): void } | undefined {
-    const election = this.options.leaderElection;
+    const election = this.options.sharding?.membership ?? this.options.leaderElection;
     return election?.assertWritable ? { assertWritable: () => election.assertWritable!() } : undefined;
   }
 
   /** True once this process leads (always, without leader election). */
   get isLeader(): boolean {
     return this.leading;
+  }
+
+  /** Objects the sharded controllers cache: this shard's share (0 without sharding). */
+  get shardedObjects(): number {
+    let total = 0;
+    for (const controller of this.sharded) total += controller.cachedObjects;
+    return total;
   }
 
   /** The controllers by name. */
@@ -176,22 +206,42 @@ export class Manager {
     if (this.state === 'stopping' || this.state === 'stopped')
       throw new Error(`cannot add controller ${options.name}: the manager is stopping`);
     const metrics = this.options.metrics;
+    const sharding = this.options.sharding;
+    const resource = options.resource;
+    const sharded = Boolean(sharding && resource && options.sharded !== false);
     const controller = new ManagedController<T>({
       logger: this.log,
       outageHold: true,
       events: this.events,
       ...(metrics ? { metrics: metrics.controllerSink(options.name, options.maxConcurrentReconciles ?? 1) } : {}),
       ...options,
+      ...(sharded
+        ? {
+            shard: {
+              selector: sharding!.selector,
+              bypass: (object: KubeObject) => sharding!.bypassesPredicates(object),
+            },
+            reconcile: sharding!.wrap(resource as ResourceDescriptor<T>, options.reconcile),
+          }
+        : {}),
     });
+    const managed = controller as unknown as ManagedController<KubeObject>;
+    if (sharded) {
+      this.sharded.add(managed);
+      const owned = (options.owns ?? []).map((entry) => ('resource' in entry ? entry.resource : entry));
+      const { namespace, labelSelector, fieldSelector } = options;
+      sharding!.addKinds(resource!, owned, {
+        ...(namespace ? { namespace } : {}),
+        ...(labelSelector ? { labelSelector } : {}),
+        ...(fieldSelector ? { fieldSelector } : {}),
+      });
+    }
     metrics?.trackQueue(options.name, controller.queue as WorkQueue<string>);
-    this.controllers.set(options.name, controller as unknown as ManagedController<KubeObject>);
+    this.controllers.set(options.name, managed);
     if (this.state === 'running') {
       controller.prepare(this.informers);
       void this.waitForSync(controller.informers).then(
-        () =>
-          this.state === 'running' && this.leading
-            ? this.startController(controller as unknown as ManagedController<KubeObject>)
-            : undefined,
+        () => (this.state === 'running' && this.mayRun(managed) ? this.startController(managed) : undefined),
         (error: Error) => this.log.error(error.message),
       );
     }
@@ -260,8 +310,50 @@ export class Manager {
     this.state = 'running';
     const election = this.options.leaderElection;
     if (!election) return this.lead();
+    const sharding = this.options.sharding;
+    if (sharding) this.sharding = this.holdShard(sharding);
     this.log.info('caches synced; waiting to become the leader');
     this.campaigning = this.campaign(election);
+  }
+
+  /** Whether a controller may run now: its shard's Lease is held, or this replica leads. */
+  private mayRun(controller: ManagedController<KubeObject>): boolean {
+    return this.sharded.has(controller) ? this.shardHeld : this.leading;
+  }
+
+  /**
+   * Holds this replica's shard Lease in the background: the sharded controllers run while
+   * it is held; on loss their reconciles are aborted at once and it is taken again.
+   */
+  private async holdShard(sharding: ShardScope): Promise<void> {
+    const signal = this.abort.signal;
+    let lost: (() => void) | undefined;
+    sharding.membership.onLost(() => lost?.());
+    while (!signal.aborted) {
+      try {
+        await sharding.membership.acquire(signal);
+      } catch (error) {
+        this.log.error(`shard ${sharding.shardId}: taking its Lease failed: ${(error as Error).message}; trying again`);
+        await sleep(1000, signal);
+        continue;
+      }
+      if (signal.aborted) return;
+      const lease = new Promise<void>((resolve) => {
+        lost = resolve;
+        signal.addEventListener('abort', () => resolve(), { once: true });
+      });
+      this.shardHeld = true;
+      for (const controller of this.sharded) {
+        if (controller.informers.every((i) => i.synced)) this.startController(controller);
+      }
+      this.log.info(`shard ${sharding.shardId}: holding its Lease; ${this.sharded.size} sharded controller(s) running`);
+      await lease;
+      if (signal.aborted) return;
+      this.shardHeld = false;
+      this.log.error(`shard ${sharding.shardId} lost its Lease: aborting its reconciles at once and taking it again`);
+      await Promise.all([...this.sharded].filter((c) => this.started.has(c)).map((c) => c.standBy()));
+      for (const controller of this.sharded) this.started.delete(controller);
+    }
   }
 
   /**
@@ -290,19 +382,37 @@ export class Manager {
       if (signal.aborted) return; // stop() drains the controllers
       this.leading = false;
       this.log.error('this replica lost the lease: aborting its reconciles at once and standing by');
-      await Promise.all([...this.started].map((controller) => controller.standBy()));
-      this.started.clear();
+      await this.stopAssigning();
+      const leaderOnly = [...this.started].filter((controller) => !this.sharded.has(controller));
+      await Promise.all(leaderOnly.map((controller) => controller.standBy()));
+      for (const controller of leaderOnly) this.started.delete(controller);
       this.options.onLeadershipLost?.();
     }
   }
 
-  /** Starts every controller whose caches are synced (the others start when theirs are). */
+  /**
+   * Starts every leader's controller whose caches are synced (the others start when theirs
+   * are) and, when sharded, the assigner.
+   */
   private lead(): void {
     this.leading = true;
     for (const controller of this.controllers.values()) {
-      if (controller.informers.every((i) => i.synced)) this.startController(controller);
+      if (!this.sharded.has(controller) && controller.informers.every((i) => i.synced))
+        this.startController(controller);
+    }
+    const sharding = this.options.sharding;
+    if (sharding) {
+      const abort = new AbortController();
+      this.assigning = { abort, done: sharding.assign(abort.signal) };
     }
     this.log.info(`manager started ${this.started.size} controller(s) with ${this.pool.concurrency} workers`);
+  }
+
+  private async stopAssigning(): Promise<void> {
+    const assigning = this.assigning;
+    this.assigning = undefined;
+    assigning?.abort.abort();
+    await assigning?.done;
   }
 
   private startController(controller: ManagedController<KubeObject>): void {
@@ -320,8 +430,13 @@ export class Manager {
     // Events still pending are written while this replica still holds the lease.
     if (!(await this.events.close(this.options.eventFlushMs ?? 5_000)))
       this.log.warn('some Events were still unwritten when the flush bound ran out; they are dropped');
-    // The campaign ends on the abort; a lease it won meanwhile is released too.
+    await this.stopAssigning();
+    // The campaign ends on the abort; a lease it won meanwhile is released too. The shard's
+    // Lease goes first: released, the shard is dead at once and the leader moves its objects.
     await this.campaigning;
+    await this.sharding;
+    this.shardHeld = false;
+    await this.options.sharding?.membership.release();
     await this.options.leaderElection?.release();
     this.leading = false;
     this.informers.stopAll();

@@ -8,6 +8,8 @@
 //   NESTOR_LEASE_MS, NESTOR_RENEW_MS, NESTOR_RETRY_MS   lease timings (default: the framework's)
 //   NESTOR_SYNC_MS              the cache sync timeout (default: the framework's)
 //   NESTOR_WORKERS              maxConcurrentReconciles (default 1)
+//   NESTOR_SHARDING             set: sharded, with the identity as shard id and the Lease id as ring;
+//                               it then prints 'cache' lines with what its ConfigMap informers hold
 // It reconciles ConfigMaps: each reconcile prints a 'start' and an 'end' JSON line with its
 // identity, key and timestamps, and sleeps data.sleepMs in between. With data.write set, it
 // then writes its identity into the annotation nestor.test/written-by, and data.v into
@@ -18,12 +20,22 @@ import 'reflect-metadata';
 import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { V1ConfigMap } from '@kubernetes/client-node';
-import { ConfigMap, Controller, KubeClient, OperatorModule, Reconcile, type ReconcileContext } from '../index.js';
+import {
+  ConfigMap,
+  Controller,
+  InformerCache,
+  KubeClient,
+  OperatorModule,
+  Reconcile,
+  type ReconcileContext,
+} from '../index.js';
 
 /** One line of this process's test protocol on stdout. */
 export interface OperatorEvent {
   nestorTest: true;
-  event: 'ready' | 'start' | 'end' | 'exit' | 'write';
+  event: 'ready' | 'start' | 'end' | 'exit' | 'write' | 'cache';
+  /** 'cache': the ConfigMaps this replica's informers hold. */
+  size?: number;
   ok?: boolean;
   error?: string;
   identity: string;
@@ -82,6 +94,7 @@ const leaseDurationMs = optionalNumber('NESTOR_LEASE_MS');
 const renewDeadlineMs = optionalNumber('NESTOR_RENEW_MS');
 const retryPeriodMs = optionalNumber('NESTOR_RETRY_MS');
 const cacheSyncTimeoutMs = optionalNumber('NESTOR_SYNC_MS');
+const sharded = Boolean(process.env['NESTOR_SHARDING']);
 
 @Module({
   imports: [
@@ -91,6 +104,7 @@ const cacheSyncTimeoutMs = optionalNumber('NESTOR_SYNC_MS');
       metrics: { port: 0 },
       health: { port: 0 },
       ...(cacheSyncTimeoutMs ? { cacheSyncTimeoutMs } : {}),
+      ...(sharded ? { sharding: { shardId: identity } } : {}),
       leaderElection: {
         id: required('NESTOR_LEASE_ID'),
         namespace,
@@ -111,3 +125,14 @@ const app = await NestFactory.createApplicationContext(AppModule);
 // process.exit(0) after a clean shutdown, so the exit code says whether it was clean.
 app.enableShutdownHooks([], { useProcessExit: true });
 emit({ event: 'ready' });
+if (sharded) {
+  const informers = app.get(InformerCache);
+  const report = () => {
+    const size = informers
+      .all()
+      .filter((informer) => informer.resource.kind === 'ConfigMap')
+      .reduce((sum, informer) => sum + informer.size, 0);
+    emit({ event: 'cache', size });
+  };
+  setInterval(report, 500).unref();
+}

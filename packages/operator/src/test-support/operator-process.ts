@@ -21,6 +21,8 @@ export interface OperatorProcessOptions {
   retryPeriodMs?: number;
   cacheSyncTimeoutMs?: number;
   workers?: number;
+  /** Sharded: the identity is the shard id, the Lease id the ring. */
+  sharding?: boolean;
   /**
    * Another operator speaking the same protocol, configured by the same variables (the
    * chaos suite's controller-runtime peer): its executable, and variables of its own.
@@ -52,6 +54,7 @@ export class OperatorProcess {
     if (options.retryPeriodMs) timings['NESTOR_RETRY_MS'] = String(options.retryPeriodMs);
     if (options.cacheSyncTimeoutMs) timings['NESTOR_SYNC_MS'] = String(options.cacheSyncTimeoutMs);
     if (options.workers) timings['NESTOR_WORKERS'] = String(options.workers);
+    if (options.sharding) timings['NESTOR_SHARDING'] = '1';
     const [file, args] = options.executable ? [options.executable.file, []] : [NODE, ['--enable-source-maps', SCRIPT]];
     this.child = spawn(file, args, {
       env: {

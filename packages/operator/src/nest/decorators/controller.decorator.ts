@@ -43,6 +43,11 @@ export interface ControllerOptions {
    * a Role in each. Not with `namespace`.
    */
   namespaces?: string[];
+  /**
+   * With the module's `sharding`: false runs this controller on the elected leader over
+   * every object instead of on each shard's share (default true).
+   */
+  sharded?: boolean;
   /** Reconciles of this controller at once (default 1). */
   maxConcurrentReconciles?: number;
   /** Abort a reconcile's signal after this long and retry it with backoff. */

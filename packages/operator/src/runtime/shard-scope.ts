@@ -1,0 +1,46 @@
+import type { KubeObject, ResourceDescriptor } from '@nestor/core';
+import type { LeaderElection } from './manager.js';
+import type { Reconciler } from './reconciler.js';
+
+/**
+ * What the manager needs of built-in sharding (`sharding/`'s ShardCoordinator): the seam
+ * that keeps the runtime free of rings, labels and assignment.
+ */
+export interface ShardScope {
+  /** This replica's shard id. */
+  readonly shardId: string;
+  /** Added to the label selector of the sharded kinds' informers: this shard's objects only. */
+  readonly selector: string;
+  /** The shard's own Lease: the sharded controllers run while this replica holds it. */
+  readonly membership: LeaderElection;
+  /** True for an object the shard must reconcile whatever the predicates say (a drain request). */
+  bypassesPredicates(object: KubeObject): boolean;
+  /** Wraps a sharded controller's reconciler: acknowledges drains, skips objects moved away. */
+  wrap<T extends KubeObject>(resource: ResourceDescriptor<T>, reconcile: Reconciler<T>): Reconciler<T>;
+  /** Registers a sharded controller's kinds with the assigner: the objects its selectors pick, and their children. */
+  addKinds(primary: ResourceDescriptor, owned: readonly ResourceDescriptor[], scope: ShardedObjects): void;
+  /** Assigns objects to shards while this replica leads, until `signal` aborts. Never rejects. */
+  assign(signal: AbortSignal): Promise<void>;
+}
+
+/** Which objects of a sharded controller's kind are spread over the shards: those it watches. */
+export interface ShardedObjects {
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+}
+
+/** Where sharding reports what it does (OperatorMetrics binds it to Prometheus). */
+export interface ShardingMetrics {
+  /** The assigner wrote a move: `assign` (a new object, or one of a dead shard) or `drain` (asked a live shard to let go). */
+  moved(type: 'assign' | 'drain'): void;
+  /** The assigner finished a rebalance pass over every sharded object. */
+  rebalanced(seconds: number): void;
+  /**
+   * This shard handed an object over to the shard its drain request named, `waitedSeconds`
+   * after the leader asked (on the leader's clock), when known.
+   */
+  handedOver(waitedSeconds?: number): void;
+  /** Read when scraped: the objects of sharded kinds this shard caches. */
+  objects(read: () => number): void;
+}

@@ -1,0 +1,28 @@
+import { KubeApiError, resourcePath, type KubeObject, type ResourceDescriptor, type Transport } from '@nestor/core';
+
+/**
+ * One label change on one object, guarded by the resourceVersion it was decided on (a
+ * merge patch carrying metadata.resourceVersion): when the object changed meanwhile the
+ * API server answers 409 and nothing is written, and the change is decided again from
+ * the newer object. Resolves false on 409 or 404 (gone), true once written.
+ */
+export async function patchLabels(
+  transport: Pick<Transport, 'json'>,
+  resource: ResourceDescriptor,
+  object: KubeObject,
+  labels: Record<string, string | null>,
+  annotations?: Record<string, string | null>,
+): Promise<boolean> {
+  const { name, namespace, resourceVersion } = object.metadata ?? {};
+  if (!name || !resourceVersion) throw new Error(`cannot relabel a ${resource.kind} without name and resourceVersion`);
+  try {
+    await transport.json('PATCH', resourcePath(resource, namespace, name), {
+      body: { metadata: { resourceVersion, labels, ...(annotations ? { annotations } : {}) } },
+      contentType: 'application/merge-patch+json',
+    });
+    return true;
+  } catch (error) {
+    if (error instanceof KubeApiError && (error.status === 409 || error.status === 404)) return false;
+    throw error;
+  }
+}

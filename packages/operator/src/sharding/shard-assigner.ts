@@ -1,0 +1,306 @@
+import type { Subscription } from 'rxjs';
+import {
+  listPages,
+  METADATA_LIST_ACCEPT,
+  resourceName,
+  resourcePath,
+  type KubeObject,
+  type ResourceDescriptor,
+  type RuntimeLogger,
+  silentLogger,
+  sleep,
+  type Transport,
+} from '@nestor/core';
+import type { InformerCache, InformerHandle } from '../runtime/informer.js';
+import type { ShardingMetrics } from '../runtime/shard-scope.js';
+import { planAssignments, type AssignmentAction, type AssignmentInput } from './assignment-plan.js';
+import { HashRing } from './hash-ring.js';
+import { patchLabels } from './label-writes.js';
+import type { ShardMembers } from './shard-members.js';
+import { shardKeyOf } from './shard-key.js';
+import { DRAIN_REQUESTED_AT_ANNOTATION, unassignedSelector, type ShardLabels } from './shard-labels.js';
+
+/** A kind whose objects are spread over the shards. */
+export interface ShardedKind {
+  resource: ResourceDescriptor;
+  /**
+   * Set for an owned kind: only objects whose controller owner is of this kind are
+   * sharded; they follow their owner's shard and are moved, never drained.
+   */
+  owner?: ResourceDescriptor;
+  /** Only objects in this namespace (default: all). */
+  namespace?: string;
+  /** Only objects these selectors pick (the controller's own): the assigner labels nothing else. */
+  labelSelector?: string;
+  fieldSelector?: string;
+}
+
+/** What the assigner did so far (for logs, metrics and tests). */
+export interface AssignerStats {
+  /** Objects given a shard: new ones, and those of shards that died. */
+  assigned: number;
+  /** Drain requests written: objects asked to move from a live shard. */
+  drained: number;
+  /** Writes refused because the object changed meanwhile (decided again from the newer object). */
+  conflicts: number;
+  /** Complete rebalance passes. */
+  passes: number;
+}
+
+export interface ShardAssignerOptions {
+  transport: Pick<Transport, 'json'>;
+  informers: InformerCache;
+  labels: ShardLabels;
+  /** Makes the ring's membership view for one run (one per time this replica leads). */
+  members: () => ShardMembers;
+  tokensPerShard?: number;
+  /** Label writes in flight at once (default 20). */
+  concurrency?: number;
+  /** A full rebalance pass this often, besides those on membership changes (default 5 min). */
+  resyncMs?: number;
+  /** How long membership must stay still before a rebalance pass (default 1 s): shards starting together move nothing twice. */
+  settleMs?: number;
+  metrics?: Pick<ShardingMetrics, 'moved' | 'rebalanced'>;
+  logger?: RuntimeLogger;
+}
+
+interface Candidate extends AssignmentInput {
+  object: KubeObject;
+  kind: ShardedKind;
+}
+
+/**
+ * The elected leader's part of sharding. It caches only the objects no shard owns (an
+ * informer per sharded kind selecting `!shard.nestor.dev/<ring>`, metadata only: normally
+ * empty) and gives each new one its ring shard at once; when the available shards change,
+ * and every `resyncMs`, it pages through every sharded object's metadata (a LIST from the
+ * watch cache, resourceVersion 0) and plans the moves: objects of dead shards are
+ * reassigned, objects whose live shard the ring no longer names get a drain request,
+ * which their shard acknowledges by relabelling them (see shardReconciler). Every write
+ * is guarded by the resourceVersion it was decided on.
+ */
+export class ShardAssigner {
+  readonly stats: AssignerStats = { assigned: 0, drained: 0, conflicts: 0, passes: 0 };
+  private readonly kinds: ShardedKind[] = [];
+  private readonly log: RuntimeLogger;
+  private ring = new HashRing([]);
+  /** Unassigned objects waiting for their write, by kind and key: the newest object wins. */
+  private readonly pending = new Map<string, { kind: ShardedKind; object: KubeObject }>();
+  private writers = 0;
+  private wake?: () => void;
+  private passWanted = false;
+
+  constructor(private readonly options: ShardAssignerOptions) {
+    this.log = options.logger ?? silentLogger;
+  }
+
+  addKind(kind: ShardedKind): void {
+    const id = kindId(kind);
+    if (!this.kinds.some((k) => kindId(k) === id)) this.kinds.push({ ...kind });
+  }
+
+  /** Assigns until `signal` aborts (this replica no longer leads). Never rejects. */
+  async run(signal: AbortSignal): Promise<void> {
+    const { informers, labels } = this.options;
+    const members = this.options.members();
+    const handles: InformerHandle[] = [];
+    const subscriptions: Subscription[] = [];
+    const resync = setInterval(() => this.requestPass(), this.options.resyncMs ?? 5 * 60_000);
+    try {
+      members.start();
+      await members.whenSynced(signal);
+      subscriptions.push(
+        members.available$.subscribe((shards) => {
+          this.ring = new HashRing(shards, {
+            ...(this.options.tokensPerShard ? { tokensPerShard: this.options.tokensPerShard } : {}),
+          });
+          this.log.info(`ring ${labels.ring}: ${shards.length} shard(s) available: ${shards.join(', ') || 'none'}`);
+          this.requestPass();
+          this.drainPending();
+        }),
+      );
+      for (const kind of this.kinds) {
+        const handle = informers.acquire(kind.resource, {
+          ...(kind.namespace ? { namespace: kind.namespace } : {}),
+          labelSelector: [unassignedSelector(labels.ring), kind.labelSelector].filter(Boolean).join(','),
+          ...(kind.fieldSelector ? { fieldSelector: kind.fieldSelector } : {}),
+          metadataOnly: true,
+        });
+        handles.push(handle);
+        subscriptions.push(
+          handle.informer.events$.subscribe((event) => {
+            if (event.type !== 'deleted') this.queueAssign(kind, event.object);
+          }),
+        );
+        for (const object of handle.informer.list()) this.queueAssign(kind, object);
+      }
+      while (!signal.aborted) {
+        if (!this.passWanted) {
+          await new Promise<void>((resolve) => {
+            this.wake = resolve;
+            signal.addEventListener('abort', () => resolve(), { once: true });
+          });
+          continue;
+        }
+        // Shards starting or stopping together settle first, so no object moves twice.
+        await sleep(this.options.settleMs ?? 1_000, signal).catch(() => {});
+        if (signal.aborted) break;
+        this.passWanted = false;
+        await this.pass(signal).catch((error: Error) => {
+          if (signal.aborted) return;
+          this.log.warn(`ring ${labels.ring}: rebalance pass failed, trying again: ${error.message}`);
+          this.passWanted = true;
+          return sleep(2_000, signal).catch(() => {});
+        });
+      }
+    } catch (error) {
+      if (!signal.aborted) this.log.error(`ring ${labels.ring}: the assigner stopped: ${(error as Error).message}`);
+    } finally {
+      clearInterval(resync);
+      for (const subscription of subscriptions) subscription.unsubscribe();
+      for (const handle of handles) handle.release();
+      members.stop();
+      this.pending.clear();
+    }
+  }
+
+  private requestPass(): void {
+    this.passWanted = true;
+    this.wake?.();
+  }
+
+  /** One walk over every sharded object: reassign the dead shards' objects, drain the moved ones. */
+  private async pass(signal: AbortSignal): Promise<void> {
+    const ring = this.ring;
+    if (ring.shards.length === 0) return;
+    const conflicts = this.stats.conflicts;
+    const started = performance.now();
+    let actions = 0;
+    for (const kind of this.kinds) {
+      const pages = listPages<KubeObject>(this.options.transport, resourcePath(kind.resource, kind.namespace), {
+        query: {
+          resourceVersion: '0',
+          ...(kind.labelSelector ? { labelSelector: kind.labelSelector } : {}),
+          ...(kind.fieldSelector ? { fieldSelector: kind.fieldSelector } : {}),
+        },
+        accept: METADATA_LIST_ACCEPT,
+        pageSize: 500,
+        signal,
+      });
+      for await (const page of pages) {
+        const candidates = page.items.flatMap((object) => this.candidate(kind, object));
+        const plan = planAssignments(candidates, ring, { maxMoves: Math.max(1, candidates.length) });
+        await this.apply(plan.actions, signal);
+        actions += plan.actions.length;
+      }
+    }
+    this.stats.passes++;
+    this.options.metrics?.rebalanced((performance.now() - started) / 1000);
+    if (actions > 0) this.log.info(`ring ${this.options.labels.ring}: rebalance pass made ${actions} move(s)`);
+    // Objects that changed under a write were not moved: another pass decides from their new version.
+    if (this.stats.conflicts > conflicts) this.passWanted = true;
+  }
+
+  private candidate(kind: ShardedKind, object: KubeObject): Candidate[] {
+    const labels = object.metadata?.labels ?? {};
+    const shard = labels[this.options.labels.shard];
+    const drain = labels[this.options.labels.drain];
+    if (!isSharded(kind, object)) return [];
+    let key: string;
+    try {
+      key = shardKeyOf(kind.resource, object);
+    } catch {
+      return [];
+    }
+    return [
+      {
+        key,
+        object,
+        kind,
+        controlled: kind.owner !== undefined,
+        ...(shard !== undefined ? { shard } : {}),
+        ...(drain !== undefined ? { drain } : {}),
+      },
+    ];
+  }
+
+  /** Writes the actions, `concurrency` at a time. */
+  private async apply(actions: AssignmentAction<Candidate>[], signal: AbortSignal): Promise<void> {
+    const limit = this.options.concurrency ?? 20;
+    let next = 0;
+    const worker = async () => {
+      while (next < actions.length && !signal.aborted) {
+        const action = actions[next++]!;
+        await this.write(action.object.kind, action.object.object, action.type, action.shard);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(limit, actions.length) }, worker));
+  }
+
+  private async write(kind: ShardedKind, object: KubeObject, type: 'assign' | 'drain', shard: string): Promise<void> {
+    const { labels, transport } = this.options;
+    try {
+      const written = await patchLabels(
+        transport,
+        kind.resource,
+        object,
+        type === 'assign' ? { [labels.shard]: shard, [labels.drain]: null } : { [labels.drain]: shard },
+        type === 'drain'
+          ? { [DRAIN_REQUESTED_AT_ANNOTATION]: new Date().toISOString() }
+          : { [DRAIN_REQUESTED_AT_ANNOTATION]: null },
+      );
+      if (!written) this.stats.conflicts++;
+      else {
+        if (type === 'assign') this.stats.assigned++;
+        else this.stats.drained++;
+        this.options.metrics?.moved(type);
+      }
+    } catch (error) {
+      this.log.warn(
+        `ring ${labels.ring}: could not ${type} ${resourceName(kind.resource)} ${object.metadata?.namespace ?? ''}/${object.metadata?.name}: ${(error as Error).message}`,
+      );
+    }
+  }
+
+  /** A new unassigned object: assigned by a few background writers, the newest version of each. */
+  private queueAssign(kind: ShardedKind, object: KubeObject): void {
+    const { namespace, name } = object.metadata ?? {};
+    if (!isSharded(kind, object)) return;
+    this.pending.set(`${resourceName(kind.resource)}/${namespace ?? ''}/${name}`, { kind, object });
+    this.drainPending();
+  }
+
+  private drainPending(): void {
+    const limit = this.options.concurrency ?? 20;
+    while (this.writers < limit && this.pending.size > 0 && this.ring.shards.length > 0) {
+      this.writers++;
+      void this.assignLoop().finally(() => this.writers--);
+    }
+  }
+
+  private async assignLoop(): Promise<void> {
+    for (;;) {
+      const next = this.pending.entries().next();
+      if (next.done || this.ring.shards.length === 0) return;
+      const [id, { kind, object }] = next.value;
+      this.pending.delete(id);
+      const shard = this.ring.shardFor(shardKeyOf(kind.resource, object));
+      if (shard) await this.write(kind, object, 'assign', shard);
+    }
+  }
+}
+
+/** One entry per kind, scope and selectors. */
+function kindId(kind: ShardedKind): string {
+  const { resource, owner, namespace = '', labelSelector = '', fieldSelector = '' } = kind;
+  return [resourceName(resource), owner ? resourceName(owner) : '', namespace, labelSelector, fieldSelector].join('\n');
+}
+
+/** An owned kind's object is sharded when its controller owner is of the sharded kind (it then follows it). */
+function isSharded(kind: ShardedKind, object: KubeObject): boolean {
+  if (!kind.owner) return true;
+  const owner = object.metadata?.ownerReferences?.find((ref) => ref.controller);
+  if (!owner || owner.kind !== kind.owner.kind) return false;
+  const slash = owner.apiVersion.indexOf('/');
+  return (slash < 0 ? '' : owner.apiVersion.slice(0, slash)) === kind.owner.group;
+}

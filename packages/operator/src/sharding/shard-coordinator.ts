@@ -1,0 +1,124 @@
+import type { KubeObject, ResourceDescriptor, RuntimeLogger, Transport } from '@nestor/core';
+import type { InformerCache } from '../runtime/informer.js';
+import type { LeaderElection } from '../runtime/manager.js';
+import type { Reconciler } from '../runtime/reconciler.js';
+import type { ShardedObjects, ShardingMetrics, ShardScope } from '../runtime/shard-scope.js';
+import { ShardAssigner, type AssignerStats } from './shard-assigner.js';
+import { shardLabels, shardSelector, type ShardLabels } from './shard-labels.js';
+import { ShardLease } from './shard-lease.js';
+import { ShardMembers } from './shard-members.js';
+import { shardReconciler } from './shard-reconciler.js';
+
+export interface ShardingOptions {
+  /** The ring: names the labels (`shard.nestor.dev/<ring>`) and groups the shard Leases. */
+  ring: string;
+  /** This replica's shard id (a pod name): its Lease's name and the label value of its objects. */
+  shardId: string;
+  /** Where the shard Leases live (the operator's namespace). */
+  namespace: string;
+  /** Shard Lease timings (defaults 15 s, 10 s, 2 s, as leader election). */
+  leaseDurationMs?: number;
+  renewDeadlineMs?: number;
+  retryPeriodMs?: number;
+  /** Ring tokens per shard (default 100). */
+  tokensPerShard?: number;
+  /** The leader's full rebalance pass this often (default 5 min), besides membership changes. */
+  resyncMs?: number;
+  /** How long membership must stay still before a rebalance pass (default 1 s). */
+  settleMs?: number;
+}
+
+/**
+ * Built-in sharding for one manager: this replica's shard Lease, the label selector of its
+ * share, the drain hand-over around the sharded reconcilers, and (while it leads) the
+ * assigner. The manager takes it as its `sharding` option.
+ */
+export class ShardCoordinator implements ShardScope {
+  readonly shardId: string;
+  readonly selector: string;
+  readonly labels: ShardLabels;
+  readonly membership: LeaderElection;
+  private readonly lease: ShardLease;
+  private readonly assigner: ShardAssigner;
+  private readonly metrics: ShardingMetrics | undefined;
+
+  constructor(
+    private readonly transport: Transport,
+    informers: InformerCache,
+    options: ShardingOptions & { logger?: RuntimeLogger; metrics?: ShardingMetrics },
+  ) {
+    this.metrics = options.metrics;
+    this.labels = shardLabels(options.ring);
+    this.shardId = options.shardId;
+    this.selector = shardSelector(options.ring, options.shardId);
+    const lease = new ShardLease(transport, {
+      ring: options.ring,
+      shardId: options.shardId,
+      namespace: options.namespace,
+      ...(options.leaseDurationMs !== undefined ? { leaseDurationMs: options.leaseDurationMs } : {}),
+      ...(options.renewDeadlineMs !== undefined ? { renewDeadlineMs: options.renewDeadlineMs } : {}),
+      ...(options.retryPeriodMs !== undefined ? { retryPeriodMs: options.retryPeriodMs } : {}),
+      ...(options.logger ? { logger: options.logger } : {}),
+    });
+    this.lease = lease;
+    this.membership = {
+      acquire: (signal) => lease.start(signal),
+      release: () => lease.stop(),
+      onLost: (listener) => lease.onLost(listener),
+      assertWritable: () => lease.assertWritable(),
+    };
+    const members = () =>
+      new ShardMembers(informers, {
+        ring: options.ring,
+        namespace: options.namespace,
+        takeOver: { transport },
+        ...(options.logger ? { logger: options.logger } : {}),
+      });
+    this.assigner = new ShardAssigner({
+      transport,
+      informers,
+      labels: this.labels,
+      members,
+      ...(options.tokensPerShard ? { tokensPerShard: options.tokensPerShard } : {}),
+      ...(options.resyncMs ? { resyncMs: options.resyncMs } : {}),
+      ...(options.settleMs !== undefined ? { settleMs: options.settleMs } : {}),
+      ...(options.metrics ? { metrics: options.metrics } : {}),
+      ...(options.logger ? { logger: options.logger } : {}),
+    });
+  }
+
+  /** Reports, when scraped, the objects this shard caches (the manager's sharded controllers). */
+  countObjects(read: () => number): void {
+    this.metrics?.objects(read);
+  }
+
+  /** What the assigner did while this replica led. */
+  get assignerStats(): AssignerStats {
+    return this.assigner.stats;
+  }
+
+  bypassesPredicates(object: KubeObject): boolean {
+    return object.metadata?.labels?.[this.labels.drain] !== undefined;
+  }
+
+  wrap<T extends KubeObject>(resource: ResourceDescriptor<T>, reconcile: Reconciler<T>): Reconciler<T> {
+    return shardReconciler(resource, reconcile, {
+      transport: this.transport,
+      labels: this.labels,
+      shardId: this.shardId,
+      assertWritable: () => this.lease.assertWritable(),
+      ...(this.metrics ? { handedOver: (seconds?: number) => this.metrics!.handedOver(seconds) } : {}),
+    });
+  }
+
+  addKinds(primary: ResourceDescriptor, owned: readonly ResourceDescriptor[], scope: ShardedObjects): void {
+    this.assigner.addKind({ resource: primary, ...scope });
+    for (const resource of owned) {
+      this.assigner.addKind({ resource, owner: primary, ...(scope.namespace ? { namespace: scope.namespace } : {}) });
+    }
+  }
+
+  assign(signal: AbortSignal): Promise<void> {
+    return this.assigner.run(signal);
+  }
+}

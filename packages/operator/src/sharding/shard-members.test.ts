@@ -1,0 +1,138 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { V1Lease } from '@kubernetes/client-node';
+import { KubeApiError, ManualClock, type Transport } from '@nestor/core';
+import { FakeWatchTransport, flush } from '../test-support/fake-watch-transport.js';
+import { InformerCache } from '../runtime/informer.js';
+import { ShardMembers, TAKEOVER_IDENTITY } from './shard-members.js';
+
+const T0 = Date.parse('2030-01-01T00:00:00.000Z');
+const iso = (ms: number) => new Date(ms).toISOString().replace('Z', '000Z');
+
+function lease(name: string, holder: string, renewedAt: number, rv: string, seconds = 10): V1Lease {
+  return {
+    apiVersion: 'coordination.k8s.io/v1',
+    kind: 'Lease',
+    metadata: { name, namespace: 'ops', resourceVersion: rv, labels: { 'shard.nestor.dev/ring': 'web' } },
+    spec: { holderIdentity: holder, renewTime: iso(renewedAt) as unknown as Date, leaseDurationSeconds: seconds },
+  };
+}
+
+/** The transport of takeovers: records each PUT and answers with `answer`. */
+function writer(answer: (body: V1Lease) => unknown = (body) => body) {
+  const puts: Array<{ path: string; body: V1Lease }> = [];
+  const transport = {
+    json: async (_method: string, path: string, options: { body: V1Lease }) => {
+      puts.push({ path, body: options.body });
+      const result = answer(options.body);
+      if (result instanceof Error) throw result;
+      return result;
+    },
+  } as unknown as Transport;
+  return { transport, puts };
+}
+
+async function setUp(leases: V1Lease[], takeOver?: { transport: Transport }) {
+  const watch = new FakeWatchTransport();
+  watch.onList = (query) => {
+    assert.equal(query.labelSelector, 'shard.nestor.dev/ring=web');
+    return { items: leases, metadata: { resourceVersion: '10' } };
+  };
+  const clock = new ManualClock(T0);
+  const members = new ShardMembers(new InformerCache(watch), {
+    ring: 'web',
+    namespace: 'ops',
+    clock,
+    ...(takeOver ? { takeOver } : {}),
+  });
+  const seen: string[] = [];
+  members.available$.subscribe((shards) => seen.push(shards.join(',')));
+  members.start();
+  await members.whenSynced();
+  return { members, clock, stream: await watch.watchNumber(0), seen };
+}
+
+describe('ShardMembers', () => {
+  it('computes the available shards from the Leases and emits each change once', async () => {
+    const { members, stream, seen } = await setUp([
+      lease('s-1', 's-1', T0, '1'),
+      lease('s-0', 's-0', T0, '2'),
+      lease('s-2', '', T0, '3'),
+    ]);
+    assert.deepEqual(members.available(), ['s-0', 's-1']);
+    assert.equal(members.states().get('s-2'), 'dead');
+    stream.push('ADDED', lease('s-3', 's-3', T0, '11'));
+    stream.push('MODIFIED', lease('s-0', 's-0', T0 + 1, '12')); // a renewal: no change
+    await flush();
+    stream.push('MODIFIED', lease('s-1', '', T0 + 2, '13')); // released
+    await flush();
+    assert.deepEqual(seen, ['s-0,s-1', 's-0,s-1,s-3', 's-0,s-3']);
+    members.stop();
+  });
+
+  it('keeps a shard that stopped renewing available through expired and uncertain, on its clock', async () => {
+    const { members, clock, seen } = await setUp([lease('s-0', 's-0', T0, '1'), lease('s-1', 's-1', T0 + 5_000, '2')]);
+    clock.advance(10_000);
+    assert.equal(members.states().get('s-0'), 'expired');
+    assert.equal(members.states().get('s-1'), 'ready');
+    clock.advance(10_000);
+    assert.equal(members.states().get('s-0'), 'uncertain');
+    assert.equal(members.states().get('s-1'), 'expired');
+    clock.advance(60_000);
+    assert.equal(members.states().get('s-1'), 'uncertain');
+    assert.deepEqual(seen, ['s-0,s-1'], 'no takeover here: uncertain shards stay');
+    assert.equal(clock.pendingTimers, 0, 'no timer once nothing can change');
+    members.stop();
+  });
+
+  it('takes the Lease of an uncertain shard, guarded by its resourceVersion, which makes it dead', async () => {
+    const { transport, puts } = writer();
+    const { members, clock, stream, seen } = await setUp([lease('s-0', 's-0', T0, '1'), lease('s-1', 's-1', T0, '2')], {
+      transport,
+    });
+    stream.push('MODIFIED', lease('s-1', 's-1', T0 + 15_000, '3'));
+    await flush();
+    clock.advance(20_000);
+    await flush();
+    assert.equal(puts.length, 1);
+    assert.match(puts[0]!.path, /\/namespaces\/ops\/leases\/s-0$/);
+    assert.equal(puts[0]!.body.metadata?.resourceVersion, '1');
+    assert.equal(puts[0]!.body.spec?.holderIdentity, TAKEOVER_IDENTITY);
+    assert.equal(puts[0]!.body.spec?.leaseDurationSeconds, 20);
+    assert.deepEqual(members.available(), ['s-0', 's-1'], 'dead only once the write is seen');
+    stream.push('MODIFIED', { ...puts[0]!.body, metadata: { ...puts[0]!.body.metadata, resourceVersion: '4' } });
+    await flush();
+    assert.deepEqual(members.available(), ['s-1']);
+    assert.deepEqual(seen, ['s-0,s-1', 's-1']);
+    members.stop();
+  });
+
+  it('leaves a shard that renewed meanwhile (409) and retries a failed takeover later', async () => {
+    let answer: (body: V1Lease) => unknown = () =>
+      KubeApiError.fromResponse({ method: 'PUT', path: '/x' }, 409, { kind: 'Status', code: 409, reason: 'Conflict' });
+    const { transport, puts } = writer((body) => answer(body));
+    const { members, clock } = await setUp([lease('s-0', 's-0', T0, '1')], { transport });
+    clock.advance(20_000);
+    await flush();
+    assert.equal(puts.length, 1);
+    assert.deepEqual(members.available(), ['s-0']);
+
+    answer = () => new Error('connection refused');
+    clock.advance(1); // nothing re-evaluates an uncertain Lease by itself: push an event
+    members['evaluate']();
+    await flush();
+    assert.equal(puts.length, 2);
+    answer = (body) => body;
+    clock.advance(2_000);
+    await flush();
+    assert.equal(puts.length, 3, 'retried after retryMs');
+    members.stop();
+  });
+
+  it('refuses an invalid ring name', () => {
+    assert.throws(
+      () => new ShardMembers(new InformerCache(new FakeWatchTransport()), { ring: 'a/b', namespace: 'ops' }),
+      /invalid ring name "a\/b"/,
+    );
+  });
+});

@@ -1,0 +1,265 @@
+// Two sharded managers in one process (each on its own connections), against the real API
+// server: what the multi-process suite does not look at. A drain reaches a controller whose
+// predicate drops every update (so only the drain bypass lets it through); a controller's
+// label selector bounds what is sharded; children follow their owner's
+// shard, first by assignment and then when the owner moves; a `sharded: false` controller
+// runs on the elected leader only; a manager stopped cleanly hands everything back.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { KubeApiError, Transport, type KubeObject } from '@nestor/core';
+import { TestEnvironment, parallel, waitFor } from '@nestor/testing';
+import { ConfigMap, Secret } from '../client/kinds.js';
+import { InformerCache } from '../runtime/informer.js';
+import { LeaseLock } from '../runtime/leader-election.js';
+import { Manager } from '../runtime/manager.js';
+import { generationChanged } from '../runtime/predicates.js';
+import { HashRing } from './hash-ring.js';
+import { ShardCoordinator } from './shard-coordinator.js';
+import { objectShardKey } from './shard-key.js';
+
+const RING = 'pairs';
+const SHARD_LABEL = `shard.nestor.dev/${RING}`;
+const PARENTS = 60;
+const NOTES = 20;
+const timings = { leaseDurationMs: 4_000, renewDeadlineMs: 3_000, retryPeriodMs: 500 };
+
+let env: TestEnvironment;
+let namespace: string;
+/** Runs of the sharded controller and of the leader-only one, by replica. */
+const sharded: Array<{ replica: string; key: string }> = [];
+const notes: Array<{ replica: string; key: string }> = [];
+const leaderOnly: Array<{ replica: string; key: string }> = [];
+const replicas = new Map<string, { manager: Manager; transport: Transport; lock: LeaseLock }>();
+
+const parentName = (i: number) => `parent-${String(i).padStart(2, '0')}`;
+const path = (kind: 'configmaps' | 'secrets', name = '') =>
+  `/api/v1/namespaces/${namespace}/${kind}${name ? `/${name}` : ''}`;
+
+async function startReplica(replica: string): Promise<void> {
+  const transport = await Transport.fromKubeConfig(env.kubeConfig);
+  const informers = new InformerCache(transport);
+  const lock = new LeaseLock(transport, { name: `${RING}-leader`, namespace, identity: replica, ...timings });
+  const sharding = new ShardCoordinator(transport, informers, {
+    ring: RING,
+    shardId: replica,
+    namespace,
+    ...timings,
+    settleMs: 200,
+  });
+  const manager = new Manager({ transport, informers, leaderElection: lock, sharding, shutdownGraceMs: 5_000 });
+  manager.addController({
+    name: 'parents',
+    resource: ConfigMap,
+    namespace,
+    labelSelector: 'role=parent',
+    // ConfigMaps have no generation: every update is dropped, a drain request included, unless it bypasses the predicates.
+    predicates: [(event) => event.type === 'added' || generationChanged(event)],
+    owns: [Secret],
+    reconcile: async ({ key, object }) => {
+      sharded.push({ replica, key });
+      const name = `${object!.metadata!.name}-child`;
+      try {
+        await transport.json('POST', path('secrets'), {
+          body: {
+            apiVersion: 'v1',
+            kind: 'Secret',
+            metadata: {
+              name,
+              ownerReferences: [
+                {
+                  apiVersion: 'v1',
+                  kind: 'ConfigMap',
+                  name: object!.metadata!.name,
+                  uid: object!.metadata!.uid,
+                  controller: true,
+                },
+              ],
+            },
+            stringData: { owner: key },
+          },
+        });
+      } catch (error) {
+        if (!(error instanceof KubeApiError && error.status === 409)) throw error;
+      }
+    },
+  });
+  manager.addController({
+    name: 'notes',
+    resource: ConfigMap,
+    namespace,
+    labelSelector: 'role=note',
+    // Updates never pass: a drain request reaches the shard only by bypassing this.
+    predicates: [(event) => event.type !== 'updated'],
+    reconcile: ({ key }) => {
+      notes.push({ replica, key });
+    },
+  });
+  manager.addController({
+    name: 'audit',
+    resource: ConfigMap,
+    namespace,
+    labelSelector: 'role=parent',
+    sharded: false,
+    reconcile: ({ key }) => {
+      leaderOnly.push({ replica, key });
+    },
+  });
+  await manager.start();
+  replicas.set(replica, { manager, transport, lock });
+}
+
+async function stopReplica(replica: string): Promise<void> {
+  const entry = replicas.get(replica);
+  if (!entry) return;
+  replicas.delete(replica);
+  await entry.manager.stop();
+  entry.transport.close();
+}
+
+/** Waits until every note carries the label the ring of `live` names for it. */
+async function notesOn(live: string[]): Promise<Map<string, string>> {
+  const ring = new HashRing(live);
+  return waitFor(
+    async () => {
+      const list = await env.client.request<{ items: KubeObject[] }>(
+        'GET',
+        `${path('configmaps')}?labelSelector=role%3Dnote`,
+      );
+      const placement = new Map<string, string>();
+      for (const note of list.items) {
+        const name = note.metadata!.name!;
+        const want = ring.shardFor(objectShardKey({ group: '', kind: 'ConfigMap' }, namespace, name))!;
+        if (note.metadata?.labels?.[SHARD_LABEL] !== want) return undefined;
+        // A hand-over leaves neither the drain label nor its request time behind.
+        if (note.metadata?.labels?.[`drain.${SHARD_LABEL}`] !== undefined) return undefined;
+        if (note.metadata?.annotations?.['shard.nestor.dev/drain-requested-at'] !== undefined) return undefined;
+        placement.set(`${namespace}/${name}`, want);
+      }
+      return placement.size === NOTES ? placement : undefined;
+    },
+    { timeoutMs: 60_000, intervalMs: 250, what: `notes on the shards of ${live.join(', ')}` },
+  );
+}
+
+/** Waits until every parent and child carries the label the ring of `live` names for the parent. */
+async function settledOn(live: string[]): Promise<Map<string, string>> {
+  const ring = new HashRing(live);
+  return waitFor(
+    async () => {
+      const parents = await env.client.request<{ items: KubeObject[] }>(
+        'GET',
+        `${path('configmaps')}?labelSelector=role%3Dparent`,
+      );
+      const children = await env.client.request<{ items: KubeObject[] }>('GET', path('secrets'));
+      const byParent = new Map<string, string>();
+      for (const parent of parents.items) {
+        const name = parent.metadata!.name!;
+        const want = ring.shardFor(objectShardKey({ group: '', kind: 'ConfigMap' }, namespace, name))!;
+        if (parent.metadata?.labels?.[SHARD_LABEL] !== want) return undefined;
+        byParent.set(name, want);
+      }
+      const ownedChildren = children.items.filter((s) => s.metadata?.ownerReferences?.length);
+      if (byParent.size !== PARENTS || ownedChildren.length !== PARENTS) return undefined;
+      for (const child of ownedChildren) {
+        const owner = child.metadata!.ownerReferences![0]!.name;
+        if (child.metadata?.labels?.[SHARD_LABEL] !== byParent.get(owner)) return undefined;
+      }
+      return byParent;
+    },
+    { timeoutMs: 60_000, intervalMs: 250, what: `parents and children on the shards of ${live.join(', ')}` },
+  );
+}
+
+before(async () => {
+  env = await TestEnvironment.start();
+  namespace = await env.createNamespace('sharded-managers');
+});
+
+after(async () => {
+  for (const replica of [...replicas.keys()]) await stopReplica(replica);
+  await env.stop();
+});
+
+describe('sharded managers', () => {
+  it('assigns every parent to the one shard, and its child follows', async () => {
+    await startReplica('shard-x');
+    await parallel(
+      Array.from({ length: PARENTS }, (_, i) => i),
+      8,
+      (i) =>
+        env.client.request('POST', path('configmaps'), {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name: parentName(i), labels: { role: 'parent' } },
+        }),
+    );
+    await parallel(
+      Array.from({ length: NOTES }, (_, i) => i),
+      8,
+      (i) =>
+        env.client.request('POST', path('configmaps'), {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name: `note-${i}`, labels: { role: 'note' } },
+        }),
+    );
+    await env.client.request('POST', path('configmaps'), {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'unrelated', labels: { role: 'other' } },
+    });
+    await settledOn(['shard-x']);
+    await notesOn(['shard-x']);
+    assert.ok(sharded.every((run) => run.replica === 'shard-x'));
+    const unrelated = await env.client.request<KubeObject>('GET', path('configmaps', 'unrelated'));
+    assert.equal(unrelated.metadata?.labels?.[SHARD_LABEL], undefined, 'no controller watches it: not sharded');
+  });
+
+  it('a drain reaches a controller whose predicates drop every update', async () => {
+    await startReplica('shard-y');
+    const placement = await notesOn(['shard-x', 'shard-y']);
+    const onY = [...placement].filter(([, shard]) => shard === 'shard-y').map(([key]) => key);
+    assert.ok(onY.length > 0, 'shard-y got some notes');
+    await waitFor(() => onY.every((key) => notes.some((run) => run.replica === 'shard-y' && run.key === key)), {
+      timeoutMs: 30_000,
+      what: 'shard-y reconciling the notes handed over to it',
+    });
+  });
+
+  it('a new shard takes its share of the parents; their children move with them', async () => {
+    const placement = await settledOn(['shard-x', 'shard-y']);
+    const onY = [...placement].filter(([, shard]) => shard === 'shard-y').map(([name]) => `${namespace}/${name}`);
+    assert.ok(onY.length > 0 && onY.length < PARENTS, `shard-y got ${onY.length} of ${PARENTS}`);
+    await waitFor(() => onY.every((key) => sharded.some((run) => run.replica === 'shard-y' && run.key === key)), {
+      timeoutMs: 30_000,
+      what: 'shard-y reconciling the parents it was given',
+    });
+    // A change to a child reconciles its owner on the owner's shard: the child is in that shard's cache.
+    const key = onY[0]!;
+    const child = `${key.split('/')[1]}-child`;
+    const before = sharded.filter((run) => run.key === key && run.replica === 'shard-y').length;
+    await env.client.request(
+      'PATCH',
+      path('secrets', child),
+      { metadata: { labels: { touched: 'yes' } } },
+      'application/merge-patch+json',
+    );
+    await waitFor(() => sharded.filter((run) => run.key === key && run.replica === 'shard-y').length > before, {
+      timeoutMs: 30_000,
+      what: 'the owner reconciled on its shard after its child changed',
+    });
+  });
+
+  it('runs a sharded: false controller on the elected leader only', () => {
+    const leader = [...replicas].find(([, r]) => r.manager.isLeader)?.[0];
+    assert.ok(leader, 'one replica leads');
+    assert.ok(leaderOnly.length >= PARENTS, 'the leader-only controller saw every parent');
+    assert.deepEqual([...new Set(leaderOnly.map((run) => run.replica))], [leader]);
+  });
+
+  it('a shard stopped cleanly hands its objects back at once', async () => {
+    await stopReplica('shard-y');
+    await settledOn(['shard-x']);
+    await notesOn(['shard-x']);
+  });
+});
