@@ -325,42 +325,51 @@ export class Manager {
    * Holds this replica's shard Lease in the background: the sharded controllers run while
    * it is held; on loss their reconciles are aborted at once and it is taken again.
    */
-  private async holdShard(sharding: ShardScope): Promise<void> {
-    const signal = this.abort.signal;
-    let lost: (() => void) | undefined;
-    sharding.membership.onLost(() => lost?.());
-    while (!signal.aborted) {
-      try {
-        await sharding.membership.acquire(signal);
-      } catch (error) {
-        this.log.error(`shard ${sharding.shardId}: taking its Lease failed: ${(error as Error).message}; trying again`);
-        await sleep(1000, signal);
-        continue;
-      }
-      if (signal.aborted) return;
-      const lease = new Promise<void>((resolve) => {
-        lost = resolve;
-        signal.addEventListener('abort', () => resolve(), { once: true });
-      });
-      this.shardHeld = true;
-      for (const controller of this.sharded) {
-        if (controller.informers.every((i) => i.synced)) this.startController(controller);
-      }
-      this.log.info(`shard ${sharding.shardId}: holding its Lease; ${this.sharded.size} sharded controller(s) running`);
-      await lease;
-      if (signal.aborted) return;
-      this.shardHeld = false;
-      this.log.error(`shard ${sharding.shardId} lost its Lease: aborting its reconciles at once and taking it again`);
-      await Promise.all([...this.sharded].filter((c) => this.started.has(c)).map((c) => c.standBy()));
-      for (const controller of this.sharded) this.started.delete(controller);
-    }
+  private holdShard(sharding: ShardScope): Promise<void> {
+    return this.holdLease(sharding.membership, `shard ${sharding.shardId}: taking its Lease`, {
+      acquired: () => {
+        this.shardHeld = true;
+        for (const controller of this.sharded) {
+          if (controller.informers.every((i) => i.synced)) this.startController(controller);
+        }
+        this.log.info(
+          `shard ${sharding.shardId}: holding its Lease; ${this.sharded.size} sharded controller(s) running`,
+        );
+      },
+      lost: async () => {
+        this.shardHeld = false;
+        this.log.error(`shard ${sharding.shardId} lost its Lease: aborting its reconciles at once and taking it again`);
+        await this.standBy([...this.sharded]);
+      },
+    });
   }
 
   /**
    * Waits for the lease in the background and leads while it holds it; on loss, aborts the
    * running reconciles at once, stands the controllers by, and campaigns again.
    */
-  private async campaign(election: LeaderElection): Promise<void> {
+  private campaign(election: LeaderElection): Promise<void> {
+    return this.holdLease(election, 'leader election', {
+      acquired: () => this.lead(),
+      lost: async () => {
+        this.leading = false;
+        this.log.error('this replica lost the lease: aborting its reconciles at once and standing by');
+        await this.stopAssigning();
+        await this.standBy([...this.started].filter((controller) => !this.sharded.has(controller)));
+        this.options.onLeadershipLost?.();
+      },
+    });
+  }
+
+  /**
+   * Takes a lease, runs `acquired`, and when the lease is lost runs `lost` and takes it
+   * again, until the manager stops (stop() drains what runs then; `lost` is not called).
+   */
+  private async holdLease(
+    election: LeaderElection,
+    what: string,
+    on: { acquired: () => void; lost: () => Promise<void> },
+  ): Promise<void> {
     const signal = this.abort.signal;
     let lost: (() => void) | undefined;
     election.onLost(() => lost?.());
@@ -368,7 +377,7 @@ export class Manager {
       try {
         await election.acquire(signal);
       } catch (error) {
-        this.log.error(`leader election failed: ${(error as Error).message}; trying again`);
+        this.log.error(`${what} failed: ${(error as Error).message}; trying again`);
         await sleep(1000, signal);
         continue;
       }
@@ -377,17 +386,18 @@ export class Manager {
         lost = resolve;
         signal.addEventListener('abort', () => resolve(), { once: true });
       });
-      this.lead();
+      on.acquired();
       await lease;
-      if (signal.aborted) return; // stop() drains the controllers
-      this.leading = false;
-      this.log.error('this replica lost the lease: aborting its reconciles at once and standing by');
-      await this.stopAssigning();
-      const leaderOnly = [...this.started].filter((controller) => !this.sharded.has(controller));
-      await Promise.all(leaderOnly.map((controller) => controller.standBy()));
-      for (const controller of leaderOnly) this.started.delete(controller);
-      this.options.onLeadershipLost?.();
+      if (signal.aborted) return;
+      await on.lost();
     }
+  }
+
+  /** Aborts the running reconciles of these controllers at once; they start again with their lease. */
+  private async standBy(controllers: ManagedController<KubeObject>[]): Promise<void> {
+    const running = controllers.filter((controller) => this.started.has(controller));
+    await Promise.all(running.map((controller) => controller.standBy()));
+    for (const controller of running) this.started.delete(controller);
   }
 
   /**
