@@ -229,12 +229,15 @@ export class Manager {
     if (sharded) {
       this.sharded.add(managed);
       const owned = (options.owns ?? []).map((entry) => ('resource' in entry ? entry.resource : entry));
-      const { namespace, labelSelector, fieldSelector } = options;
-      sharding!.addKinds(resource!, owned, {
-        ...(namespace ? { namespace } : {}),
-        ...(labelSelector ? { labelSelector } : {}),
-        ...(fieldSelector ? { fieldSelector } : {}),
-      });
+      const { labelSelector, fieldSelector } = options;
+      // The objects the controller watches, in each of its namespaces: the assigner labels no others.
+      for (const namespace of options.namespaces ?? [options.namespace]) {
+        sharding!.addKinds(resource!, owned, {
+          ...(namespace ? { namespace } : {}),
+          ...(labelSelector ? { labelSelector } : {}),
+          ...(fieldSelector ? { fieldSelector } : {}),
+        });
+      }
     }
     metrics?.trackQueue(options.name, controller.queue as WorkQueue<string>);
     this.controllers.set(options.name, managed);

@@ -25,6 +25,7 @@ const timings = { leaseDurationMs: 4_000, renewDeadlineMs: 3_000, retryPeriodMs:
 
 let env: TestEnvironment;
 let namespace: string;
+let elsewhere: string;
 /** Runs of the sharded controller and of the leader-only one, by replica. */
 const sharded: Array<{ replica: string; key: string }> = [];
 const notes: Array<{ replica: string; key: string }> = [];
@@ -86,7 +87,7 @@ async function startReplica(replica: string): Promise<void> {
   manager.addController({
     name: 'notes',
     resource: ConfigMap,
-    namespace,
+    namespaces: [namespace],
     labelSelector: 'role=note',
     // Updates never pass: a drain request reaches the shard only by bypassing this.
     predicates: [(event) => event.type !== 'updated'],
@@ -173,6 +174,7 @@ async function settledOn(live: string[]): Promise<Map<string, string>> {
 before(async () => {
   env = await TestEnvironment.start();
   namespace = await env.createNamespace('sharded-managers');
+  elsewhere = await env.createNamespace('elsewhere');
 });
 
 after(async () => {
@@ -208,11 +210,22 @@ describe('sharded managers', () => {
       kind: 'ConfigMap',
       metadata: { name: 'unrelated', labels: { role: 'other' } },
     });
+    // A note outside the notes controller's namespaces: no controller of this operator watches it.
+    await env.client.request('POST', `/api/v1/namespaces/${elsewhere}/configmaps`, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'note-elsewhere', labels: { role: 'note' } },
+    });
     await settledOn(['shard-x']);
     await notesOn(['shard-x']);
     assert.ok(sharded.every((run) => run.replica === 'shard-x'));
     const unrelated = await env.client.request<KubeObject>('GET', path('configmaps', 'unrelated'));
     assert.equal(unrelated.metadata?.labels?.[SHARD_LABEL], undefined, 'no controller watches it: not sharded');
+    const outside = await env.client.request<KubeObject>(
+      'GET',
+      `/api/v1/namespaces/${elsewhere}/configmaps/note-elsewhere`,
+    );
+    assert.equal(outside.metadata?.labels?.[SHARD_LABEL], undefined, 'outside the watched namespaces: not sharded');
   });
 
   it('a drain reaches a controller whose predicates drop every update', async () => {
