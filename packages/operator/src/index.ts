@@ -9,6 +9,7 @@ export type {
   MetricsServerOptions,
   HealthServerOptions,
   CacheOptions,
+  KindCacheOptions,
   ShardingModuleOptions,
 } from './nest/operator-options.interface.js';
 export { OPERATOR_MODULE_OPTIONS } from './nest/operator.module-definition.js';

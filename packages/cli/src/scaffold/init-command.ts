@@ -15,7 +15,7 @@ import { jestE2eScript, runnerSetupChange } from './runner-setup.js';
 export const INIT_USAGE = `Usage: nestor init [--dir <path>]
 
 Makes a Nest application (\`nest new\`) an operator project:
-  src/app.module.ts    imports OperatorModule.forRoot({}) (its settings come from the
+  src/app.module.ts    imports OperatorModule.forRoot() (its settings come from the
                        kubebuilder flags and their environment variables at run time)
   src/main.ts          app.enableShutdownHooks(): on SIGTERM running reconciles finish
                        and the leader Lease is released
@@ -67,17 +67,17 @@ export async function initCommand(argv: string[], io: CommandIo): Promise<number
   const moduleEdit = addModuleImport(
     moduleSource,
     "import { OperatorModule } from '@nestor/operator';",
-    'OperatorModule.forRoot({})',
+    'OperatorModule.forRoot()',
     /\bOperatorModule\b/,
   );
   if ('error' in moduleEdit) {
     problems.push(
       `src/app.module.ts: ${moduleEdit.error}. Add it by hand:\n` +
         "    import { OperatorModule } from '@nestor/operator';\n" +
-        '    @Module({ imports: [OperatorModule.forRoot({})], ... })',
+        '    @Module({ imports: [OperatorModule.forRoot()], ... })',
     );
   } else {
-    planned.push({ path: project.appModule, content: moduleEdit.source, what: 'imports OperatorModule.forRoot({})' });
+    planned.push({ path: project.appModule, content: moduleEdit.source, what: 'imports OperatorModule.forRoot()' });
   }
 
   const main = join(root, 'src', 'main.ts');

@@ -1,5 +1,6 @@
 import type { KubeConfigSource, KubeObject, TransportOptions } from '@nestor/core';
 import type { ClassType } from '../crd/field.decorator.js';
+import type { ResourceType } from '../crd/custom-resource.decorator.js';
 
 export interface OperatorModuleOptions {
   /**
@@ -235,5 +236,24 @@ export interface CacheOptions {
    * predicate drops these updates, as in controller-runtime; use `requeueAfter` for
    * periodic work on one object.
    */
+  resyncPeriodMs?: number;
+  /**
+   * Settings for one kind's informers, over the ones above (controller-runtime's ByObject):
+   * a transform that drops a Secret's data, say, or a resync period for one kind only.
+   *
+   * ```ts
+   * cache: { byKind: [{ kind: Secret, transform: (s) => ({ ...s, data: undefined }) }] }
+   * ```
+   */
+  byKind?: KindCacheOptions[];
+}
+
+/** One kind's cache settings: see {@link CacheOptions.byKind}. */
+export interface KindCacheOptions {
+  /** A built-in kind's descriptor (`Secret`) or a `@CustomResource` class. */
+  kind: ResourceType;
+  /** This kind's transform, in place of the module-wide one. */
+  transform?: (object: KubeObject) => KubeObject;
+  /** This kind's resync period, in place of the module-wide one; 0 turns resync off for it. */
   resyncPeriodMs?: number;
 }

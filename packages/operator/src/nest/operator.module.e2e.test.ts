@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Injectable, Module, Scope, type INestApplicationContext } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
+import { Test, type TestingModule } from '@nestjs/testing';
 import type { V1ConfigMap, V1Deployment } from '@kubernetes/client-node';
 import { TestEnvironment, waitFor } from '@nestor/testing';
 import {
@@ -362,6 +362,50 @@ describe('OperatorModule.forRootAsync', () => {
       const controller = moduleRef.get(AsyncConfigured);
       await waitFor(() => controller.seen.has(`${ns}/here`), { what: 'the widget in the configured namespace' });
       assert.ok(!controller.seen.has(`${other}/elsewhere`), 'objects outside the configured namespace are not watched');
+    } finally {
+      await moduleRef.close();
+    }
+  });
+});
+
+describe('OperatorModule.forRoot() without options', () => {
+  it('takes its settings from the environment a Deployment gives it', async () => {
+    @Controller(Widget)
+    class Configured {
+      readonly seen = new Set<string>();
+      @Reconcile() reconcile(w: Widget) {
+        this.seen.add(`${w.metadata.namespace}/${w.metadata.name}`);
+      }
+    }
+    const ns = await env.createNamespace('nest-no-options');
+    const other = await env.createNamespace('nest-no-options-other');
+    const variables = {
+      KUBECONFIG: env.kubeconfigPath,
+      WATCH_NAMESPACE: ns,
+      METRICS_BIND_ADDRESS: '0',
+      HEALTH_PROBE_BIND_ADDRESS: '0',
+    };
+    const saved = Object.fromEntries(Object.keys(variables).map((k) => [k, process.env[k]]));
+    Object.assign(process.env, variables);
+    let moduleRef: TestingModule;
+    try {
+      moduleRef = await Test.createTestingModule({
+        imports: [OperatorModule.forRoot()],
+        providers: [Configured],
+      }).compile();
+      await moduleRef.init();
+    } finally {
+      for (const [k, v] of Object.entries(saved)) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+    }
+    try {
+      await createWidget(other, 'elsewhere');
+      await createWidget(ns, 'here');
+      const controller = moduleRef.get(Configured);
+      await waitFor(() => controller.seen.has(`${ns}/here`), { what: 'the widget in WATCH_NAMESPACE' });
+      assert.ok(!controller.seen.has(`${other}/elsewhere`), 'objects outside WATCH_NAMESPACE are not watched');
     } finally {
       await moduleRef.close();
     }

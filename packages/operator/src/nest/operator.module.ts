@@ -1,4 +1,4 @@
-import { Module, type Provider } from '@nestjs/common';
+import { type DynamicModule, Module, type Provider } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { EventRecorder } from '../client/event-recorder.js';
 import { KubeClient } from '../client/kube-client.js';
@@ -9,6 +9,7 @@ import { Manager } from '../runtime/manager.js';
 import { ShardCoordinator } from '../sharding/shard-coordinator.js';
 import { hostname } from 'node:os';
 import { OperatorMetrics } from '../metrics/operator-metrics.js';
+import { cacheSettings } from './cache-settings.js';
 import { OperatorHttpServer } from './operator-http.server.js';
 import { runtimeLogger } from './nest-logger.js';
 import { KUBE_CONFIG } from './operator.constants.js';
@@ -19,6 +20,7 @@ import {
   ConfigurableOperatorModule,
   GIVEN_OPERATOR_OPTIONS,
   OPERATOR_MODULE_OPTIONS,
+  type OPERATOR_OPTIONS_TYPE,
 } from './operator.module-definition.js';
 import type { OperatorModuleOptions } from './operator-options.interface.js';
 import { OperatorRegistry } from './operator.registry.js';
@@ -140,12 +142,10 @@ const providers: Provider[] = [
   {
     provide: InformerCache,
     inject: [Transport, OPERATOR_MODULE_OPTIONS],
-    useFactory: (transport: Transport, options: OperatorModuleOptions) =>
-      new InformerCache(transport, {
-        logger: runtimeLogger('Informer'),
-        ...(options.cache?.transform ? { transform: options.cache.transform } : {}),
-        ...(options.cache?.resyncPeriodMs ? { resyncMs: options.cache.resyncPeriodMs } : {}),
-      }),
+    useFactory: (transport: Transport, options: OperatorModuleOptions) => {
+      const { defaults, byResource } = cacheSettings(options.cache);
+      return new InformerCache(transport, { logger: runtimeLogger('Informer'), ...defaults }, byResource);
+    },
   },
   { provide: OperatorMetrics, useFactory: () => new OperatorMetrics() },
   {
@@ -181,6 +181,9 @@ const providers: Provider[] = [
  * ```ts
  * @Module({ imports: [OperatorModule.forRoot({ namespace: 'prod' })], providers: [MemcachedController] })
  * ```
+ *
+ * `OperatorModule.forRoot()` with no options takes every setting from the deployment's flags
+ * and environment (`--leader-elect`, `METRICS_BIND_ADDRESS`, ...) and the defaults.
  */
 @Module({
   imports: [DiscoveryModule],
@@ -199,4 +202,8 @@ const providers: Provider[] = [
     WebhookServer,
   ],
 })
-export class OperatorModule extends ConfigurableOperatorModule {}
+export class OperatorModule extends ConfigurableOperatorModule {
+  static override forRoot(options: typeof OPERATOR_OPTIONS_TYPE = {}): DynamicModule {
+    return super.forRoot(options);
+  }
+}

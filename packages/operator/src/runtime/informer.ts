@@ -243,6 +243,11 @@ export class InformerCache {
     private readonly transport: WatchTransport,
     /** Options for every informer made here (transform, stripManagedFields, logger, resyncMs, ...). */
     private readonly defaults: InformerOptions = {},
+    /**
+     * Options for the informers of one resource, by `resourceName()` (`plural.group`), over
+     * the defaults: controller-runtime's cache ByObject.
+     */
+    private readonly byResource: ReadonlyMap<string, InformerOptions> = new Map(),
   ) {}
 
   /** The informer for the resource and selector, started on first use. */
@@ -252,6 +257,7 @@ export class InformerCache {
     if (!entry) {
       const informer = new Informer<KubeObject>(this.transport, resource as ResourceDescriptor<KubeObject>, {
         ...this.defaults,
+        ...this.byResource.get(resourceName(resource)),
         ...scoped(resource, selector),
       });
       entry = { informer, holders: 0 };

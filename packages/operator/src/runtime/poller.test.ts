@@ -88,6 +88,7 @@ describe('poll', () => {
     poll(api.list, {
       intervalMs: 100,
       maxBackoffMs: 500,
+      jitter: 0,
       key: (i) => i.id,
       clock,
       onError: (_error, retryInMs) => errors.push(retryInMs),
@@ -110,6 +111,32 @@ describe('poll', () => {
     clock.advance(100);
     await settle();
     assert.equal(api.calls, 7, 'back at the interval');
+  });
+
+  it('adds up to the jitter at random to each backoff wait, and refuses a jitter outside [0, 1]', async () => {
+    const clock = new ManualClock();
+    const api = fakeApi([{ id: 'a', value: 1 }]);
+    const errors: number[] = [];
+    poll(api.list, {
+      intervalMs: 100,
+      maxBackoffMs: 500,
+      jitter: 0.5,
+      random: () => 0.5,
+      key: (i) => i.id,
+      clock,
+      onError: (_error, retryInMs) => errors.push(retryInMs),
+    }).subscribe();
+    await settle();
+    api.failNext = 3;
+    for (const wait of [100, 250, 500]) {
+      clock.advance(wait);
+      await settle();
+    }
+    assert.deepEqual(errors, [250, 500, 625], 'each wait is the capped doubling plus a quarter (0.5 × 0.5)');
+    assert.throws(
+      () => poll(api.list, { intervalMs: 100, jitter: 2, key: (i) => i.id }),
+      /jitter must be within \[0, 1\], not 2/,
+    );
   });
 
   it('never overlaps calls, and aborts the one in flight on unsubscribe', async () => {

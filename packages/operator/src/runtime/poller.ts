@@ -1,5 +1,6 @@
 import { keyOf, systemClock, type Clock, type ObjectRef, type TimerHandle } from '@nestor/core';
 import { Observable } from 'rxjs';
+import { Backoff } from './backoff.js';
 import { positiveDuration } from './options-check.js';
 import { toError } from './result.js';
 
@@ -22,9 +23,17 @@ export interface PollOptions<T> {
   version?: (item: T) => unknown;
   /**
    * After a failed call the next waits `intervalMs * 2^failures`, capped at this
-   * (default: the interval's 32 times, at least 5 min); a success polls at the interval again.
+   * (default: the interval's 32 times, at least 5 min), plus the jitter; a success polls at
+   * the interval again.
    */
   maxBackoffMs?: number;
+  /**
+   * Up to this fraction of a backoff wait is added at random (default 0.2), so replicas
+   * or pollers that failed together during an outage do not all call again at once.
+   */
+  jitter?: number;
+  /** Source of randomness for the jitter (default `Math.random`; tests fix it). */
+  random?: () => number;
   /** Told of each failed call and the wait before the next (polling goes on regardless). */
   onError?: (error: Error, retryInMs: number) => void;
   /** Stops polling (and completes the stream) when aborted: unsubscribing does too. */
@@ -59,6 +68,8 @@ export function poll<T>(
     options.maxBackoffMs ?? Math.max(intervalMs * 32, 300_000),
     'poll(): maxBackoffMs',
   );
+  const jitter = options.jitter ?? 0.2;
+  if (!(jitter >= 0 && jitter <= 1)) throw new RangeError(`poll(): jitter must be within [0, 1], not ${jitter}`);
   const clock = options.clock ?? systemClock;
   const version = options.version ?? ((item: T) => JSON.stringify(item));
 
@@ -66,7 +77,15 @@ export function poll<T>(
     const abort = new AbortController();
     let timer: TimerHandle | undefined;
     let last = new Map<string, { ref: ObjectRef; version: unknown }>();
-    let failures = 0;
+    // Doubling from twice the interval; only a success starts it over.
+    const backoff = new Backoff({
+      initialMs: Math.min(intervalMs * 2, maxBackoffMs),
+      maxMs: maxBackoffMs,
+      jitter,
+      resetAfterMs: Number.MAX_SAFE_INTEGER,
+      ...(options.random ? { random: options.random } : {}),
+      clock,
+    });
 
     const refOf = (item: T): ObjectRef => {
       const key = options.key(item);
@@ -101,13 +120,12 @@ export function poll<T>(
         const { seen, refs } = diff(await list(abort.signal));
         if (abort.signal.aborted) return;
         last = seen;
-        failures = 0;
+        backoff.reset();
         if (refs.length > 0) subscriber.next(refs);
         schedule(Math.max(0, started + intervalMs - clock.now()));
       } catch (error) {
         if (abort.signal.aborted) return;
-        failures++;
-        const retryInMs = Math.min(maxBackoffMs, intervalMs * 2 ** failures);
+        const retryInMs = backoff.next();
         options.onError?.(toError(error), retryInMs);
         schedule(retryInMs);
       }
