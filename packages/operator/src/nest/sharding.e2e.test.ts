@@ -1,7 +1,8 @@
 // Built-in sharding across operator processes (test-support/lease-operator.js with
 // NESTOR_SHARDING) on the real control plane: 3,000 ConfigMaps spread over the shards, each
 // shard caching only its share; scaling 3 -> 4 -> 2 while objects change; a shard
-// SIGKILLed mid-burst. Across all of it no object is reconciled by two shards at once.
+// SIGKILLed mid-burst; a rolling update. Across all of it no object is reconciled by two
+// shards at once.
 import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
@@ -250,5 +251,33 @@ describe('sharding across processes', () => {
     }
     await converged(last);
     await assertNoOverlap('SIGKILL');
+  });
+
+  it('a rolling update under churn: each pod replaced as a Deployment does, no overlap, every object converges', async (t) => {
+    // maxSurge 1, maxUnavailable 0: a new pod starts, and once it is ready an old one gets
+    // SIGTERM, without waiting for the objects to settle between the steps, so hand-overs to
+    // the new pods are still in flight when the old ones stop.
+    const load = churn();
+    let last: Map<string, string>;
+    const started = Date.now();
+    try {
+      for (const [next, old] of [
+        ['shard-f', 'shard-d'],
+        ['shard-g', 'shard-e'],
+      ] as const) {
+        await startShard(next).waitForEvent('ready', (e) => e.event === 'ready', 60_000);
+        shards.get(old)!.signal('SIGTERM');
+        const exit = await shards.get(old)!.waitForExit(60_000);
+        assert.equal(exit.code, 0, `${old} should stop cleanly:\n${shards.get(old)!.tail()}`);
+      }
+      await settled(['shard-f', 'shard-g'], 'the new pods holding every object');
+      t.diagnostic(
+        `rolling update of 2 pods -> every object on the new pods and cached there: ${Date.now() - started} ms`,
+      );
+    } finally {
+      last = await load.stop();
+    }
+    await converged(last);
+    await assertNoOverlap('rolling update');
   });
 });
