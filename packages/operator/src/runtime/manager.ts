@@ -222,6 +222,9 @@ export class Manager {
               bypass: (object: KubeObject) => sharding!.bypassesPredicates(object),
             },
             reconcile: sharding!.wrap(resource as ResourceDescriptor<T>, options.reconcile),
+            ...(options.timers
+              ? { timers: options.timers.map((timer) => sharding!.wrapTimer(resource as ResourceDescriptor<T>, timer)) }
+              : {}),
           }
         : {}),
     });
@@ -416,7 +419,9 @@ export class Manager {
     const sharding = this.options.sharding;
     if (sharding) {
       const abort = new AbortController();
-      this.assigning = { abort, done: sharding.assign(abort.signal) };
+      const election = this.options.leaderElection;
+      const assertLeading = election?.assertWritable ? () => election.assertWritable!() : undefined;
+      this.assigning = { abort, done: sharding.assign(abort.signal, assertLeading) };
     }
     this.log.info(`manager started ${this.started.size} controller(s) with ${this.pool.concurrency} workers`);
   }

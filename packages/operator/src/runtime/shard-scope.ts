@@ -1,5 +1,6 @@
 import type { KubeObject, ResourceDescriptor } from '@nestor/core';
 import type { LeaderElection } from './manager.js';
+import type { ObjectTimer } from './object-timers.js';
 import type { Reconciler } from './reconciler.js';
 
 /**
@@ -17,10 +18,16 @@ export interface ShardScope {
   bypassesPredicates(object: KubeObject): boolean;
   /** Wraps a sharded controller's reconciler: acknowledges drains, skips objects moved away. */
   wrap<T extends KubeObject>(resource: ResourceDescriptor<T>, reconcile: Reconciler<T>): Reconciler<T>;
+  /** Wraps a sharded controller's timer: it runs only on this shard's objects, never during a hand-over. */
+  wrapTimer<T extends KubeObject>(resource: ResourceDescriptor<T>, timer: ObjectTimer<T>): ObjectTimer<T>;
   /** Registers a sharded controller's kinds with the assigner: the objects its selectors pick, and their children. */
   addKinds(primary: ResourceDescriptor, owned: readonly ResourceDescriptor[], scope: ShardedObjects): void;
-  /** Assigns objects to shards while this replica leads, until `signal` aborts. Never rejects. */
-  assign(signal: AbortSignal): Promise<void>;
+  /**
+   * Assigns objects to shards while this replica leads, until `signal` aborts. Never
+   * rejects. `assertLeading` throws once this replica cannot be sure it still leads: no
+   * label or Lease write is made then.
+   */
+  assign(signal: AbortSignal, assertLeading?: () => void): Promise<void>;
 }
 
 /** Which objects of a sharded controller's kind are spread over the shards: those it watches. */

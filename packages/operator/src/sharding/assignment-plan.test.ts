@@ -83,17 +83,34 @@ describe('planAssignments', () => {
     );
   });
 
-  it('waits for the acknowledgement of a drain under way, whatever its target', () => {
+  it('waits for the acknowledgement of a drain under way to an available shard', () => {
     const key = keyOn('s-2');
     const { actions } = planAssignments(
       [
         { name: 'a', key, shard: 's-0', drain: 's-2' },
-        { name: 'b', key, shard: 's-0', drain: 'true' },
         { name: 'c', key, shard: 's-2', drain: 's-1' },
       ],
       ring3,
     );
     assert.deepEqual(actions, []);
+  });
+
+  it('asks again when the drain’s target is no longer available, for the shard the ring names now', () => {
+    const key = keyOn('s-2');
+    const all: Obj[] = [
+      { name: 'target-died', key, shard: 's-0', drain: 's-9' },
+      { name: 'no-target', key, shard: 's-1', drain: 'true' },
+    ];
+    const { actions } = planAssignments(all, ring3);
+    assert.deepEqual(
+      actions.map((a) => [a.object.name, a.type, a.shard]),
+      [
+        ['target-died', 'drain', 's-2'],
+        ['no-target', 'drain', 's-2'],
+      ],
+    );
+    apply(actions);
+    assert.deepEqual(planAssignments(all, ring3).actions, [], 'then it waits for the acknowledgement');
   });
 
   it('moves a controlled object directly instead of draining it', () => {

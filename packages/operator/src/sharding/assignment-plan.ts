@@ -48,7 +48,8 @@ export const DEFAULT_MAX_MOVES = 100;
 /**
  * The writes that bring `objects` to the shards `ring` names, where the ring holds exactly
  * the available shards. Pure. An object already on its ring shard, or draining from an
- * available shard (waiting for the acknowledgement), needs nothing; an empty ring plans
+ * available shard to an available shard (waiting for the acknowledgement), needs nothing;
+ * a drain to a shard that is no longer available is requested again; an empty ring plans
  * nothing, as there is no shard to give objects to. Applying the plan (and the drains'
  * acknowledgements) and planning again yields no action.
  */
@@ -74,6 +75,11 @@ export function planAssignments<T extends AssignmentInput>(
     } else if (object.drain === undefined) {
       const target = ring.shardFor(object.key)!;
       if (target !== current) action = { type: object.controlled ? 'assign' : 'drain', object, shard: target };
+    } else if (!ring.has(object.drain)) {
+      // The drain's target is gone (died before the hand-over, or never was a shard): the
+      // owner would hand the object to nobody, and no later change of the ring would look
+      // at it again. Ask again, for the shard the ring names now.
+      action = { type: 'drain', object, shard: ring.shardFor(object.key)! };
     }
     if (!action) continue;
     wanted++;

@@ -28,5 +28,5 @@ export {
 } from './assignment-plan.js';
 export { ShardAssigner, type ShardAssignerOptions, type ShardedKind, type AssignerStats } from './shard-assigner.js';
 export { ShardCoordinator, type ShardingOptions } from './shard-coordinator.js';
-export { shardReconciler, type ShardReconcilerOptions } from './shard-reconciler.js';
+export { ShardGuard, type ShardGuardOptions } from './shard-guard.js';
 export { patchLabels } from './label-writes.js';

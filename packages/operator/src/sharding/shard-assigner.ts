@@ -76,12 +76,14 @@ interface Candidate extends AssignmentInput {
  * and every `resyncMs`, it pages through every sharded object's metadata (a consistent
  * LIST in pages of 500) and plans the moves: objects of dead shards are
  * reassigned, objects whose live shard the ring no longer names get a drain request,
- * which their shard acknowledges by relabelling them (see shardReconciler). Every write
+ * which their shard acknowledges by relabelling them (see ShardGuard). Every write
  * is guarded by the resourceVersion it was decided on.
  */
 export class ShardAssigner {
   readonly stats: AssignerStats = { assigned: 0, drained: 0, conflicts: 0, passes: 0 };
   private readonly kinds: ShardedKind[] = [];
+  /** Resources some sharded controller reconciles (its primary kind), by resource name. */
+  private readonly primaries = new Set<string>();
   private readonly log: RuntimeLogger;
   private ring = new HashRing([]);
   /** Unassigned objects waiting for their write, by kind and key: the newest object wins. */
@@ -89,6 +91,8 @@ export class ShardAssigner {
   private writers = 0;
   private wake?: () => void;
   private passWanted = false;
+  /** Throws once this replica may no longer lead (the leader Lease's fence); set per run. */
+  private assertLeading: () => void = () => {};
 
   constructor(private readonly options: ShardAssignerOptions) {
     this.log = options.logger ?? silentLogger;
@@ -97,12 +101,19 @@ export class ShardAssigner {
   addKind(kind: ShardedKind): void {
     const id = kindId(kind);
     if (!this.kinds.some((k) => kindId(k) === id)) this.kinds.push({ ...kind });
+    if (!kind.owner) this.primaries.add(resourceName(kind.resource));
   }
 
-  /** Assigns until `signal` aborts (this replica no longer leads). Never rejects. */
-  async run(signal: AbortSignal): Promise<void> {
+  /**
+   * Assigns until `signal` aborts (this replica no longer leads). Never rejects. Each write
+   * first calls `assertLeading`, so a leader that cannot be sure of its Lease writes nothing.
+   */
+  async run(signal: AbortSignal, assertLeading?: () => void): Promise<void> {
     const { informers, labels } = this.options;
     const members = this.options.members();
+    this.assertLeading = assertLeading ?? (() => {});
+    const wakeOnAbort = () => this.wake?.();
+    signal.addEventListener('abort', wakeOnAbort, { once: true });
     const handles: InformerHandle[] = [];
     const subscriptions: Subscription[] = [];
     const resync = setInterval(() => this.requestPass(), this.options.resyncMs ?? 5 * 60_000);
@@ -136,10 +147,8 @@ export class ShardAssigner {
       }
       while (!signal.aborted) {
         if (!this.passWanted) {
-          await new Promise<void>((resolve) => {
-            this.wake = resolve;
-            signal.addEventListener('abort', () => resolve(), { once: true });
-          });
+          await new Promise<void>((resolve) => (this.wake = resolve));
+          this.wake = undefined;
           continue;
         }
         // Shards starting or stopping together settle first, so no object moves twice.
@@ -156,6 +165,7 @@ export class ShardAssigner {
     } catch (error) {
       if (!signal.aborted) this.log.error(`ring ${labels.ring}: the assigner stopped: ${(error as Error).message}`);
     } finally {
+      signal.removeEventListener('abort', wakeOnAbort);
       clearInterval(resync);
       for (const subscription of subscriptions) subscription.unsubscribe();
       for (const handle of handles) handle.release();
@@ -192,8 +202,10 @@ export class ShardAssigner {
       for await (const page of pages) {
         const candidates = page.items.flatMap((object) => this.candidate(kind, object));
         const plan = planAssignments(candidates, ring, { maxMoves: Math.max(1, candidates.length) });
-        await this.apply(plan.actions, signal);
-        actions += plan.actions.length;
+        actions += await this.apply(plan.actions, ring, signal);
+        // The shards changed under the pass: what is left was planned for a ring that is gone
+        // (a shard declared dead may be back). The pass the change asked for starts over.
+        if (this.ring !== ring) return;
       }
     }
     this.stats.passes++;
@@ -219,29 +231,34 @@ export class ShardAssigner {
         key,
         object,
         kind,
-        controlled: kind.owner !== undefined,
+        // A child moves at once with its owner, since the owner's reconcile manages it; a
+        // child that some controller also reconciles as its primary kind is drained like
+        // any primary, or that reconcile could run on two shards at once.
+        controlled: kind.owner !== undefined && !this.primaries.has(resourceName(kind.resource)),
         ...(shard !== undefined ? { shard } : {}),
         ...(drain !== undefined ? { drain } : {}),
       },
     ];
   }
 
-  /** Writes the actions, `concurrency` at a time. */
-  private async apply(actions: AssignmentAction<Candidate>[], signal: AbortSignal): Promise<void> {
+  /** Writes the actions, `concurrency` at a time, while `ring` is current; returns how many were tried. */
+  private async apply(actions: AssignmentAction<Candidate>[], ring: HashRing, signal: AbortSignal): Promise<number> {
     const limit = this.options.concurrency ?? 20;
     let next = 0;
     const worker = async () => {
-      while (next < actions.length && !signal.aborted) {
+      while (next < actions.length && !signal.aborted && this.ring === ring) {
         const action = actions[next++]!;
         await this.write(action.object.kind, action.object.object, action.type, action.shard);
       }
     };
     await Promise.all(Array.from({ length: Math.min(limit, actions.length) }, worker));
+    return next;
   }
 
   private async write(kind: ShardedKind, object: KubeObject, type: 'assign' | 'drain', shard: string): Promise<void> {
     const { labels, transport } = this.options;
     try {
+      this.assertLeading();
       const written = await patchLabels(
         transport,
         kind.resource,
@@ -261,6 +278,9 @@ export class ShardAssigner {
       this.log.warn(
         `ring ${labels.ring}: could not ${type} ${resourceName(kind.resource)} ${object.metadata?.namespace ?? ''}/${object.metadata?.name}: ${(error as Error).message}`,
       );
+      // Not a conflict: nothing about the object will ask again (a new object's one watch
+      // event is spent), so a later pass, paced by the loop, decides it again.
+      this.requestPass();
     }
   }
 

@@ -1,13 +1,14 @@
 import type { KubeObject, ResourceDescriptor, RuntimeLogger, Transport } from '@nestor/core';
 import type { InformerCache } from '../runtime/informer.js';
 import type { LeaderElection } from '../runtime/manager.js';
+import type { ObjectTimer } from '../runtime/object-timers.js';
 import type { Reconciler } from '../runtime/reconciler.js';
 import type { ShardedObjects, ShardingMetrics, ShardScope } from '../runtime/shard-scope.js';
 import { ShardAssigner, type AssignerStats } from './shard-assigner.js';
 import { shardLabels, shardSelector, type ShardLabels } from './shard-labels.js';
 import { ShardLease } from './shard-lease.js';
 import { ShardMembers } from './shard-members.js';
-import { shardReconciler } from './shard-reconciler.js';
+import { ShardGuard } from './shard-guard.js';
 
 export interface ShardingOptions {
   /** The ring: names the labels (`shard.nestor.dev/<ring>`) and groups the shard Leases. */
@@ -41,6 +42,7 @@ export class ShardCoordinator implements ShardScope {
   private readonly lease: ShardLease;
   private readonly assigner: ShardAssigner;
   private readonly metrics: ShardingMetrics | undefined;
+  private readonly guard: ShardGuard;
 
   constructor(
     private readonly transport: Transport,
@@ -61,6 +63,13 @@ export class ShardCoordinator implements ShardScope {
       ...(options.logger ? { logger: options.logger } : {}),
     });
     this.lease = lease;
+    this.guard = new ShardGuard({
+      transport,
+      labels: this.labels,
+      shardId: this.shardId,
+      assertWritable: () => lease.assertWritable(),
+      ...(this.metrics ? { handedOver: (seconds?: number) => this.metrics!.handedOver(seconds) } : {}),
+    });
     this.membership = {
       acquire: (signal) => lease.start(signal),
       release: () => lease.stop(),
@@ -102,13 +111,11 @@ export class ShardCoordinator implements ShardScope {
   }
 
   wrap<T extends KubeObject>(resource: ResourceDescriptor<T>, reconcile: Reconciler<T>): Reconciler<T> {
-    return shardReconciler(resource, reconcile, {
-      transport: this.transport,
-      labels: this.labels,
-      shardId: this.shardId,
-      assertWritable: () => this.lease.assertWritable(),
-      ...(this.metrics ? { handedOver: (seconds?: number) => this.metrics!.handedOver(seconds) } : {}),
-    });
+    return this.guard.reconciler(resource, reconcile);
+  }
+
+  wrapTimer<T extends KubeObject>(resource: ResourceDescriptor<T>, timer: ObjectTimer<T>): ObjectTimer<T> {
+    return this.guard.timer(resource, timer);
   }
 
   addKinds(primary: ResourceDescriptor, owned: readonly ResourceDescriptor[], scope: ShardedObjects): void {
@@ -118,7 +125,7 @@ export class ShardCoordinator implements ShardScope {
     }
   }
 
-  assign(signal: AbortSignal): Promise<void> {
-    return this.assigner.run(signal);
+  assign(signal: AbortSignal, assertLeading?: () => void): Promise<void> {
+    return this.assigner.run(signal, assertLeading);
   }
 }

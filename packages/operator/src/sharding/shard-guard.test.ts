@@ -1,0 +1,126 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { KubeApiError, silentLogger, type KubeObject, type ResourceDescriptor } from '@nestor/core';
+import { ConfigMap as ConfigMapKind } from '../client/kinds.js';
+import type { ReconcileRequest } from '../runtime/reconciler.js';
+import { ShardGuard } from './shard-guard.js';
+import { shardLabels } from './shard-labels.js';
+
+const labels = shardLabels('pool');
+const ConfigMap = ConfigMapKind as unknown as ResourceDescriptor<KubeObject>;
+
+/** The API server as the guard uses it: the labels a PATCH writes, the object a GET reads. */
+class Api {
+  readonly calls: string[] = [];
+  live: KubeObject | undefined;
+  json = async <T>(method: string, path: string): Promise<T> => {
+    this.calls.push(`${method} ${path}`);
+    if (method === 'GET') {
+      if (!this.live) throw new KubeApiError(404, 'NotFound', 'not found', 'GET', path);
+      return this.live as T;
+    }
+    return {} as T;
+  };
+}
+
+function object(shard: string | undefined, drain?: string, resourceVersion = '1'): KubeObject {
+  return {
+    metadata: {
+      namespace: 'ns',
+      name: 'o',
+      resourceVersion,
+      labels: { ...(shard ? { [labels.shard]: shard } : {}), ...(drain ? { [labels.drain]: drain } : {}) },
+    },
+  };
+}
+
+function request(object: KubeObject | undefined): ReconcileRequest<KubeObject> {
+  return {
+    ref: { namespace: 'ns', name: 'o' },
+    key: 'ns/o',
+    object,
+    signal: new AbortController().signal,
+    attempt: 1,
+    reconcileId: 'r',
+    log: silentLogger,
+  };
+}
+
+function guarded(api: Api) {
+  const guard = new ShardGuard({ transport: api, labels, shardId: 'a', assertWritable: () => {} });
+  const ran: string[] = [];
+  const reconcile = guard.reconciler(ConfigMap, ({ object }) => {
+    ran.push(`reconcile ${object?.metadata?.resourceVersion}`);
+  });
+  return { guard, ran, reconcile };
+}
+
+describe('ShardGuard', () => {
+  it('reconciles its own objects, and leaves alone those labelled for another shard', async () => {
+    const api = new Api();
+    const { ran, reconcile } = guarded(api);
+    await reconcile(request(object('a')));
+    await reconcile(request(object('b')));
+    assert.deepEqual(ran, ['reconcile 1']);
+    assert.deepEqual(api.calls, []);
+  });
+
+  it('hands over on a drain request, after any other run of the object on the shard ends', async () => {
+    const api = new Api();
+    const { guard, ran, reconcile } = guarded(api);
+    let release!: () => void;
+    const other = guard.reconciler(ConfigMap, () => new Promise<void>((resolve) => (release = resolve)));
+    const running = other(request(object('a')));
+    await new Promise(setImmediate);
+    assert.equal(guard.runningOf(ConfigMap, object('a')), 1);
+    assert.deepEqual(await reconcile(request(object('a', 'b'))), { requeueAfter: 100 });
+    assert.deepEqual(api.calls, [], 'no hand-over while the other controller runs');
+    release();
+    await running;
+    assert.equal(await reconcile(request(object('a', 'b'))), undefined);
+    assert.deepEqual(api.calls, ['PATCH /api/v1/namespaces/ns/configmaps/o']);
+    assert.deepEqual(ran, [], 'a drain request is handed over, not reconciled');
+  });
+
+  it('after a hand-over, checks a cached copy from before it with the API server', async () => {
+    const api = new Api();
+    const { ran, reconcile } = guarded(api);
+    await reconcile(request(object('a', 'b')));
+    // A lagging informer still holds the copy from before the drain.
+    api.live = object('b', undefined, '3');
+    await reconcile(request(object('a', undefined, '1')));
+    assert.deepEqual(ran, [], 'the object is shard b’s now');
+    assert.equal(api.calls.at(-1), 'GET /api/v1/namespaces/ns/configmaps/o');
+    // Assigned back to this shard later: it runs again, and is no longer checked.
+    api.live = object('a', undefined, '7');
+    await reconcile(request(object('a', undefined, '7')));
+    await reconcile(request(object('a', undefined, '8')));
+    assert.deepEqual(ran, ['reconcile 7', 'reconcile 8']);
+    assert.equal(api.calls.filter((c) => c.startsWith('GET')).length, 2);
+  });
+
+  it('runs a timer only on this shard’s objects, never during a drain, and counts it as a run', async () => {
+    const api = new Api();
+    const { guard } = guarded(api);
+    const fired: string[] = [];
+    let release!: () => void;
+    const timer = guard.timer(ConfigMap, {
+      name: 'probe',
+      intervalMs: 1_000,
+      run: ({ object }) => {
+        fired.push(object!.metadata!.labels![labels.shard]!);
+        return new Promise<void>((resolve) => (release = resolve));
+      },
+    });
+    await timer.run(request(object('b')));
+    await timer.run(request(object('a', 'b')));
+    assert.deepEqual(fired, []);
+    const running = timer.run(request(object('a')));
+    await new Promise(setImmediate);
+    assert.deepEqual(fired, ['a']);
+    assert.equal(guard.runningOf(ConfigMap, object('a')), 1, 'a hand-over would wait for it');
+    release();
+    await running;
+    assert.equal(guard.runningOf(ConfigMap, object('a')), 0);
+  });
+});

@@ -1,0 +1,176 @@
+import {
+  KubeApiError,
+  resourceName,
+  resourcePath,
+  type KubeObject,
+  type ResourceDescriptor,
+  type Transport,
+} from '@nestor/core';
+import type { ObjectTimer } from '../runtime/object-timers.js';
+import type { ReconcileRequest, Reconciler } from '../runtime/reconciler.js';
+import { patchLabels } from './label-writes.js';
+import { DRAIN_REQUESTED_AT_ANNOTATION, isLabelToken, type ShardLabels } from './shard-labels.js';
+
+export interface ShardGuardOptions {
+  transport: Pick<Transport, 'json'>;
+  labels: ShardLabels;
+  shardId: string;
+  /** Throws unless this shard surely still holds its Lease (checked before the hand-over write). */
+  assertWritable(): void;
+  /** Counts the hand-overs, with the seconds since the drain was requested when known. */
+  handedOver?(waitedSeconds?: number): void;
+  /** How long a hand-over waits before looking again while another run of the object goes on (default 100 ms). */
+  recheckMs?: number;
+  /** Objects handed over that are remembered, most recent first (default 10,000). */
+  rememberHandedOver?: number;
+}
+
+/**
+ * What keeps one shard's runs of an object apart from another shard's: every sharded
+ * controller's reconciler and every `@Timer` of it go through here.
+ *
+ * - An object with a drain request is handed over, not reconciled: the relabel to the
+ *   target shard runs as a run of the object's key (it cannot overlap that controller's
+ *   reconcile of it), and it waits while any other run of the object on this shard goes
+ *   on (another controller of the same kind, a timer). The target sees the object only
+ *   once the write carries its label.
+ * - An object whose label names another shard (a late requeue after a move) is left alone.
+ * - An object this shard handed over is not run again from a cached copy that predates the
+ *   hand-over (an informer with other selectors can lag behind the one that saw the drain):
+ *   its runs first read the object from the API server, and go on only if it is this
+ *   shard's again.
+ */
+export class ShardGuard {
+  /** Runs of each object going on now on this shard, by object id. */
+  private readonly running = new Map<string, number>();
+  /** Objects handed over, by object id, oldest first (a Map keeps insertion order). */
+  private readonly handedOver = new Map<string, true>();
+
+  constructor(private readonly options: ShardGuardOptions) {}
+
+  /** The runs of `object` going on now (for tests and the hand-over). */
+  runningOf(resource: ResourceDescriptor, object: KubeObject): number {
+    return this.running.get(objectId(resource, object)) ?? 0;
+  }
+
+  /** Wraps a sharded controller's reconciler. */
+  reconciler<T extends KubeObject>(resource: ResourceDescriptor<T>, reconcile: Reconciler<T>): Reconciler<T> {
+    return async (request) => {
+      const object = request.object;
+      if (!object) return reconcile(request);
+      const target = object.metadata?.labels?.[this.options.labels.drain];
+      if (target !== undefined) return this.handOver(resource, object, target, request);
+      if (!(await this.owns(resource, object))) return;
+      return this.tracked(resource, object, () => reconcile(request));
+    };
+  }
+
+  /** Wraps a sharded controller's timer: it runs only on this shard's objects, never during a hand-over. */
+  timer<T extends KubeObject>(resource: ResourceDescriptor<T>, timer: ObjectTimer<T>): ObjectTimer<T> {
+    return {
+      ...timer,
+      run: async (request) => {
+        const object = request.object;
+        if (!object || object.metadata?.labels?.[this.options.labels.drain] !== undefined) return;
+        if (!(await this.owns(resource, object))) return;
+        await this.tracked(resource, object, () => timer.run(request));
+      },
+    };
+  }
+
+  /** Whether this shard may run `object`: labelled with its shard, and not a copy from before a hand-over. */
+  private async owns(resource: ResourceDescriptor, object: KubeObject): Promise<boolean> {
+    const { labels, shardId } = this.options;
+    if (object.metadata?.labels?.[labels.shard] !== shardId) return false;
+    const id = objectId(resource, object);
+    if (!this.handedOver.has(id)) return true;
+    // Handed over since: the cache that gave this copy may not know yet. Ask the API server.
+    let current: KubeObject;
+    try {
+      current = await this.options.transport.json<KubeObject>(
+        'GET',
+        resourcePath(resource, object.metadata?.namespace, object.metadata?.name),
+      );
+    } catch (error) {
+      if (error instanceof KubeApiError && error.status === 404) {
+        this.handedOver.delete(id);
+        return false;
+      }
+      throw error;
+    }
+    const mine =
+      current.metadata?.labels?.[labels.shard] === shardId && current.metadata?.labels?.[labels.drain] === undefined;
+    if (mine) this.handedOver.delete(id); // assigned back to this shard: its runs go on as before
+    return mine;
+  }
+
+  private async tracked<R>(resource: ResourceDescriptor, object: KubeObject, run: () => R | Promise<R>): Promise<R> {
+    const id = objectId(resource, object);
+    this.running.set(id, (this.running.get(id) ?? 0) + 1);
+    try {
+      return await run();
+    } finally {
+      const left = this.running.get(id)! - 1;
+      if (left === 0) this.running.delete(id);
+      else this.running.set(id, left);
+    }
+  }
+
+  private async handOver<T extends KubeObject>(
+    resource: ResourceDescriptor<T>,
+    object: T,
+    target: string,
+    request: ReconcileRequest<T>,
+  ) {
+    const { labels, shardId } = this.options;
+    const id = objectId(resource, object);
+    if (this.running.has(id)) {
+      // Another controller of this kind, or a timer, is running on the object: this run of
+      // its key comes back once it had time to end (a run that ignores its abort holds it).
+      request.log.debug('hand-over waits for a run of the object on this shard', { shard: shardId });
+      return { requeueAfter: this.options.recheckMs ?? 100 };
+    }
+    this.options.assertWritable();
+    const to = isLabelToken(target) ? target : null; // no valid target: unassigned, the leader assigns it
+    const moved = await patchLabels(
+      this.options.transport,
+      resource,
+      object,
+      { [labels.shard]: to, [labels.drain]: null },
+      { [DRAIN_REQUESTED_AT_ANNOTATION]: null },
+    );
+    if (moved) {
+      this.remember(id);
+      this.options.handedOver?.(secondsSince(object.metadata?.annotations?.[DRAIN_REQUESTED_AT_ANNOTATION]));
+    }
+    request.log.info(
+      moved
+        ? `handed over to shard ${to ?? '(unassigned)'}`
+        : 'hand-over skipped: the object changed; its next event decides again',
+      { shard: shardId },
+    );
+    return undefined;
+  }
+
+  private remember(id: string): void {
+    this.handedOver.delete(id);
+    this.handedOver.set(id, true);
+    const cap = this.options.rememberHandedOver ?? 10_000;
+    // The oldest go first: a cache still that far behind would have missed thousands of moves.
+    for (const oldest of this.handedOver.keys()) {
+      if (this.handedOver.size <= cap) break;
+      this.handedOver.delete(oldest);
+    }
+  }
+}
+
+/** One object of one resource on this shard, whatever controller runs it. */
+function objectId(resource: ResourceDescriptor, object: KubeObject): string {
+  return `${resourceName(resource)}/${object.metadata?.namespace ?? ''}/${object.metadata?.name ?? ''}`;
+}
+
+/** Seconds since an RFC 3339 time written by the leader (its clock: skew shows here), or undefined. */
+function secondsSince(at: string | undefined): number | undefined {
+  const then = at ? Date.parse(at) : NaN;
+  return Number.isNaN(then) ? undefined : Math.max(0, (Date.now() - then) / 1000);
+}
