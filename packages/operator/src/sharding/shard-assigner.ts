@@ -91,6 +91,8 @@ export class ShardAssigner {
   private writers = 0;
   private wake?: () => void;
   private passWanted = false;
+  /** Label writes that failed with anything but a conflict, so far. */
+  private failures = 0;
   /** Throws once this replica may no longer lead (the leader Lease's fence); set per run. */
   private assertLeading: () => void = () => {};
 
@@ -155,7 +157,7 @@ export class ShardAssigner {
         await sleep(this.options.settleMs ?? 1_000, signal).catch(() => {});
         if (signal.aborted) break;
         this.passWanted = false;
-        await this.pass(signal).catch((error: Error) => {
+        await this.pass(signal, members).catch((error: Error) => {
           if (signal.aborted) return;
           this.log.warn(`ring ${labels.ring}: rebalance pass failed, trying again: ${error.message}`);
           this.passWanted = true;
@@ -180,10 +182,13 @@ export class ShardAssigner {
   }
 
   /** One walk over every sharded object: reassign the dead shards' objects, drain the moved ones. */
-  private async pass(signal: AbortSignal): Promise<void> {
+  private async pass(signal: AbortSignal, members: ShardMembers): Promise<void> {
     const ring = this.ring;
     if (ring.shards.length === 0) return;
+    // Leases taken from dead shards before this pass: released once it has moved their objects.
+    const taken = members.taken();
     const conflicts = this.stats.conflicts;
+    const failures = this.failures;
     const started = performance.now();
     let actions = 0;
     for (const kind of this.kinds) {
@@ -208,6 +213,9 @@ export class ShardAssigner {
         if (this.ring !== ring) return;
       }
     }
+    // Their shards may take their Leases back now: none of their objects is labelled for them.
+    const complete = this.stats.conflicts === conflicts && this.failures === failures;
+    if (taken.size > 0 && complete) await members.release(taken);
     this.stats.passes++;
     this.options.metrics?.rebalanced((performance.now() - started) / 1000);
     if (actions > 0) this.log.info(`ring ${this.options.labels.ring}: rebalance pass made ${actions} move(s)`);
@@ -278,6 +286,7 @@ export class ShardAssigner {
       this.log.warn(
         `ring ${labels.ring}: could not ${type} ${resourceName(kind.resource)} ${object.metadata?.namespace ?? ''}/${object.metadata?.name}: ${(error as Error).message}`,
       );
+      this.failures++;
       // Not a conflict: nothing about the object will ask again (a new object's one watch
       // event is spent), so a later pass, paced by the loop, decides it again.
       this.requestPass();

@@ -70,6 +70,8 @@ export class ShardCoordinator implements ShardScope {
       assertWritable: () => lease.assertWritable(),
       ...(this.metrics ? { handedOver: (seconds?: number) => this.metrics!.handedOver(seconds) } : {}),
     });
+    // While the Lease was not held the leader may have moved this shard's objects away.
+    lease.onLost(() => this.guard.suspect());
     this.membership = {
       acquire: (signal) => lease.start(signal),
       release: () => lease.stop(),

@@ -5,19 +5,16 @@
 import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
-import { Transport, type KubeObject } from '@nestor/core';
+import type { KubeObject, Transport } from '@nestor/core';
 import { TestEnvironment, waitFor } from '@nestor/testing';
 import { ConfigMap } from '../client/kinds.js';
-import { InformerCache } from '../runtime/informer.js';
-import { LeaseLock } from '../runtime/leader-election.js';
-import { Manager } from '../runtime/manager.js';
+import type { Manager } from '../runtime/manager.js';
+import { shardedReplica } from '../test-support/sharded-manager.js';
 import { HashRing } from './hash-ring.js';
-import { ShardCoordinator } from './shard-coordinator.js';
 import { objectShardKey } from './shard-key.js';
 
 const RING = 'guarded';
 const SHARD_LABEL = `shard.nestor.dev/${RING}`;
-const timings = { leaseDurationMs: 4_000, renewDeadlineMs: 3_000, retryPeriodMs: 500 };
 
 let env: TestEnvironment;
 let namespace: string;
@@ -28,17 +25,7 @@ let releaseSlow: () => void = () => {};
 const slowGate = new Promise<void>((resolve) => (releaseSlow = resolve));
 
 async function startReplica(replica: string): Promise<void> {
-  const transport = await Transport.fromKubeConfig(env.kubeConfig);
-  const informers = new InformerCache(transport);
-  const lock = new LeaseLock(transport, { name: `${RING}-leader`, namespace, identity: replica, ...timings });
-  const sharding = new ShardCoordinator(transport, informers, {
-    ring: RING,
-    shardId: replica,
-    namespace,
-    ...timings,
-    settleMs: 200,
-  });
-  const manager = new Manager({ transport, informers, leaderElection: lock, sharding, shutdownGraceMs: 5_000 });
+  const { manager, transport } = await shardedReplica(env.kubeConfig, { ring: RING, replica, namespace });
   for (const controller of ['slow', 'fast']) {
     manager.addController({
       name: controller,

@@ -46,8 +46,15 @@ function request(object: KubeObject | undefined): ReconcileRequest<KubeObject> {
   };
 }
 
-function guarded(api: Api) {
-  const guard = new ShardGuard({ transport: api, labels, shardId: 'a', assertWritable: () => {} });
+function guarded(api: Api, lease = { held: true }) {
+  const guard = new ShardGuard({
+    transport: api,
+    labels,
+    shardId: 'a',
+    assertWritable: () => {
+      if (!lease.held) throw new Error('the shard Lease may have expired');
+    },
+  });
   const ran: string[] = [];
   const reconcile = guard.reconciler(ConfigMap, ({ object }) => {
     ran.push(`reconcile ${object?.metadata?.resourceVersion}`);
@@ -63,6 +70,21 @@ describe('ShardGuard', () => {
     await reconcile(request(object('b')));
     assert.deepEqual(ran, ['reconcile 1']);
     assert.deepEqual(api.calls, []);
+  });
+
+  it('starts no run while the shard is not sure of its Lease, and asks for the key again', async () => {
+    const api = new Api();
+    const lease = { held: false };
+    const { guard, ran, reconcile } = guarded(api, lease);
+    assert.deepEqual(await reconcile(request(object('a'))), { requeueAfter: 1_000 });
+    const fired: string[] = [];
+    await guard
+      .timer(ConfigMap, { name: 't', intervalMs: 1_000, run: () => void fired.push('t') })
+      .run(request(object('a')));
+    assert.deepEqual([ran, fired], [[], []]);
+    lease.held = true;
+    await reconcile(request(object('a')));
+    assert.deepEqual(ran, ['reconcile 1']);
   });
 
   it('hands over on a drain request, after any other run of the object on the shard ends', async () => {
@@ -97,6 +119,20 @@ describe('ShardGuard', () => {
     await reconcile(request(object('a', undefined, '8')));
     assert.deepEqual(ran, ['reconcile 7', 'reconcile 8']);
     assert.equal(api.calls.filter((c) => c.startsWith('GET')).length, 2);
+  });
+
+  it('after a lost Lease, confirms each object once with the API server before running it', async () => {
+    const api = new Api();
+    const { guard, ran, reconcile } = guarded(api);
+    guard.suspect();
+    api.live = object('b', undefined, '5'); // moved away by the leader while the Lease was lost
+    await reconcile(request(object('a', undefined, '2')));
+    assert.deepEqual(ran, []);
+    api.live = object('a', undefined, '6'); // this one is still the shard's
+    await reconcile(request(object('a', undefined, '6')));
+    await reconcile(request(object('a', undefined, '7')));
+    assert.deepEqual(ran, ['reconcile 6', 'reconcile 7']);
+    assert.equal(api.calls.filter((c) => c.startsWith('GET')).length, 2, 'confirmed once, then the cache is trusted');
   });
 
   it('runs a timer only on this shard’s objects, never during a drain, and counts it as a run', async () => {

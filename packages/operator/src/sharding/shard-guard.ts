@@ -35,18 +35,31 @@ export interface ShardGuardOptions {
  *   on (another controller of the same kind, a timer). The target sees the object only
  *   once the write carries its label.
  * - An object whose label names another shard (a late requeue after a move) is left alone.
+ * - No run starts unless the shard surely holds its Lease (a process thawed after a pause
+ *   would otherwise start what its queue held before it notices the Lease is lost).
  * - An object this shard handed over is not run again from a cached copy that predates the
  *   hand-over (an informer with other selectors can lag behind the one that saw the drain):
  *   its runs first read the object from the API server, and go on only if it is this
  *   shard's again.
+ * - After the shard lost its Lease (`suspect()`), the leader may have declared it dead and
+ *   moved its objects while its caches could not see it. Each object's first run after
+ *   that reads the object from the API server. Once confirmed, the cache is trusted again
+ *   for that object: it can leave a live shard only through this shard's own hand-over.
  */
 export class ShardGuard {
   /** Runs of each object going on now on this shard, by object id. */
   private readonly running = new Map<string, number>();
   /** Objects handed over, by object id, oldest first (a Map keeps insertion order). */
   private readonly handedOver = new Map<string, true>();
+  /** Set once the shard lost its Lease: objects confirmed with the API server since. */
+  private confirmed?: Set<string>;
 
   constructor(private readonly options: ShardGuardOptions) {}
+
+  /** The shard lost its Lease: confirm each object with the API server before its next run. */
+  suspect(): void {
+    this.confirmed = new Set();
+  }
 
   /** The runs of `object` going on now (for tests and the hand-over). */
   runningOf(resource: ResourceDescriptor, object: KubeObject): number {
@@ -60,6 +73,9 @@ export class ShardGuard {
       if (!object) return reconcile(request);
       const target = object.metadata?.labels?.[this.options.labels.drain];
       if (target !== undefined) return this.handOver(resource, object, target, request);
+      // A shard thawed after a pause runs what its queue held before it notices the lost Lease:
+      // a run starts only while the Lease is surely held, else its key comes back later.
+      if (!this.leaseHeld()) return { requeueAfter: 1_000 }; // by then renewed, or the controllers stand by
       if (!(await this.owns(resource, object))) return;
       return this.tracked(resource, object, () => reconcile(request));
     };
@@ -72,10 +88,19 @@ export class ShardGuard {
       run: async (request) => {
         const object = request.object;
         if (!object || object.metadata?.labels?.[this.options.labels.drain] !== undefined) return;
-        if (!(await this.owns(resource, object))) return;
+        if (!this.leaseHeld() || !(await this.owns(resource, object))) return;
         await this.tracked(resource, object, () => timer.run(request));
       },
     };
+  }
+
+  private leaseHeld(): boolean {
+    try {
+      this.options.assertWritable();
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   /** Whether this shard may run `object`: labelled with its shard, and not a copy from before a hand-over. */
@@ -83,8 +108,10 @@ export class ShardGuard {
     const { labels, shardId } = this.options;
     if (object.metadata?.labels?.[labels.shard] !== shardId) return false;
     const id = objectId(resource, object);
-    if (!this.handedOver.has(id)) return true;
-    // Handed over since: the cache that gave this copy may not know yet. Ask the API server.
+    const unconfirmed = this.confirmed !== undefined && !this.confirmed.has(id);
+    if (!this.handedOver.has(id) && !unconfirmed) return true;
+    // Handed over since, or the Lease was lost since: the cache that gave this copy may not
+    // know what happened meanwhile. Ask the API server.
     let current: KubeObject;
     try {
       current = await this.options.transport.json<KubeObject>(
@@ -100,7 +127,10 @@ export class ShardGuard {
     }
     const mine =
       current.metadata?.labels?.[labels.shard] === shardId && current.metadata?.labels?.[labels.drain] === undefined;
-    if (mine) this.handedOver.delete(id); // assigned back to this shard: its runs go on as before
+    if (mine) {
+      this.handedOver.delete(id); // assigned back to this shard: its runs go on as before
+      this.confirmed?.add(id);
+    }
     return mine;
   }
 

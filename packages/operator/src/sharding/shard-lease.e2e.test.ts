@@ -6,7 +6,7 @@ import { resourcePath, Transport } from '@nestor/core';
 import { Lease } from '../client/kinds.js';
 import { InformerCache } from '../runtime/informer.js';
 import { ShardLease } from './shard-lease.js';
-import { ShardMembers, TAKEOVER_IDENTITY } from './shard-members.js';
+import { ShardMembers, TAKEOVER_DURATION_SECONDS, TAKEOVER_IDENTITY } from './shard-members.js';
 
 const RING = 'e2e-ring';
 /** Short leases so a crash is detected within seconds: 2 s lease, renewed every 0.5 s. */
@@ -79,7 +79,7 @@ describe('shard Leases and ShardMembers against the shared API server', () => {
     );
     const taken = await env.client.request<V1Lease>('GET', resourcePath(Lease, namespace, 'shard-1'));
     assert.equal(taken.spec?.holderIdentity, TAKEOVER_IDENTITY);
-    assert.equal(taken.spec?.leaseDurationSeconds, 4, 'taken for twice the duration');
+    assert.equal(taken.spec?.leaseDurationSeconds, TAKEOVER_DURATION_SECONDS, 'taken until the assigner releases it');
     assert.ok(holders[2]!.held, 'the healthy shard kept its Lease');
 
     // The set as published: from empty to the last shard, each emission a change.

@@ -4,7 +4,7 @@ import type { V1Lease } from '@kubernetes/client-node';
 import { KubeApiError, ManualClock, type Transport } from '@nestor/core';
 import { FakeWatchTransport, flush } from '../test-support/fake-watch-transport.js';
 import { InformerCache } from '../runtime/informer.js';
-import { ShardMembers, TAKEOVER_IDENTITY } from './shard-members.js';
+import { ShardMembers, TAKEOVER_DURATION_SECONDS, TAKEOVER_IDENTITY } from './shard-members.js';
 
 const T0 = Date.parse('2030-01-01T00:00:00.000Z');
 const iso = (ms: number) => new Date(ms).toISOString().replace('Z', '000Z');
@@ -98,12 +98,26 @@ describe('ShardMembers', () => {
     assert.match(puts[0]!.path, /\/namespaces\/ops\/leases\/s-0$/);
     assert.equal(puts[0]!.body.metadata?.resourceVersion, '1');
     assert.equal(puts[0]!.body.spec?.holderIdentity, TAKEOVER_IDENTITY);
-    assert.equal(puts[0]!.body.spec?.leaseDurationSeconds, 20);
+    assert.equal(puts[0]!.body.spec?.leaseDurationSeconds, TAKEOVER_DURATION_SECONDS, 'held until released');
     assert.deepEqual(members.available(), ['s-0', 's-1'], 'dead only once the write is seen');
     stream.push('MODIFIED', { ...puts[0]!.body, metadata: { ...puts[0]!.body.metadata, resourceVersion: '4' } });
     await flush();
     assert.deepEqual(members.available(), ['s-1']);
     assert.deepEqual(seen, ['s-0,s-1', 's-1']);
+
+    // Once the objects are moved the assigner releases what it took, at the version it saw.
+    const taken = members.taken();
+    assert.deepEqual([...taken], [['s-0', '4']]);
+    await members.release(new Map([['s-0', '3']]));
+    assert.equal(puts.length, 1, 'a Lease that changed since is not released');
+    await members.release(taken);
+    assert.equal(puts.length, 2);
+    assert.equal(puts[1]!.body.metadata?.resourceVersion, '4');
+    assert.equal(puts[1]!.body.spec?.holderIdentity, '', 'free: its shard may take it back');
+    stream.push('MODIFIED', { ...puts[1]!.body, metadata: { ...puts[1]!.body.metadata, resourceVersion: '5' } });
+    await flush();
+    assert.equal(members.states().get('s-0'), 'dead', 'still out of the ring until it does');
+    assert.deepEqual(members.taken(), new Map());
     members.stop();
   });
 
@@ -126,6 +140,25 @@ describe('ShardMembers', () => {
     clock.advance(2_000);
     await flush();
     assert.equal(puts.length, 3, 'retried after retryMs');
+    members.stop();
+  });
+
+  it('measures expiry from when it saw each renewal, so a shard whose clock runs behind stays ready', async () => {
+    // The shard's clock is a minute behind: every renewTime it writes looks a minute old here.
+    const behind = 60_000;
+    const { members, clock, stream } = await setUp([lease('s-0', 's-0', T0 - behind, '1')]);
+    assert.equal(members.states().get('s-0'), 'ready', 'seen renewed now');
+    for (let rv = 2; rv < 6; rv++) {
+      clock.advance(5_000);
+      stream.push('MODIFIED', lease('s-0', 's-0', clock.now() - behind, String(rv)));
+      await flush();
+      assert.equal(members.states().get('s-0'), 'ready', 'renewing on a slow clock');
+    }
+    // It stops renewing: expired a duration after the last renewal seen, uncertain after two.
+    clock.advance(10_000);
+    assert.equal(members.states().get('s-0'), 'expired');
+    clock.advance(10_000);
+    assert.equal(members.states().get('s-0'), 'uncertain');
     members.stop();
   });
 

@@ -19,6 +19,13 @@ import { isAvailable, nextTransition, shardIdOf, shardState, type ShardState } f
 /** The holder the assigner writes into a Lease it takes; any holder but the shard id makes the shard dead. */
 export const TAKEOVER_IDENTITY = 'nestor-shard-members';
 
+/**
+ * How long a taken Lease stays taken if no leader releases it (normally the assigner
+ * releases it after the pass that moved the shard's objects): its shard may not take it
+ * back before, or it could reconcile objects the pass is moving away.
+ */
+export const TAKEOVER_DURATION_SECONDS = 3_600;
+
 export interface ShardMembersOptions {
   ring: string;
   /** The namespace of the ring's Leases. */
@@ -26,8 +33,9 @@ export interface ShardMembersOptions {
   /** Time for the Leases' expiry (default: the system clock); tests pass a ManualClock. */
   clock?: Clock;
   /**
-   * Take the Lease of each uncertain shard (RV-guarded, holder `TAKEOVER_IDENTITY`,
-   * duration doubled) so that it becomes dead and leaves the ring: the assigner's job.
+   * Take the Lease of each uncertain shard (RV-guarded, holder `TAKEOVER_IDENTITY`, for
+   * `TAKEOVER_DURATION_SECONDS`) so that it becomes dead and leaves the ring, and release
+   * it once its objects are moved (`release`): the assigner's job.
    * Without it an uncertain shard stays available, as nothing proves it is gone.
    */
   takeOver?: {
@@ -53,8 +61,12 @@ export class ShardMembers {
   private handle?: InformerHandle<V1Lease>;
   private subscription?: Subscription;
   private timer?: TimerHandle;
+  /** Takeovers waiting to be tried again after a failure. */
+  private readonly retries = new Set<TimerHandle>();
   private current: string[] = [];
   private readonly stateById = new Map<string, ShardState>();
+  /** When each Lease's current version was first seen, on this clock (expiry is measured from it too). */
+  private readonly observed = new Map<string, { resourceVersion: string | undefined; at: number }>();
   /** Leases being taken, by name, so a re-evaluation does not send a second write. */
   private readonly taking = new Set<string>();
   private stopped = false;
@@ -104,11 +116,50 @@ export class ShardMembers {
     return this.stateById;
   }
 
+  /** The Leases taken from dead shards (holder `TAKEOVER_IDENTITY`), by name, with the resourceVersion seen. */
+  taken(): Map<string, string> {
+    const taken = new Map<string, string>();
+    for (const lease of this.handle?.informer.list() ?? []) {
+      if (lease.spec?.holderIdentity === TAKEOVER_IDENTITY && lease.metadata?.resourceVersion)
+        taken.set(shardIdOf(lease), lease.metadata.resourceVersion);
+    }
+    return taken;
+  }
+
+  /**
+   * Releases taken Leases still at the resourceVersion given (call it once a rebalance pass
+   * that started after they were taken has moved their shards' objects): each shard is
+   * still dead, and may take its Lease again. Failures are left for the next pass.
+   */
+  async release(taken: ReadonlyMap<string, string>): Promise<void> {
+    const transport = this.options.takeOver?.transport;
+    if (!transport) return;
+    for (const [name, resourceVersion] of taken) {
+      const lease = this.handle?.informer.get({ namespace: this.options.namespace, name });
+      if (!lease || lease.metadata?.resourceVersion !== resourceVersion) continue;
+      if (lease.spec?.holderIdentity !== TAKEOVER_IDENTITY) continue;
+      const now = microTime(new Date(this.clock.now())) as unknown as Date;
+      const body: V1Lease = {
+        ...lease,
+        spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: now },
+      };
+      try {
+        await transport.json('PUT', resourcePath(Lease, this.options.namespace, name), { body });
+        this.log.info(`shard ${name} of ring ${this.options.ring}: its objects moved, its Lease released`);
+      } catch (error) {
+        if (error instanceof KubeApiError && (error.status === 409 || error.status === 404)) continue;
+        this.log.warn(`could not release the Lease of dead shard ${name}: ${(error as Error).message}`);
+      }
+    }
+  }
+
   /** Stops watching; `available$` completes. */
   stop(): void {
     if (this.stopped) return;
     this.stopped = true;
     if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
+    for (const retry of this.retries) this.clock.clearTimeout(retry);
+    this.retries.clear();
     this.subscription?.unsubscribe();
     this.handle?.release();
     this.subject.complete();
@@ -121,17 +172,23 @@ export class ShardMembers {
     let next: number | undefined;
     const available: string[] = [];
     this.stateById.clear();
+    const listed = new Set<string>();
     for (const lease of informer.list()) {
       const id = shardIdOf(lease);
-      const state = shardState(lease, now);
+      listed.add(id);
+      const resourceVersion = lease.metadata?.resourceVersion;
+      let seen = this.observed.get(id);
+      if (seen?.resourceVersion !== resourceVersion) this.observed.set(id, (seen = { resourceVersion, at: now }));
+      const state = shardState(lease, now, seen!.at);
       this.stateById.set(id, state);
       if (isAvailable(state)) available.push(id);
       if (state !== 'uncertain') this.taking.delete(id);
       else if (this.options.takeOver) this.takeOver(lease);
-      const at = nextTransition(lease, now);
+      const at = nextTransition(lease, now, seen!.at);
       if (at !== undefined && (next === undefined || at < next)) next = at;
     }
     for (const id of this.taking) if (!this.stateById.has(id)) this.taking.delete(id);
+    for (const id of this.observed.keys()) if (!listed.has(id)) this.observed.delete(id);
     available.sort();
     this.current = available;
     this.subject.next(available);
@@ -155,7 +212,7 @@ export class ShardMembers {
       spec: {
         ...spec,
         holderIdentity: TAKEOVER_IDENTITY,
-        leaseDurationSeconds: 2 * (spec.leaseDurationSeconds ?? 15),
+        leaseDurationSeconds: TAKEOVER_DURATION_SECONDS,
         acquireTime: now,
         renewTime: now,
         leaseTransitions: (spec.leaseTransitions ?? 0) + 1,
@@ -173,10 +230,12 @@ export class ShardMembers {
           return;
         }
         this.log.warn(`could not take the Lease of shard ${name}: ${(error as Error).message}`);
-        this.clock.setTimeout(() => {
+        const retry = this.clock.setTimeout(() => {
+          this.retries.delete(retry);
           this.taking.delete(name);
           this.evaluate();
         }, takeOver.retryMs ?? 2_000);
+        this.retries.add(retry);
       },
     );
   }

@@ -21,21 +21,32 @@ export function shardIdOf(lease: V1Lease): string {
   return lease.metadata?.name ?? '';
 }
 
-/** When the Lease expires, in epoch ms: renewTime + leaseDurationSeconds (0 when either is missing). */
-function expiryOf(lease: V1Lease): { expiry: number; durationMs: number } {
+/**
+ * When the Lease expires, in epoch ms on the reader's clock: from the later of its
+ * renewTime (written on the shard's clock) and `observedAt`, when the reader saw this
+ * version of it, plus leaseDurationSeconds (0 when renewTime or the duration is missing).
+ * Measuring from what the reader saw is what client-go's leader election does: a shard
+ * whose clock runs behind the leader's is not declared expired while it still renews.
+ */
+function expiryOf(lease: V1Lease, observedAt = -Infinity): { expiry: number; durationMs: number } {
   const renew = lease.spec?.renewTime;
   const seconds = lease.spec?.leaseDurationSeconds;
   if (!renew || !seconds) return { expiry: 0, durationMs: 0 };
   const renewedAt = renew instanceof Date ? renew.getTime() : Date.parse(String(renew));
   const durationMs = seconds * 1000;
-  return Number.isFinite(renewedAt) ? { expiry: renewedAt + durationMs, durationMs } : { expiry: 0, durationMs: 0 };
+  return Number.isFinite(renewedAt)
+    ? { expiry: Math.max(renewedAt, observedAt) + durationMs, durationMs }
+    : { expiry: 0, durationMs: 0 };
 }
 
-/** The state of the shard `lease` stands for at `now` (epoch ms). A held Lease without times is uncertain. */
-export function shardState(lease: V1Lease, now: number): ShardState {
+/**
+ * The state of the shard `lease` stands for at `now` (epoch ms), `observedAt` being when
+ * this version of the Lease was first seen. A held Lease without times is uncertain.
+ */
+export function shardState(lease: V1Lease, now: number, observedAt?: number): ShardState {
   const holder = lease.spec?.holderIdentity;
   if (!holder || holder !== shardIdOf(lease)) return 'dead';
-  const { expiry, durationMs } = expiryOf(lease);
+  const { expiry, durationMs } = expiryOf(lease, observedAt);
   if (now < expiry) return 'ready';
   if (now < expiry + durationMs) return 'expired';
   return 'uncertain';
@@ -45,10 +56,10 @@ export function shardState(lease: V1Lease, now: number): ShardState {
  * When (epoch ms) the state of `lease` changes next without a write, or undefined if it
  * does not: expiry makes no watch event, so watchers set a timer for it.
  */
-export function nextTransition(lease: V1Lease, now: number): number | undefined {
+export function nextTransition(lease: V1Lease, now: number, observedAt?: number): number | undefined {
   const holder = lease.spec?.holderIdentity;
   if (!holder || holder !== shardIdOf(lease)) return undefined;
-  const { expiry, durationMs } = expiryOf(lease);
+  const { expiry, durationMs } = expiryOf(lease, observedAt);
   if (now < expiry) return expiry;
   if (now < expiry + durationMs) return expiry + durationMs;
   return undefined;

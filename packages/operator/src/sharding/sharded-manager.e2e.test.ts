@@ -6,22 +6,18 @@
 // runs on the elected leader only; a manager stopped cleanly hands everything back.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { KubeApiError, Transport, type KubeObject } from '@nestor/core';
+import { KubeApiError, type KubeObject } from '@nestor/core';
 import { TestEnvironment, parallel, waitFor } from '@nestor/testing';
 import { ConfigMap, Secret } from '../client/kinds.js';
-import { InformerCache } from '../runtime/informer.js';
-import { LeaseLock } from '../runtime/leader-election.js';
-import { Manager } from '../runtime/manager.js';
 import { generationChanged } from '../runtime/predicates.js';
+import { shardedReplica, type ShardedReplica } from '../test-support/sharded-manager.js';
 import { HashRing } from './hash-ring.js';
-import { ShardCoordinator } from './shard-coordinator.js';
 import { objectShardKey } from './shard-key.js';
 
 const RING = 'pairs';
 const SHARD_LABEL = `shard.nestor.dev/${RING}`;
 const PARENTS = 60;
 const NOTES = 20;
-const timings = { leaseDurationMs: 4_000, renewDeadlineMs: 3_000, retryPeriodMs: 500 };
 
 let env: TestEnvironment;
 let namespace: string;
@@ -30,24 +26,14 @@ let elsewhere: string;
 const sharded: Array<{ replica: string; key: string }> = [];
 const notes: Array<{ replica: string; key: string }> = [];
 const leaderOnly: Array<{ replica: string; key: string }> = [];
-const replicas = new Map<string, { manager: Manager; transport: Transport; lock: LeaseLock }>();
+const replicas = new Map<string, ShardedReplica>();
 
 const parentName = (i: number) => `parent-${String(i).padStart(2, '0')}`;
 const path = (kind: 'configmaps' | 'secrets', name = '') =>
   `/api/v1/namespaces/${namespace}/${kind}${name ? `/${name}` : ''}`;
 
 async function startReplica(replica: string): Promise<void> {
-  const transport = await Transport.fromKubeConfig(env.kubeConfig);
-  const informers = new InformerCache(transport);
-  const lock = new LeaseLock(transport, { name: `${RING}-leader`, namespace, identity: replica, ...timings });
-  const sharding = new ShardCoordinator(transport, informers, {
-    ring: RING,
-    shardId: replica,
-    namespace,
-    ...timings,
-    settleMs: 200,
-  });
-  const manager = new Manager({ transport, informers, leaderElection: lock, sharding, shutdownGraceMs: 5_000 });
+  const { manager, transport, lock } = await shardedReplica(env.kubeConfig, { ring: RING, replica, namespace });
   manager.addController({
     name: 'parents',
     resource: ConfigMap,
