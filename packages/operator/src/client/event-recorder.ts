@@ -107,6 +107,11 @@ export function withReportingController<T>(controller: string, fn: () => T): T {
   return controllerScope.run(controller, fn);
 }
 
+/** The controller whose reconcile (or timer) runs the current code, if any. */
+export function currentReportingController(): string | undefined {
+  return controllerScope.getStore();
+}
+
 /**
  * Records Events about objects, best effort: see the file's comment. One per process is
  * enough (the manager has one; KubeClient.recordEvent uses it). Call close() on shutdown

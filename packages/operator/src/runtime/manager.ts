@@ -10,7 +10,7 @@ import {
   sleep,
   type Transport,
 } from '@nestor/core';
-import { EventRecorder, type EventRecorderMetrics } from '../client/event-recorder.js';
+import { currentReportingController, EventRecorder, type EventRecorderMetrics } from '../client/event-recorder.js';
 import { ManagedController, type ManagedControllerOptions } from './managed-controller.js';
 import type { ControllerMetricsSink } from './reconcile-loop.js';
 import { InformerCache, type Informer } from './informer.js';
@@ -166,12 +166,22 @@ export class Manager {
   }
 
   /**
-   * What KubeClient checks before each write: the lease, with leader election (the shard's
-   * Lease when sharded: almost every write is a shard's reconcile); nothing without.
+   * What KubeClient checks before each write: the lease, with leader election; nothing
+   * without. When sharded, the Lease of whoever writes: the leader Lease inside a
+   * `sharded: false` controller's reconcile or timer, the shard's Lease everywhere else.
    */
   get writeFence(): { assertWritable(): void } | undefined {
-    const election = this.options.sharding?.membership ?? this.options.leaderElection;
-    return election?.assertWritable ? { assertWritable: () => election.assertWritable!() } : undefined;
+    const leader = this.options.leaderElection;
+    const shard = this.options.sharding?.membership;
+    if (!shard) return leader?.assertWritable ? { assertWritable: () => leader.assertWritable!() } : undefined;
+    return {
+      assertWritable: () => {
+        const name = currentReportingController();
+        const controller = name === undefined ? undefined : this.controllers.get(name);
+        const lease = controller && !this.sharded.has(controller) ? leader : shard;
+        lease?.assertWritable?.();
+      },
+    };
   }
 
   /** True once this process leads (always, without leader election). */
