@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { KubeApiError, ManualClock, type KubeObject, type RequestOptions } from '@nestor/core';
-import { EventRecorder, qualifiedName, withReportingController, type EventDropReason } from './event-recorder.js';
+import {
+  currentReportingController,
+  EventRecorder,
+  qualifiedName,
+  withReportingController,
+  type EventDropReason,
+} from './event-recorder.js';
 import { eventName } from './event-sink.js';
 
 interface Sent {
@@ -52,6 +58,26 @@ async function settle(rounds = 5) {
 const T0 = Date.UTC(2024, 0, 1);
 
 describe('EventRecorder', () => {
+  it('asks the write fence in the context of the controller that recorded each Event', async () => {
+    const { transport, sent } = fakeApi();
+    // As a sharded manager's fence: the leader-only controller's Lease is lost, the shard's is not.
+    const fence = {
+      assertWritable: () => {
+        if (currentReportingController() === 'audit') throw new Error('the leader Lease may have expired');
+      },
+    };
+    const recorder = new EventRecorder(transport, { clock: new ManualClock(T0), fence });
+    // One batch: both are written by the same pump, outside either reconcile's context.
+    withReportingController('audit', () => recorder.record(pod('a'), 'Normal', 'Audited', 'seen'));
+    withReportingController('shards', () => recorder.record(pod('b'), 'Normal', 'Scaled', 'scaled'));
+    await settle();
+    assert.deepEqual(
+      sent.map((s) => (s.body['regarding'] as { name: string }).name),
+      ['b'],
+    );
+    assert.equal(recorder.stats.dropped.fenced, 1);
+  });
+
   it('writes an events.k8s.io/v1 Event with reporting controller and instance, without waiting', async () => {
     const { transport, sent } = fakeApi();
     const clock = new ManualClock(T0);

@@ -183,9 +183,8 @@ export class EventRecorder {
       );
       return this.drop('invalid');
     }
-    const reportingController = qualifiedName(
-      options.reportingController ?? controllerScope.getStore() ?? this.defaultController,
-    );
+    const scope = controllerScope.getStore();
+    const reportingController = qualifiedName(options.reportingController ?? scope ?? this.defaultController);
     const shortReason = limitBytes(reason, 128);
     const action = limitBytes(options.action ?? reason, 128);
     const shortNote = limitBytes(note, 1024);
@@ -210,6 +209,7 @@ export class EventRecorder {
       action,
       note: shortNote,
       reportingController,
+      ...(scope !== undefined ? { scope } : {}),
       firstTime: now,
       lastTime: now,
       count: 1,
@@ -294,7 +294,11 @@ export class EventRecorder {
         continue;
       }
       try {
-        this.options.fence?.assertWritable();
+        // Writes are batched outside the recording code's async context: the fence is asked
+        // in the context of the controller that recorded the Event (see Manager.writeFence).
+        const check = () => this.options.fence?.assertWritable();
+        if (series.scope === undefined) controllerScope.exit(check);
+        else controllerScope.run(series.scope, check);
       } catch {
         series.state = 'idle';
         if (series.written === 0) this.series.forget(series);

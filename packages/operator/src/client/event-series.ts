@@ -29,6 +29,8 @@ export interface EventSeries {
   readonly action: string;
   readonly note: string;
   readonly reportingController: string;
+  /** The controller whose reconcile or timer recorded it, if any: its writes are fenced by that controller's Lease. */
+  readonly scope?: string;
   readonly firstTime: number;
   lastTime: number;
   /** Occurrences so far. */

@@ -398,12 +398,15 @@ export class Manager {
         continue;
       }
       if (signal.aborted) return;
+      let stopped = () => {};
       const lease = new Promise<void>((resolve) => {
         lost = resolve;
-        signal.addEventListener('abort', () => resolve(), { once: true });
+        stopped = () => resolve();
+        signal.addEventListener('abort', stopped, { once: true });
       });
       on.acquired();
       await lease;
+      signal.removeEventListener('abort', stopped); // one listener per hold, not one per loss
       if (signal.aborted) return;
       await on.lost();
     }

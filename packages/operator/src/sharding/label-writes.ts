@@ -1,10 +1,13 @@
 import { KubeApiError, resourcePath, type KubeObject, type ResourceDescriptor, type Transport } from '@nestor/core';
 
+/** What a guarded label write did: written; refused because the object changed; or the object is gone. */
+export type LabelWrite = 'written' | 'conflict' | 'gone';
+
 /**
  * One label change on one object, guarded by the resourceVersion it was decided on (a
  * merge patch carrying metadata.resourceVersion): when the object changed meanwhile the
  * API server answers 409 and nothing is written, and the change is decided again from
- * the newer object. Resolves false on 409 or 404 (gone), true once written.
+ * the newer object. Other failures throw.
  */
 export async function patchLabels(
   transport: Pick<Transport, 'json'>,
@@ -12,7 +15,7 @@ export async function patchLabels(
   object: KubeObject,
   labels: Record<string, string | null>,
   annotations?: Record<string, string | null>,
-): Promise<boolean> {
+): Promise<LabelWrite> {
   const { name, namespace, resourceVersion } = object.metadata ?? {};
   if (!name || !resourceVersion) throw new Error(`cannot relabel a ${resource.kind} without name and resourceVersion`);
   try {
@@ -20,9 +23,10 @@ export async function patchLabels(
       body: { metadata: { resourceVersion, labels, ...(annotations ? { annotations } : {}) } },
       contentType: 'application/merge-patch+json',
     });
-    return true;
+    return 'written';
   } catch (error) {
-    if (error instanceof KubeApiError && (error.status === 409 || error.status === 404)) return false;
+    if (error instanceof KubeApiError && error.status === 409) return 'conflict';
+    if (error instanceof KubeApiError && error.status === 404) return 'gone';
     throw error;
   }
 }

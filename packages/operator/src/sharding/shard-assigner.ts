@@ -15,10 +15,13 @@ import type { InformerCache, InformerHandle } from '../runtime/informer.js';
 import type { ShardingMetrics } from '../runtime/shard-scope.js';
 import { planAssignments, type AssignmentAction, type AssignmentInput } from './assignment-plan.js';
 import { HashRing } from './hash-ring.js';
-import { patchLabels } from './label-writes.js';
+import { patchLabels, type LabelWrite } from './label-writes.js';
 import type { ShardMembers } from './shard-members.js';
 import { shardKeyOf } from './shard-key.js';
 import { DRAIN_REQUESTED_AT_ANNOTATION, unassignedSelector, type ShardLabels } from './shard-labels.js';
+
+/** What one of the assigner's label writes did. */
+type WriteOutcome = LabelWrite | 'failed';
 
 /** A kind whose objects are spread over the shards. */
 export interface ShardedKind {
@@ -91,8 +94,6 @@ export class ShardAssigner {
   private writers = 0;
   private wake?: () => void;
   private passWanted = false;
-  /** Label writes that failed with anything but a conflict, so far. */
-  private failures = 0;
   /** Throws once this replica may no longer lead (the leader Lease's fence); set per run. */
   private assertLeading: () => void = () => {};
 
@@ -114,6 +115,7 @@ export class ShardAssigner {
     const { informers, labels } = this.options;
     const members = this.options.members();
     this.assertLeading = assertLeading ?? (() => {});
+    members.assertLeading = this.assertLeading;
     const wakeOnAbort = () => this.wake?.();
     signal.addEventListener('abort', wakeOnAbort, { once: true });
     const handles: InformerHandle[] = [];
@@ -184,13 +186,19 @@ export class ShardAssigner {
   /** One walk over every sharded object: reassign the dead shards' objects, drain the moved ones. */
   private async pass(signal: AbortSignal, members: ShardMembers): Promise<void> {
     const ring = this.ring;
-    if (ring.shards.length === 0) return;
     // Leases taken from dead shards before this pass: released once it has moved their objects.
     const taken = members.taken();
-    const conflicts = this.stats.conflicts;
-    const failures = this.failures;
+    if (ring.shards.length === 0) {
+      // No shard to move anything to: holding the taken Leases protects nothing, and a shard
+      // that comes back must be able to take its Lease (and its objects, still labelled for it).
+      if (taken.size > 0) await members.release(taken);
+      return;
+    }
     const started = performance.now();
     let actions = 0;
+    let retry = false;
+    /** Taken shards with an object whose move did not go through in this pass. */
+    const unsettled = new Set<string>();
     for (const kind of this.kinds) {
       const pages = listPages<KubeObject>(this.options.transport, resourcePath(kind.resource, kind.namespace), {
         // No resourceVersion: the watch cache answers resourceVersion 0 in one page whatever
@@ -207,20 +215,28 @@ export class ShardAssigner {
       for await (const page of pages) {
         const candidates = page.items.flatMap((object) => this.candidate(kind, object));
         const plan = planAssignments(candidates, ring, { maxMoves: Math.max(1, candidates.length) });
-        actions += await this.apply(plan.actions, ring, signal);
-        // The shards changed under the pass: what is left was planned for a ring that is gone
-        // (a shard declared dead may be back). The pass the change asked for starts over.
-        if (this.ring !== ring) return;
+        for (const { action, outcome } of await this.apply(plan.actions, ring, signal)) {
+          actions++;
+          if (outcome === 'written' || outcome === 'gone') continue;
+          retry = true;
+          for (const shard of [action.object.shard, action.object.drain])
+            if (shard !== undefined && taken.has(shard)) unsettled.add(shard);
+        }
+        // The shards changed under the pass, or this replica stopped leading: what is left was
+        // planned for a ring that is gone (a shard declared dead may be back). The pass the
+        // change asked for starts over; nothing is released.
+        if (signal.aborted || this.ring !== ring) return;
       }
     }
     // Their shards may take their Leases back now: none of their objects is labelled for them.
-    const complete = this.stats.conflicts === conflicts && this.failures === failures;
-    if (taken.size > 0 && complete) await members.release(taken);
+    const settled = new Map([...taken].filter(([shard]) => !unsettled.has(shard)));
+    if (settled.size > 0) await members.release(settled);
     this.stats.passes++;
     this.options.metrics?.rebalanced((performance.now() - started) / 1000);
     if (actions > 0) this.log.info(`ring ${this.options.labels.ring}: rebalance pass made ${actions} move(s)`);
-    // Objects that changed under a write were not moved: another pass decides from their new version.
-    if (this.stats.conflicts > conflicts) this.passWanted = true;
+    // Objects that changed under a write, or whose write failed, were not moved: another
+    // pass decides from their new version.
+    if (retry) this.passWanted = true;
   }
 
   private candidate(kind: ShardedKind, object: KubeObject): Candidate[] {
@@ -249,25 +265,41 @@ export class ShardAssigner {
     ];
   }
 
-  /** Writes the actions, `concurrency` at a time, while `ring` is current; returns how many were tried. */
-  private async apply(actions: AssignmentAction<Candidate>[], ring: HashRing, signal: AbortSignal): Promise<number> {
+  /**
+   * Writes the actions, `concurrency` at a time, while `ring` is current and this replica
+   * leads; returns what each write that was tried did.
+   */
+  private async apply(
+    actions: AssignmentAction<Candidate>[],
+    ring: HashRing,
+    signal: AbortSignal,
+  ): Promise<Array<{ action: AssignmentAction<Candidate>; outcome: WriteOutcome }>> {
     const limit = this.options.concurrency ?? 20;
+    const done: Array<{ action: AssignmentAction<Candidate>; outcome: WriteOutcome }> = [];
     let next = 0;
     const worker = async () => {
       while (next < actions.length && !signal.aborted && this.ring === ring) {
         const action = actions[next++]!;
-        await this.write(action.object.kind, action.object.object, action.type, action.shard);
+        done.push({
+          action,
+          outcome: await this.write(action.object.kind, action.object.object, action.type, action.shard),
+        });
       }
     };
     await Promise.all(Array.from({ length: Math.min(limit, actions.length) }, worker));
-    return next;
+    return done;
   }
 
-  private async write(kind: ShardedKind, object: KubeObject, type: 'assign' | 'drain', shard: string): Promise<void> {
+  private async write(
+    kind: ShardedKind,
+    object: KubeObject,
+    type: 'assign' | 'drain',
+    shard: string,
+  ): Promise<WriteOutcome> {
     const { labels, transport } = this.options;
     try {
       this.assertLeading();
-      const written = await patchLabels(
+      const outcome = await patchLabels(
         transport,
         kind.resource,
         object,
@@ -276,20 +308,21 @@ export class ShardAssigner {
           ? { [DRAIN_REQUESTED_AT_ANNOTATION]: new Date().toISOString() }
           : { [DRAIN_REQUESTED_AT_ANNOTATION]: null },
       );
-      if (!written) this.stats.conflicts++;
-      else {
+      if (outcome === 'conflict') this.stats.conflicts++;
+      else if (outcome === 'written') {
         if (type === 'assign') this.stats.assigned++;
         else this.stats.drained++;
         this.options.metrics?.moved(type);
       }
+      return outcome;
     } catch (error) {
       this.log.warn(
         `ring ${labels.ring}: could not ${type} ${resourceName(kind.resource)} ${object.metadata?.namespace ?? ''}/${object.metadata?.name}: ${(error as Error).message}`,
       );
-      this.failures++;
       // Not a conflict: nothing about the object will ask again (a new object's one watch
       // event is spent), so a later pass, paced by the loop, decides it again.
       this.requestPass();
+      return 'failed';
     }
   }
 

@@ -82,6 +82,7 @@ export class ShardCoordinator implements ShardScope {
       new ShardMembers(informers, {
         ring: options.ring,
         namespace: options.namespace,
+        self: options.shardId,
         takeOver: { transport },
         ...(options.logger ? { logger: options.logger } : {}),
       });

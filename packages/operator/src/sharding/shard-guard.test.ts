@@ -13,8 +13,11 @@ const ConfigMap = ConfigMapKind as unknown as ResourceDescriptor<KubeObject>;
 class Api {
   readonly calls: string[] = [];
   live: KubeObject | undefined;
+  /** While set, every call waits for it. */
+  hold?: Promise<void>;
   json = async <T>(method: string, path: string): Promise<T> => {
     this.calls.push(`${method} ${path}`);
+    await this.hold;
     if (method === 'GET') {
       if (!this.live) throw new KubeApiError(404, 'NotFound', 'not found', 'GET', path);
       return this.live as T;
@@ -102,6 +105,39 @@ describe('ShardGuard', () => {
     assert.equal(await reconcile(request(object('a', 'b'))), undefined);
     assert.deepEqual(api.calls, ['PATCH /api/v1/namespaces/ns/configmaps/o']);
     assert.deepEqual(ran, [], 'a drain request is handed over, not reconciled');
+  });
+
+  it('starts no run while the hand-over write is in flight, and counts a run from before its first await', async () => {
+    const api = new Api();
+    const { guard, ran, reconcile } = guarded(api);
+    let release!: () => void;
+    api.hold = new Promise((resolve) => (release = resolve));
+    // The hand-over's PATCH is on the wire: another controller's run, or a timer, must wait.
+    const handing = reconcile(request(object('a', 'b')));
+    await new Promise(setImmediate);
+    const other = guard.reconciler(ConfigMap, () => void ran.push('other'));
+    assert.deepEqual(await other(request(object('a'))), { requeueAfter: 100 });
+    const fired: string[] = [];
+    await guard
+      .timer(ConfigMap, { name: 't', intervalMs: 1_000, run: () => void fired.push('t') })
+      .run(request(object('a')));
+    assert.deepEqual([ran, fired], [[], []]);
+    release();
+    await handing;
+    api.hold = undefined;
+
+    // After a lost Lease a run first reads the object: it is counted while that read is on the wire.
+    const api2 = new Api();
+    const guard2 = new ShardGuard({ transport: api2, labels, shardId: 'a', assertWritable: () => {} });
+    guard2.suspect();
+    let release2!: () => void;
+    api2.hold = new Promise((resolve) => (release2 = resolve));
+    api2.live = object('a');
+    const running = guard2.reconciler(ConfigMap, () => {})(request(object('a')));
+    assert.equal(guard2.runningOf(ConfigMap, object('a')), 1, 'counted before its read returns');
+    assert.deepEqual(await guard2.reconciler(ConfigMap, () => {})(request(object('a', 'b'))), { requeueAfter: 100 });
+    release2();
+    await running;
   });
 
   it('after a hand-over, checks a cached copy from before it with the API server', async () => {

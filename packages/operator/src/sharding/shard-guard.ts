@@ -21,7 +21,7 @@ export interface ShardGuardOptions {
   handedOver?(waitedSeconds?: number): void;
   /** How long a hand-over waits before looking again while another run of the object goes on (default 100 ms). */
   recheckMs?: number;
-  /** Objects handed over that are remembered, most recent first (default 10,000). */
+  /** Objects handed over, and objects confirmed after a lost Lease, that are remembered (default 10,000 of each). */
   rememberHandedOver?: number;
 }
 
@@ -49,8 +49,10 @@ export interface ShardGuardOptions {
 export class ShardGuard {
   /** Runs of each object going on now on this shard, by object id. */
   private readonly running = new Map<string, number>();
-  /** Objects handed over, by object id, oldest first (a Map keeps insertion order). */
-  private readonly handedOver = new Map<string, true>();
+  /** Objects whose hand-over write is in flight: no run of them starts meanwhile. */
+  private readonly handing = new Set<string>();
+  /** Objects handed over, by object id, oldest first (a Set keeps insertion order). */
+  private readonly handedOver = new Set<string>();
   /** Set once the shard lost its Lease: objects confirmed with the API server since. */
   private confirmed?: Set<string>;
 
@@ -76,8 +78,10 @@ export class ShardGuard {
       // A shard thawed after a pause runs what its queue held before it notices the lost Lease:
       // a run starts only while the Lease is surely held, else its key comes back later.
       if (!this.leaseHeld()) return { requeueAfter: 1_000 }; // by then renewed, or the controllers stand by
-      if (!(await this.owns(resource, object))) return;
-      return this.tracked(resource, object, () => reconcile(request));
+      const id = objectId(resource, object);
+      if (this.handing.has(id)) return { requeueAfter: this.options.recheckMs ?? 100 };
+      // Counted from here, before any await, so a hand-over never sees it as not running.
+      return this.tracked(id, async () => ((await this.owns(id, resource, object)) ? reconcile(request) : undefined));
     };
   }
 
@@ -88,8 +92,11 @@ export class ShardGuard {
       run: async (request) => {
         const object = request.object;
         if (!object || object.metadata?.labels?.[this.options.labels.drain] !== undefined) return;
-        if (!this.leaseHeld() || !(await this.owns(resource, object))) return;
-        await this.tracked(resource, object, () => timer.run(request));
+        const id = objectId(resource, object);
+        if (!this.leaseHeld() || this.handing.has(id)) return;
+        await this.tracked(id, async () => {
+          if (await this.owns(id, resource, object)) await timer.run(request);
+        });
       },
     };
   }
@@ -104,10 +111,9 @@ export class ShardGuard {
   }
 
   /** Whether this shard may run `object`: labelled with its shard, and not a copy from before a hand-over. */
-  private async owns(resource: ResourceDescriptor, object: KubeObject): Promise<boolean> {
+  private async owns(id: string, resource: ResourceDescriptor, object: KubeObject): Promise<boolean> {
     const { labels, shardId } = this.options;
     if (object.metadata?.labels?.[labels.shard] !== shardId) return false;
-    const id = objectId(resource, object);
     const unconfirmed = this.confirmed !== undefined && !this.confirmed.has(id);
     if (!this.handedOver.has(id) && !unconfirmed) return true;
     // Handed over since, or the Lease was lost since: the cache that gave this copy may not
@@ -129,13 +135,12 @@ export class ShardGuard {
       current.metadata?.labels?.[labels.shard] === shardId && current.metadata?.labels?.[labels.drain] === undefined;
     if (mine) {
       this.handedOver.delete(id); // assigned back to this shard: its runs go on as before
-      this.confirmed?.add(id);
+      if (this.confirmed) remember(this.confirmed, id, this.options.rememberHandedOver ?? 10_000);
     }
     return mine;
   }
 
-  private async tracked<R>(resource: ResourceDescriptor, object: KubeObject, run: () => R | Promise<R>): Promise<R> {
-    const id = objectId(resource, object);
+  private async tracked<R>(id: string, run: () => Promise<R>): Promise<R> {
     this.running.set(id, (this.running.get(id) ?? 0) + 1);
     try {
       return await run();
@@ -154,7 +159,7 @@ export class ShardGuard {
   ) {
     const { labels, shardId } = this.options;
     const id = objectId(resource, object);
-    if (this.running.has(id)) {
+    if (this.running.has(id) || this.handing.has(id)) {
       // Another controller of this kind, or a timer, is running on the object: this run of
       // its key comes back once it had time to end (a run that ignores its abort holds it).
       request.log.debug('hand-over waits for a run of the object on this shard', { shard: shardId });
@@ -162,15 +167,23 @@ export class ShardGuard {
     }
     this.options.assertWritable();
     const to = isLabelToken(target) ? target : null; // no valid target: unassigned, the leader assigns it
-    const moved = await patchLabels(
-      this.options.transport,
-      resource,
-      object,
-      { [labels.shard]: to, [labels.drain]: null },
-      { [DRAIN_REQUESTED_AT_ANNOTATION]: null },
-    );
+    // From the check above to the end of the write, no run of the object may start here.
+    this.handing.add(id);
+    let moved: boolean;
+    try {
+      const write = await patchLabels(
+        this.options.transport,
+        resource,
+        object,
+        { [labels.shard]: to, [labels.drain]: null },
+        { [DRAIN_REQUESTED_AT_ANNOTATION]: null },
+      );
+      moved = write === 'written';
+      if (moved) remember(this.handedOver, id, this.options.rememberHandedOver ?? 10_000);
+    } finally {
+      this.handing.delete(id);
+    }
     if (moved) {
-      this.remember(id);
       this.options.handedOver?.(secondsSince(object.metadata?.annotations?.[DRAIN_REQUESTED_AT_ANNOTATION]));
     }
     request.log.info(
@@ -181,16 +194,19 @@ export class ShardGuard {
     );
     return undefined;
   }
+}
 
-  private remember(id: string): void {
-    this.handedOver.delete(id);
-    this.handedOver.set(id, true);
-    const cap = this.options.rememberHandedOver ?? 10_000;
-    // The oldest go first: a cache still that far behind would have missed thousands of moves.
-    for (const oldest of this.handedOver.keys()) {
-      if (this.handedOver.size <= cap) break;
-      this.handedOver.delete(oldest);
-    }
+/**
+ * Adds `id` as the newest of a bounded set, dropping the oldest beyond `cap`: a cache still
+ * that far behind would have missed thousands of moves, and a confirmation dropped costs
+ * one more read.
+ */
+function remember(set: Set<string>, id: string, cap: number): void {
+  set.delete(id);
+  set.add(id);
+  for (const oldest of set) {
+    if (set.size <= cap) break;
+    set.delete(oldest);
   }
 }
 

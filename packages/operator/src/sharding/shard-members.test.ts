@@ -71,8 +71,11 @@ describe('ShardMembers', () => {
   });
 
   it('keeps a shard that stopped renewing available through expired and uncertain, on its clock', async () => {
-    const { members, clock, seen } = await setUp([lease('s-0', 's-0', T0, '1'), lease('s-1', 's-1', T0 + 5_000, '2')]);
-    clock.advance(10_000);
+    const { members, clock, stream, seen } = await setUp([lease('s-0', 's-0', T0, '1'), lease('s-1', 's-1', T0, '2')]);
+    clock.advance(5_000);
+    stream.push('MODIFIED', lease('s-1', 's-1', T0 + 5_000, '3')); // s-1 renews once more, then both stop
+    await flush();
+    clock.advance(5_000);
     assert.equal(members.states().get('s-0'), 'expired');
     assert.equal(members.states().get('s-1'), 'ready');
     clock.advance(10_000);
@@ -90,9 +93,10 @@ describe('ShardMembers', () => {
     const { members, clock, stream, seen } = await setUp([lease('s-0', 's-0', T0, '1'), lease('s-1', 's-1', T0, '2')], {
       transport,
     });
-    stream.push('MODIFIED', lease('s-1', 's-1', T0 + 15_000, '3'));
+    clock.advance(15_000);
+    stream.push('MODIFIED', lease('s-1', 's-1', T0 + 15_000, '3')); // s-1 renews; s-0 does not
     await flush();
-    clock.advance(20_000);
+    clock.advance(5_000);
     await flush();
     assert.equal(puts.length, 1);
     assert.match(puts[0]!.path, /\/namespaces\/ops\/leases\/s-0$/);
@@ -159,6 +163,54 @@ describe('ShardMembers', () => {
     assert.equal(members.states().get('s-0'), 'expired');
     clock.advance(10_000);
     assert.equal(members.states().get('s-0'), 'uncertain');
+    members.stop();
+  });
+
+  it('never takes its own Lease, and takes nothing once it may no longer lead', async () => {
+    const { transport, puts } = writer();
+    const watch = new FakeWatchTransport();
+    watch.onList = () => ({
+      items: [lease('me', 'me', T0, '1'), lease('other', 'other', T0, '2')],
+      metadata: { resourceVersion: '10' },
+    });
+    const clock = new ManualClock(T0);
+    const members = new ShardMembers(new InformerCache(watch), {
+      ring: 'web',
+      namespace: 'ops',
+      clock,
+      self: 'me',
+      takeOver: { transport },
+    });
+    let leading = false;
+    members.assertLeading = () => {
+      if (!leading) throw new Error('not leading');
+    };
+    members.start();
+    await members.whenSynced();
+    clock.advance(20_000); // both uncertain, as a leader thawed after a pause sees them
+    await flush();
+    assert.equal(puts.length, 0, 'not leading: no takeover');
+    leading = true;
+    members['evaluate']();
+    await flush();
+    assert.deepEqual(
+      puts.map((p) => p.path.split('/').pop()),
+      ['other'],
+      'its own Lease is never taken',
+    );
+    members.stop();
+  });
+
+  it('a change of a Lease that is not a renewal (a label edit) does not keep a dead shard alive', async () => {
+    const { members, clock, stream } = await setUp([lease('s-0', 's-0', T0, '1')]);
+    for (let rv = 2; rv < 6; rv++) {
+      clock.advance(5_000);
+      const edited = lease('s-0', 's-0', T0, String(rv));
+      edited.metadata!.annotations = { touched: String(rv) };
+      stream.push('MODIFIED', edited);
+      await flush();
+    }
+    assert.equal(members.states().get('s-0'), 'uncertain', '20 s without a renewal');
     members.stop();
   });
 

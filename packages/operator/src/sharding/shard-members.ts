@@ -16,6 +16,9 @@ import { microTime } from '../runtime/leader-election.js';
 import { RING_LABEL, shardLabels } from './shard-labels.js';
 import { isAvailable, nextTransition, shardIdOf, shardState, type ShardState } from './shard-state.js';
 
+/** performance.now(), which no wall-clock step moves. */
+const monotonicClock: Clock = { ...systemClock, now: () => performance.now() };
+
 /** The holder the assigner writes into a Lease it takes; any holder but the shard id makes the shard dead. */
 export const TAKEOVER_IDENTITY = 'nestor-shard-members';
 
@@ -30,8 +33,13 @@ export interface ShardMembersOptions {
   ring: string;
   /** The namespace of the ring's Leases. */
   namespace: string;
-  /** Time for the Leases' expiry (default: the system clock); tests pass a ManualClock. */
+  /**
+   * The clock expiry is measured on, from when each renewal was seen (default: monotonic,
+   * so a wall-clock step on this machine declares nobody dead); tests pass a ManualClock.
+   */
   clock?: Clock;
+  /** This replica's own shard id: never taken over by itself (a thawed leader sees its own Lease stale). */
+  self?: string;
   /**
    * Take the Lease of each uncertain shard (RV-guarded, holder `TAKEOVER_IDENTITY`, for
    * `TAKEOVER_DURATION_SECONDS`) so that it becomes dead and leaves the ring, and release
@@ -65,8 +73,10 @@ export class ShardMembers {
   private readonly retries = new Set<TimerHandle>();
   private current: string[] = [];
   private readonly stateById = new Map<string, ShardState>();
-  /** When each Lease's current version was first seen, on this clock (expiry is measured from it too). */
-  private readonly observed = new Map<string, { resourceVersion: string | undefined; at: number }>();
+  /** When each Lease's current renewal (holder and renewTime) was first seen, on this clock: expiry is measured from it. */
+  private readonly observed = new Map<string, { renewal: string; at: number }>();
+  /** Throws once this replica may no longer lead: no takeover or release is written then (set by the assigner). */
+  assertLeading: () => void = () => {};
   /** Leases being taken, by name, so a re-evaluation does not send a second write. */
   private readonly taking = new Set<string>();
   private stopped = false;
@@ -76,7 +86,7 @@ export class ShardMembers {
     private readonly options: ShardMembersOptions,
   ) {
     shardLabels(options.ring);
-    this.clock = options.clock ?? systemClock;
+    this.clock = options.clock ?? monotonicClock;
     this.log = options.logger ?? silentLogger;
     this.available$ = this.subject.pipe(
       filter((shards): shards is readonly string[] => shards !== undefined),
@@ -138,7 +148,8 @@ export class ShardMembers {
       const lease = this.handle?.informer.get({ namespace: this.options.namespace, name });
       if (!lease || lease.metadata?.resourceVersion !== resourceVersion) continue;
       if (lease.spec?.holderIdentity !== TAKEOVER_IDENTITY) continue;
-      const now = microTime(new Date(this.clock.now())) as unknown as Date;
+      this.assertLeading();
+      const now = microTime(new Date()) as unknown as Date;
       const body: V1Lease = {
         ...lease,
         spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: now },
@@ -176,14 +187,15 @@ export class ShardMembers {
     for (const lease of informer.list()) {
       const id = shardIdOf(lease);
       listed.add(id);
-      const resourceVersion = lease.metadata?.resourceVersion;
+      // A renewal is a new holder or renewTime: an edit of the Lease's labels is not one.
+      const renewal = `${lease.spec?.holderIdentity ?? ''} ${String(lease.spec?.renewTime ?? '')}`;
       let seen = this.observed.get(id);
-      if (seen?.resourceVersion !== resourceVersion) this.observed.set(id, (seen = { resourceVersion, at: now }));
+      if (seen?.renewal !== renewal) this.observed.set(id, (seen = { renewal, at: now }));
       const state = shardState(lease, now, seen!.at);
       this.stateById.set(id, state);
       if (isAvailable(state)) available.push(id);
       if (state !== 'uncertain') this.taking.delete(id);
-      else if (this.options.takeOver) this.takeOver(lease);
+      else if (this.options.takeOver && id !== this.options.self) this.takeOver(lease);
       const at = nextTransition(lease, now, seen!.at);
       if (at !== undefined && (next === undefined || at < next)) next = at;
     }
@@ -204,8 +216,13 @@ export class ShardMembers {
     const takeOver = this.options.takeOver!;
     const name = shardIdOf(lease);
     if (this.taking.has(name)) return;
+    try {
+      this.assertLeading();
+    } catch {
+      return; // no longer sure to lead: the next leader decides
+    }
     this.taking.add(name);
-    const now = microTime(new Date(this.clock.now())) as unknown as Date;
+    const now = microTime(new Date()) as unknown as Date;
     const spec = lease.spec ?? {};
     const body: V1Lease = {
       ...lease,

@@ -22,26 +22,25 @@ export function shardIdOf(lease: V1Lease): string {
 }
 
 /**
- * When the Lease expires, in epoch ms on the reader's clock: from the later of its
- * renewTime (written on the shard's clock) and `observedAt`, when the reader saw this
- * version of it, plus leaseDurationSeconds (0 when renewTime or the duration is missing).
- * Measuring from what the reader saw is what client-go's leader election does: a shard
- * whose clock runs behind the leader's is not declared expired while it still renews.
+ * When the Lease expires: `observedAt` (when the reader saw this renewal, on its own
+ * clock) plus leaseDurationSeconds, as client-go's leader election measures it, so that
+ * neither clock skew nor a wall-clock step moves it; without `observedAt`, renewTime (the
+ * shard's clock) plus the duration. 0 when renewTime or the duration is missing.
  */
-function expiryOf(lease: V1Lease, observedAt = -Infinity): { expiry: number; durationMs: number } {
+function expiryOf(lease: V1Lease, observedAt?: number): { expiry: number; durationMs: number } {
   const renew = lease.spec?.renewTime;
   const seconds = lease.spec?.leaseDurationSeconds;
   if (!renew || !seconds) return { expiry: 0, durationMs: 0 };
   const renewedAt = renew instanceof Date ? renew.getTime() : Date.parse(String(renew));
   const durationMs = seconds * 1000;
-  return Number.isFinite(renewedAt)
-    ? { expiry: Math.max(renewedAt, observedAt) + durationMs, durationMs }
-    : { expiry: 0, durationMs: 0 };
+  if (!Number.isFinite(renewedAt)) return { expiry: 0, durationMs: 0 };
+  return { expiry: (observedAt ?? renewedAt) + durationMs, durationMs };
 }
 
 /**
- * The state of the shard `lease` stands for at `now` (epoch ms), `observedAt` being when
- * this version of the Lease was first seen. A held Lease without times is uncertain.
+ * The state of the shard `lease` stands for at `now`, `observedAt` being when this renewal
+ * of the Lease was first seen on the same clock (else `now` is epoch ms, against
+ * renewTime). A held Lease without times is uncertain.
  */
 export function shardState(lease: V1Lease, now: number, observedAt?: number): ShardState {
   const holder = lease.spec?.holderIdentity;
