@@ -165,7 +165,7 @@ describe('operatorRbac', () => {
       {
         apiGroups: ['coordination.k8s.io'],
         resources: ['leases'],
-        verbs: ['create', 'get', 'list', 'update', 'watch'],
+        verbs: ['create', 'delete', 'get', 'list', 'update', 'watch'],
       },
     ]);
   });

@@ -51,8 +51,11 @@ const VERBS = {
   events: ['create', 'patch'],
   /** Leader election on a coordination.k8s.io Lease. */
   leases: ['get', 'create', 'update'],
-  /** Sharding: the assigner watches the ring's shard Leases (its takeovers are updates). */
-  shardLeases: ['list', 'watch'],
+  /**
+   * Sharding: the assigner watches the ring's shard Leases (its takeovers and releases are
+   * updates) and deletes those released long ago.
+   */
+  shardLeases: ['list', 'watch', 'delete'],
 } as const;
 
 export interface RbacRulesOptions {

@@ -29,4 +29,4 @@ export {
 export { ShardAssigner, type ShardAssignerOptions, type ShardedKind, type AssignerStats } from './shard-assigner.js';
 export { ShardCoordinator, type ShardingOptions } from './shard-coordinator.js';
 export { ShardGuard, type ShardGuardOptions } from './shard-guard.js';
-export { patchLabels } from './label-writes.js';
+export { patchLabels, type LabelWrite } from './label-writes.js';

@@ -214,6 +214,23 @@ describe('ShardMembers', () => {
     members.stop();
   });
 
+  it('deletes a Lease released long ago, guarded by its resourceVersion, and never one still taken', async () => {
+    const { transport, puts } = writer();
+    const { members, clock } = await setUp([lease('gone', '', T0, '1'), lease('taken', TAKEOVER_IDENTITY, T0, '2')], {
+      transport,
+    });
+    clock.advance(299_000);
+    await flush();
+    assert.equal(puts.length, 0);
+    clock.advance(1_000);
+    await flush();
+    assert.deepEqual(
+      puts.map((p) => [p.path.split('/').pop(), (p.body as unknown as { preconditions: unknown }).preconditions]),
+      [['gone', { resourceVersion: '1' }]],
+    );
+    members.stop();
+  });
+
   it('refuses an invalid ring name', () => {
     assert.throws(
       () => new ShardMembers(new InformerCache(new FakeWatchTransport()), { ring: 'a/b', namespace: 'ops' }),

@@ -50,6 +50,12 @@ export interface ShardMembersOptions {
     transport: Transport;
     /** Pause before retrying a takeover that failed (default 2 s). */
     retryMs?: number;
+    /**
+     * A released Lease (a clean stop, or a takeover released after its objects moved) is
+     * deleted after this long dead (default 5 min): a Deployment names its pods anew at
+     * every rollout, and their Leases would pile up. A shard that comes back makes a new one.
+     */
+    forgetDeadAfterMs?: number;
   };
   logger?: RuntimeLogger;
 }
@@ -79,6 +85,8 @@ export class ShardMembers {
   assertLeading: () => void = () => {};
   /** Leases being taken, by name, so a re-evaluation does not send a second write. */
   private readonly taking = new Set<string>();
+  /** Released Leases being deleted, by name. */
+  private readonly deleting = new Set<string>();
   private stopped = false;
 
   constructor(
@@ -196,16 +204,44 @@ export class ShardMembers {
       if (isAvailable(state)) available.push(id);
       if (state !== 'uncertain') this.taking.delete(id);
       else if (this.options.takeOver && id !== this.options.self) this.takeOver(lease);
-      const at = nextTransition(lease, now, seen!.at);
+      let at = nextTransition(lease, now, seen!.at);
+      if (state === 'dead' && this.options.takeOver && lease.spec?.holderIdentity !== TAKEOVER_IDENTITY) {
+        const forgetAt = seen!.at + (this.options.takeOver.forgetDeadAfterMs ?? 300_000);
+        if (now >= forgetAt) this.forget(lease);
+        else at = forgetAt;
+      }
       if (at !== undefined && (next === undefined || at < next)) next = at;
     }
     for (const id of this.taking) if (!this.stateById.has(id)) this.taking.delete(id);
+    for (const id of this.deleting) if (!this.stateById.has(id)) this.deleting.delete(id);
     for (const id of this.observed.keys()) if (!listed.has(id)) this.observed.delete(id);
     available.sort();
     this.current = available;
     this.subject.next(available);
     if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
     this.timer = next === undefined ? undefined : this.clock.setTimeout(() => this.evaluate(), next - now);
+  }
+
+  /** Deletes a Lease released long ago, guarded by the resourceVersion seen (a shard that took it back wins). */
+  private forget(lease: V1Lease): void {
+    const name = shardIdOf(lease);
+    if (this.deleting.has(name)) return;
+    try {
+      this.assertLeading();
+    } catch {
+      return;
+    }
+    this.deleting.add(name);
+    const path = resourcePath(Lease, this.options.namespace, name);
+    const body = { preconditions: { resourceVersion: lease.metadata?.resourceVersion } };
+    this.options.takeOver!.transport.json('DELETE', path, { body }).then(
+      () => this.log.info(`shard ${name} of ring ${this.options.ring}: its Lease, released long ago, deleted`),
+      (error: unknown) => {
+        this.deleting.delete(name); // changed meanwhile (409), gone (404), or failed: decided again later
+        if (!(error instanceof KubeApiError && (error.status === 409 || error.status === 404)))
+          this.log.warn(`could not delete the released Lease of shard ${name}: ${(error as Error).message}`);
+      },
+    );
   }
 
   /**
