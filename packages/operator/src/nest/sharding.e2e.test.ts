@@ -1,8 +1,9 @@
 // Built-in sharding across operator processes (test-support/lease-operator.js with
 // NESTOR_SHARDING) on the real control plane: 3,000 ConfigMaps spread over the shards, each
 // shard caching only its share; scaling 3 -> 4 -> 2 while objects change; a shard
-// SIGKILLed mid-burst; a rolling update; a shard frozen (SIGSTOP) past its Lease and thawed.
-// Across all of it no object is reconciled by two shards at once.
+// SIGKILLed mid-burst; a rolling update; a shard frozen (SIGSTOP) past its Lease and thawed;
+// the leader frozen the same way. Across all of it no object is reconciled by two shards at
+// once.
 import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
@@ -327,5 +328,37 @@ describe('sharding across processes', () => {
     }
     await converged(last);
     await assertNoOverlap('SIGSTOP');
+  });
+
+  it('the leader frozen past its Leases: the other shard leads, takes its share, and releases its Lease once moved', async (t) => {
+    const leaseOf = (name: string) =>
+      env.client.request<V1Lease>('GET', `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/${name}`);
+    const frozenLeader = (await leaseOf(RING)).spec!.holderIdentity!;
+    const other = frozenLeader === 'shard-f' ? 'shard-g' : 'shard-f';
+    const load = churn();
+    let last: Map<string, string>;
+    try {
+      await delay(500);
+      const from = Date.now();
+      shards.get(frozenLeader)!.signal('SIGSTOP');
+      // The other shard wins the leader Lease, takes the frozen shard's Lease two Lease
+      // durations after it saw the last renewal, moves every object to itself, and only then
+      // releases the taken Lease.
+      await settled([other], 'the new leader holding every object');
+      await waitFor(async () => (await leaseOf(frozenLeader)).spec?.holderIdentity === '', {
+        timeoutMs: 30_000,
+        what: 'the frozen shard’s Lease released once its objects moved',
+      });
+      t.diagnostic(`SIGSTOP of the leader -> every object on ${other}, its Lease released: ${Date.now() - from} ms`);
+      shards.get(frozenLeader)!.signal('SIGCONT');
+      frozen.push({ identity: frozenLeader, from, to: Date.now() });
+      // It lost the leader Lease: it exits (leaderElection.onLost 'exit', the default).
+      const exit = await shards.get(frozenLeader)!.waitForExit(30_000);
+      assert.equal(exit.code, 1, `the thawed leader should exit 1:\n${shards.get(frozenLeader)!.tail()}`);
+    } finally {
+      last = await load.stop();
+    }
+    await converged(last);
+    await assertNoOverlap('SIGSTOP of the leader');
   });
 });
