@@ -47,6 +47,15 @@ function startShard(identity: string): OperatorProcess {
 
 const name = (i: number) => `obj-${String(i).padStart(4, '0')}`;
 
+/** Who holds the Lease `name` in the test namespace (the leader election Lease is named after the ring). */
+async function holderOf(name: string): Promise<string | undefined> {
+  const lease = await env.client.request<V1Lease>(
+    'GET',
+    `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/${name}`,
+  );
+  return lease.spec?.holderIdentity;
+}
+
 /** Every ConfigMap's shard label, by name. */
 async function labels(): Promise<Map<string, string | undefined>> {
   const list = await env.client.request<{ items: V1ConfigMap[] }>('GET', configMapsPath(namespace));
@@ -165,11 +174,7 @@ describe('sharding across processes', () => {
     // Membership must not change under the test: the leader's ring holds all three first.
     await waitFor(
       async () => {
-        const leader = await env.client.request<V1Lease>(
-          'GET',
-          `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/${RING}`,
-        );
-        const holder = leader.spec?.holderIdentity;
+        const holder = await holderOf(RING);
         return holder !== undefined && shards.get(holder)?.tail(200).includes('3 shard(s) available');
       },
       { timeoutMs: 30_000, what: 'the leader’s ring to hold the three shards' },
@@ -302,11 +307,7 @@ describe('sharding across processes', () => {
 
   it('a shard frozen past its Lease: its objects move, it writes nothing stale, and it rejoins once released', async (t) => {
     // The shard that does not lead (a frozen leader exits on thawing: leaderElection.onLost).
-    const leader = await env.client.request<V1Lease>(
-      'GET',
-      `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/${RING}`,
-    );
-    const [kept, thawing] = leader.spec?.holderIdentity === 'shard-f' ? ['shard-f', 'shard-g'] : ['shard-g', 'shard-f'];
+    const [kept, thawing] = (await holderOf(RING)) === 'shard-f' ? ['shard-f', 'shard-g'] : ['shard-g', 'shard-f'];
     const load = churn();
     let last: Map<string, string>;
     try {
@@ -331,9 +332,7 @@ describe('sharding across processes', () => {
   });
 
   it('the leader frozen past its Leases: the other shard leads, takes its share, and releases its Lease once moved', async (t) => {
-    const leaseOf = (name: string) =>
-      env.client.request<V1Lease>('GET', `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/${name}`);
-    const frozenLeader = (await leaseOf(RING)).spec!.holderIdentity!;
+    const frozenLeader = (await holderOf(RING))!;
     const other = frozenLeader === 'shard-f' ? 'shard-g' : 'shard-f';
     const load = churn();
     let last: Map<string, string>;
@@ -345,7 +344,7 @@ describe('sharding across processes', () => {
       // durations after it saw the last renewal, moves every object to itself, and only then
       // releases the taken Lease.
       await settled([other], 'the new leader holding every object');
-      await waitFor(async () => (await leaseOf(frozenLeader)).spec?.holderIdentity === '', {
+      await waitFor(async () => (await holderOf(frozenLeader)) === '', {
         timeoutMs: 30_000,
         what: 'the frozen shard’s Lease released once its objects moved',
       });

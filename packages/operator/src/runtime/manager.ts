@@ -173,7 +173,10 @@ export class Manager {
   get writeFence(): { assertWritable(): void } | undefined {
     const leader = this.options.leaderElection;
     const shard = this.options.sharding?.membership;
-    if (!shard) return leader?.assertWritable ? { assertWritable: () => leader.assertWritable!() } : undefined;
+    if (!shard) {
+      const leading = this.assertLeading;
+      return leading ? { assertWritable: leading } : undefined;
+    }
     return {
       assertWritable: () => {
         const name = currentReportingController();
@@ -182,6 +185,12 @@ export class Manager {
         lease?.assertWritable?.();
       },
     };
+  }
+
+  /** The leader Lease's fence: throws once this replica cannot be sure it leads; undefined without one. */
+  private get assertLeading(): (() => void) | undefined {
+    const election = this.options.leaderElection;
+    return election?.assertWritable ? () => election.assertWritable!() : undefined;
   }
 
   /** True once this process leads (always, without leader election). */
@@ -432,9 +441,7 @@ export class Manager {
     const sharding = this.options.sharding;
     if (sharding) {
       const abort = new AbortController();
-      const election = this.options.leaderElection;
-      const assertLeading = election?.assertWritable ? () => election.assertWritable!() : undefined;
-      this.assigning = { abort, done: sharding.assign(abort.signal, assertLeading) };
+      this.assigning = { abort, done: sharding.assign(abort.signal, this.assertLeading) };
     }
     this.log.info(`manager started ${this.started.size} controller(s) with ${this.pool.concurrency} workers`);
   }

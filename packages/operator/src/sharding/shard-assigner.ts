@@ -17,7 +17,7 @@ import { planAssignments, type AssignmentAction, type AssignmentInput } from './
 import { HashRing } from './hash-ring.js';
 import { patchLabels, type LabelWrite } from './label-writes.js';
 import type { ShardMembers } from './shard-members.js';
-import { shardKeyOf } from './shard-key.js';
+import { objectId, shardKeyOf } from './shard-key.js';
 import { DRAIN_REQUESTED_AT_ANNOTATION, unassignedSelector, type ShardLabels } from './shard-labels.js';
 
 /** What one of the assigner's label writes did. */
@@ -328,9 +328,8 @@ export class ShardAssigner {
 
   /** A new unassigned object: assigned by a few background writers, the newest version of each. */
   private queueAssign(kind: ShardedKind, object: KubeObject): void {
-    const { namespace, name } = object.metadata ?? {};
     if (!isSharded(kind, object)) return;
-    this.pending.set(`${resourceName(kind.resource)}/${namespace ?? ''}/${name}`, { kind, object });
+    this.pending.set(objectId(kind.resource, object), { kind, object });
     this.drainPending();
   }
 

@@ -1,14 +1,8 @@
-import {
-  KubeApiError,
-  resourceName,
-  resourcePath,
-  type KubeObject,
-  type ResourceDescriptor,
-  type Transport,
-} from '@nestor/core';
+import { KubeApiError, resourcePath, type KubeObject, type ResourceDescriptor, type Transport } from '@nestor/core';
 import type { ObjectTimer } from '../runtime/object-timers.js';
 import type { ReconcileRequest, Reconciler } from '../runtime/reconciler.js';
 import { patchLabels } from './label-writes.js';
+import { objectId } from './shard-key.js';
 import { DRAIN_REQUESTED_AT_ANNOTATION, isLabelToken, type ShardLabels } from './shard-labels.js';
 
 export interface ShardGuardOptions {
@@ -208,11 +202,6 @@ function remember(set: Set<string>, id: string, cap: number): void {
     if (set.size <= cap) break;
     set.delete(oldest);
   }
-}
-
-/** One object of one resource on this shard, whatever controller runs it. */
-function objectId(resource: ResourceDescriptor, object: KubeObject): string {
-  return `${resourceName(resource)}/${object.metadata?.namespace ?? ''}/${object.metadata?.name ?? ''}`;
 }
 
 /** Seconds since an RFC 3339 time written by the leader (its clock: skew shows here), or undefined. */

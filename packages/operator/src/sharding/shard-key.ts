@@ -1,4 +1,4 @@
-import type { KubeObject } from '@nestor/core';
+import { resourceName, type KubeObject, type ResourceDescriptor } from '@nestor/core';
 
 /** What the key needs of an object's kind: its API group ('' for the core group) and kind. */
 export interface ShardKind {
@@ -41,4 +41,12 @@ export function shardKeyOf(kind: ShardKind, object: KubeObject): string {
 function groupOf(apiVersion: string): string {
   const slash = apiVersion.indexOf('/');
   return slash < 0 ? '' : apiVersion.slice(0, slash);
+}
+
+/**
+ * One object of one resource within this replica (`plural.group/namespace/name`), whatever
+ * controller or writer handles it: not a ring key (see shardKeyOf).
+ */
+export function objectId(resource: ResourceDescriptor, object: KubeObject): string {
+  return `${resourceName(resource)}/${object.metadata?.namespace ?? ''}/${object.metadata?.name ?? ''}`;
 }

@@ -222,15 +222,20 @@ export class ShardMembers {
     this.timer = next === undefined ? undefined : this.clock.setTimeout(() => this.evaluate(), next - now);
   }
 
+  /** Whether this replica may still write as the leader (assertLeading does not throw). */
+  private leading(): boolean {
+    try {
+      this.assertLeading();
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   /** Deletes a Lease released long ago, guarded by the resourceVersion seen (a shard that took it back wins). */
   private forget(lease: V1Lease): void {
     const name = shardIdOf(lease);
-    if (this.deleting.has(name)) return;
-    try {
-      this.assertLeading();
-    } catch {
-      return;
-    }
+    if (this.deleting.has(name) || !this.leading()) return;
     this.deleting.add(name);
     const path = resourcePath(Lease, this.options.namespace, name);
     const body = { preconditions: { resourceVersion: lease.metadata?.resourceVersion } };
@@ -251,12 +256,7 @@ export class ShardMembers {
   private takeOver(lease: V1Lease): void {
     const takeOver = this.options.takeOver!;
     const name = shardIdOf(lease);
-    if (this.taking.has(name)) return;
-    try {
-      this.assertLeading();
-    } catch {
-      return; // no longer sure to lead: the next leader decides
-    }
+    if (this.taking.has(name) || !this.leading()) return; // not sure to lead: the next leader decides
     this.taking.add(name);
     const now = microTime(new Date()) as unknown as Date;
     const spec = lease.spec ?? {};
