@@ -26,3 +26,11 @@ export const DEFAULT_WATCH_STALL_MS = 70_000;
  * request per informer every ~40 s.
  */
 export const DEFAULT_MIN_WATCH_TIMEOUT_SECONDS = 25;
+/**
+ * How deep an object from outside may nest (objects and arrays inside each other) before a
+ * decoder or webhook refuses it, saying which object: far past any real schema (a CRD's own
+ * schema nests a few dozen levels), and shallow enough that the recursive code every
+ * handler runs (copies, diffs, JSON.stringify) stays inside Node's stack. The protobuf
+ * decoders, the admission and conversion webhooks all apply it.
+ */
+export const MAX_OBJECT_DEPTH = 1000;
