@@ -67,7 +67,7 @@ export class WebhookServer implements OnModuleInit, OnApplicationShutdown {
   private server?: Server | Http2SecureServer;
   /** HTTP/2 sessions, closed at shutdown (an Http2SecureServer has no closeAllConnections). */
   private sessions = new Set<ServerHttp2Session>();
-  private intake!: ReviewIntake;
+  private intake?: ReviewIntake;
   private certificate?: WebhookCertificate;
   private readonly routes = new Map<string, Route>();
   private readonly logger = new Logger('Webhooks');
@@ -83,6 +83,16 @@ export class WebhookServer implements OnModuleInit, OnApplicationShutdown {
 
   /** The port listened on, once listening. */
   port?: number;
+
+  /** Reviews and their body bytes held now (bounded by webhooks.maxReviewsInFlight and maxBodyBytesInFlight). */
+  get inFlight(): { reviews: number; bytes: number } {
+    return this.intake?.inFlight ?? { reviews: 0, bytes: 0 };
+  }
+
+  /** Open HTTP/2 sessions (with webhooks.http2). */
+  get http2Sessions(): number {
+    return this.sessions.size;
+  }
 
   /** Paths served, for logs and tests. */
   get paths(): string[] {
@@ -224,7 +234,7 @@ export class WebhookServer implements OnModuleInit, OnApplicationShutdown {
   private async answer(route: Route, req: Request, query: URLSearchParams, res: Response): Promise<void> {
     let taken: Awaited<ReturnType<ReviewIntake['read']>>;
     try {
-      taken = await this.intake.read(req);
+      taken = await this.intake!.read(req);
     } catch (error) {
       if (error instanceof IntakeRefusal) return reply(req, res, error.status, error.message, error.headers, true);
       if (error instanceof MalformedReviewError) return reply(req, res, 400, error.message);

@@ -51,7 +51,7 @@ interface Answer {
 /** Sends `parts` of a body, waiting `gapMs` between them; `end: false` leaves the body unfinished. */
 function send(
   parts: Array<string | Buffer>,
-  options: { gapMs?: number; end?: boolean; length?: number } = {},
+  options: { gapMs?: number; end?: boolean; length?: number; from?: string } = {},
 ): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const req = request(
@@ -60,6 +60,7 @@ function send(
         port,
         method: 'POST',
         agent: false,
+        ...(options.from ? { localAddress: options.from } : {}),
         headers: options.length !== undefined ? { 'content-length': options.length } : {},
       },
       (res) => {
@@ -111,7 +112,8 @@ describe('ReviewIntake', () => {
   });
 
   it('answers 429 with Retry-After past the reviews in flight, and takes reviews again once they are answered', async () => {
-    intake = new ReviewIntake({ maxReviewsInFlight: 2 });
+    // Two per client address (half of the bound); this test's client is one address.
+    intake = new ReviewIntake({ maxReviewsInFlight: 4 });
     hold = true;
     const first = [send(['{}']), send(['{}'])];
     await waitUntil(() => held.length === 2);
@@ -127,11 +129,14 @@ describe('ReviewIntake', () => {
 
   it('answers 503 with Retry-After when the bodies in flight hold their byte budget, never more', async () => {
     intake = new ReviewIntake({ maxBodyBytes: 4096, maxBodyBytesInFlight: 10_000, bodyIdleTimeoutMs: 60_000 });
-    const stalled = [1, 2, 3, 4].map(() => send([Buffer.alloc(3000, 0x20)], { end: false }));
+    // One client address holds at most half the budget: the second stalled body is refused.
+    const stalled = [1, 2, 3, 4].map(() => send([Buffer.alloc(3000, 0x20)], { end: false, from: '127.0.0.2' }));
     const refused = await Promise.race(stalled);
     assert.equal(refused.status, 503);
     assert.equal(refused.headers['retry-after'], '1');
-    assert.ok(intake.inFlight.bytes <= 10_000, `holds ${intake.inFlight.bytes} bytes`);
+    assert.ok(intake.inFlight.bytes <= 5_000, `holds ${intake.inFlight.bytes} bytes`);
+    // Another address still gets its review in.
+    assert.equal((await send(['{"kind":"AdmissionReview"}'])).status, 200);
     server.closeAllConnections();
     await Promise.allSettled(stalled);
     await waitUntil(() => intake.inFlight.bytes === 0 && intake.inFlight.reviews === 0);

@@ -17,7 +17,10 @@ export const DEFAULT_MAX_WEBHOOK_BODY = 7 * 1024 * 1024;
  * each as its own request and retries a 429 within the webhook's timeout.
  */
 export const DEFAULT_MAX_REVIEWS_IN_FLIGHT = 64;
-/** Body bytes held by all reviews in flight together (default 64 MiB: nine bodies at the cap). */
+/**
+ * Body bytes held by all reviews in flight together (default 64 MiB: nine bodies at the
+ * cap). One remote address may hold half of it, and half of the reviews in flight.
+ */
 export const DEFAULT_MAX_BODY_BYTES_IN_FLIGHT = 64 * 1024 * 1024;
 /**
  * Objects and arrays in one review (default 250,000). The largest object etcd stores is
@@ -74,6 +77,8 @@ export class ReviewIntake {
   private readonly deadlineMs: number;
   private reviews = 0;
   private bytes = 0;
+  /** Per remote address, so one peer (a pod that reaches the port) cannot take all of either bound. */
+  private readonly peers = new Map<string, { reviews: number; bytes: number }>();
 
   constructor(limits: ReviewIntakeLimits = {}) {
     this.maxBodyBytes = limits.maxBodyBytes ?? DEFAULT_MAX_WEBHOOK_BODY;
@@ -99,18 +104,20 @@ export class ReviewIntake {
    * the review is answered, as its parsed body lives until then.
    */
   async read(request: BodyRequest): Promise<{ body: ReviewBody; ticket: IntakeTicket }> {
-    if (this.reviews >= this.maxReviews) {
-      throw new IntakeRefusal(
-        429,
-        `${this.reviews} reviews are in flight, the most this webhook server takes at once: retry`,
-        {
-          'retry-after': '1',
-        },
-      );
+    const address = request.socket?.remoteAddress ?? '';
+    const peer = this.peers.get(address) ?? { reviews: 0, bytes: 0 };
+    // One peer gets half of each bound: an attacker's pod cannot starve the API server's reviews.
+    if (this.reviews >= this.maxReviews || peer.reviews >= Math.ceil(this.maxReviews / 2)) {
+      const whose = this.reviews >= this.maxReviews ? 'this webhook server' : 'one client';
+      throw new IntakeRefusal(429, `the most reviews ${whose} may have in flight are in flight: retry`, {
+        'retry-after': '1',
+      });
     }
     const declared = Number(request.headers['content-length'] ?? 0);
     if (declared > this.maxBodyBytes) throw this.tooLarge();
     this.reviews++;
+    peer.reviews++;
+    this.peers.set(address, peer);
     let held = 0;
     let released = false;
     const ticket: IntakeTicket = {
@@ -119,13 +126,18 @@ export class ReviewIntake {
         released = true;
         this.reviews--;
         this.bytes -= held;
+        peer.reviews--;
+        peer.bytes -= held;
+        if (peer.reviews === 0) this.peers.delete(address);
         held = 0;
       },
     };
+    const peerBytes = Math.max(this.maxBodyBytes, this.maxBytesInFlight / 2);
     try {
       const { bytes, scanner, refused } = await this.collect(request, (n) => {
-        if (this.bytes + n > this.maxBytesInFlight) return false;
+        if (this.bytes + n > this.maxBytesInFlight || peer.bytes + n > peerBytes) return false;
         this.bytes += n;
+        peer.bytes += n;
         held += n;
         return true;
       });
