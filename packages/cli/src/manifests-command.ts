@@ -1,6 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, extname, join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import {
   controllersOfModule,
@@ -19,6 +18,7 @@ import {
   type ScannedController,
 } from '@nestor/operator';
 import { writeManifestFiles } from './manifest-output.js';
+import { importModuleFile } from './module-import.js';
 
 export const MANIFESTS_USAGE = `Usage: nestor manifests --module <compiled-module.js> [options]
 
@@ -36,13 +36,15 @@ The module is imported, not started: no provider runs and no cluster is needed. 
 OperatorModule.forRoot() options set (metrics.port, health.port, namespace, leaderElection,
 shutdownGraceMs) is what the objects follow; the flags above fill in what they leave out,
 and the Deployment passes those to the operator as the variables of its flags.
+Whatever the module prints goes to stderr, and the command exits once the manifests
+are out, whatever timers or servers the module started.
 
 Options:
   --module <path>      the compiled JavaScript file of the application's root module (required)
   --export <name>      the module's export name (default: AppModule, else the default export,
                        else the file's only Nest module)
-  --out <dir>          write one kustomization per folder there, and a README.md
-                       (default: print one YAML stream to stdout)
+  --out <dir>          write one kustomization per folder there, and a README.md, all
+                       files or none (default: print one YAML stream to stdout)
   --name <name>        the operator's name: ServiceAccount, ClusterRole, Deployment
                        (default: the package.json name next to the module, without its scope)
   --namespace <ns>     the namespace it runs in (default: <name>-system); it must exist,
@@ -250,7 +252,7 @@ export async function loadModuleClass(
       `--module ${path} is TypeScript: build the application and point --module at the compiled .js file`,
     );
   }
-  const exports = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+  const exports = await importModuleFile(file);
   const isModule = (value: unknown) =>
     (typeof value === 'function' &&
       ['imports', 'providers', 'controllers'].some((key) => Reflect.hasOwnMetadata(key, value))) ||
