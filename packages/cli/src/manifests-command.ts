@@ -73,12 +73,17 @@ Options:
                        an Issuer and a Certificate, the Secret mounted, cainjector filling
                        the caBundles; self-managed: the operator keeps a CA in a Secret and
                        patches the caBundles itself, with RBAC for that)
+  --no-network-policy  leave out the NetworkPolicies (written by default: /metrics open only
+                       to namespaces labelled metrics=enabled and those of --metrics-reader,
+                       the webhook port to all, every other port of the pods closed)
   -h, --help           show this help
 
 With --out <dir>, apply its folders in this order, each a kustomization of its own:
   kubectl apply -k <dir>/crds        the CRDs
   kubectl apply -k <dir>/namespace   the Namespace (only with --create-namespace)
   kubectl apply -k <dir>/operator    ServiceAccount, RBAC, Deployment
+  kubectl apply -k <dir>/network-policy
+                                     NetworkPolicies for the metrics and webhook ports
 <dir>/README.md says so, and how to uninstall: kubectl delete -k <dir>/operator deletes
 the operator alone, and leaves the CRDs, the custom resources and the namespace.
 Deleting <dir>/crds deletes every custom resource of those kinds in the cluster;
@@ -104,6 +109,8 @@ export interface ManifestsArguments {
   serviceMonitor?: boolean;
   metricsReaders?: string[];
   metricsCertificates?: 'cert-manager' | 'self-signed';
+  /** Leave out the NetworkPolicies (`--no-network-policy`). */
+  noNetworkPolicy?: boolean;
 }
 
 export interface CommandIo {
@@ -140,6 +147,7 @@ export function parseManifestsArguments(argv: string[], cwd: string): ManifestsA
         'service-monitor': { type: 'boolean' },
         'metrics-certificates': { type: 'string' },
         'metrics-reader': { type: 'string', multiple: true },
+        'no-network-policy': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -218,6 +226,7 @@ export function parseManifestsArguments(argv: string[], cwd: string): ManifestsA
     ...(values['service-monitor'] ? { serviceMonitor: true } : {}),
     ...(metricsReaders.length ? { metricsReaders } : {}),
     ...(metricsCertificates ? { metricsCertificates } : {}),
+    ...(values['no-network-policy'] ? { noNetworkPolicy: true } : {}),
   };
 }
 
@@ -322,6 +331,7 @@ export async function generateManifests(
     controllers,
     conversions: conversions.map((conversion) => conversion.hub),
     createNamespace: args.createNamespace ?? false,
+    ...(args.noNetworkPolicy ? { networkPolicy: false } : {}),
     webhooks: { configurations, certificates: args.webhookCertificates ?? 'cert-manager' },
   });
   return { controllers, manifests, moduleName: name, notes };
@@ -343,6 +353,7 @@ export async function manifestsCommand(argv: string[], io: CommandIo): Promise<n
       `${manifests.rbac.length} RBAC object(s) (${rbacScope(manifests)}), a Deployment` +
       (manifests.metrics ? `, ${manifests.metrics.map((m) => m.kind).join(' and ')} for /metrics` : '') +
       (manifests.webhooks ? `, ${manifests.webhooks.length} webhook object(s)` : '') +
+      (manifests.networkPolicies ? `, ${manifests.networkPolicies.length} NetworkPolicy(ies)` : '') +
       notes.map((note) => `\nnote: ${note}`).join('');
     if (!args.out) {
       const namespace = manifests.namespace ? [manifests.namespace] : [];
@@ -354,6 +365,7 @@ export async function manifestsCommand(argv: string[], io: CommandIo): Promise<n
           ...manifests.deployment,
           ...(manifests.metrics ?? []),
           ...(manifests.webhooks ?? []),
+          ...(manifests.networkPolicies ?? []),
         ]),
       );
       io.stderr(`${summary}\n`);
