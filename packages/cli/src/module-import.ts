@@ -25,7 +25,10 @@ const FILES_CHECKED = 8;
  * file, line and a caret under the column; the first that fails is the one at fault.
  * A CommonJS file's SyntaxError already starts its stack with `file:line`: that is used.
  */
-export async function importModuleFile(file: string): Promise<Record<string, unknown>> {
+export async function importModuleFile(
+  file: string,
+  options: { timeoutMs?: number } = {},
+): Promise<Record<string, unknown>> {
   const loaded: string[] = [];
   const hooks = registerHooks({
     load(url, context, next) {
@@ -33,19 +36,60 @@ export async function importModuleFile(file: string): Promise<Record<string, unk
       return next(url, context);
     },
   });
+  const timeoutMs = options.timeoutMs ?? IMPORT_TIMEOUT_MS;
+  let deadline: NodeJS.Timeout | undefined;
   try {
-    return (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+    return await Promise.race([
+      import(pathToFileURL(file).href) as Promise<Record<string, unknown>>,
+      new Promise<never>((_, reject) => {
+        deadline = setTimeout(
+          () =>
+            reject(
+              new Error(
+                `${file} did not finish importing within ${timeoutMs / 1000} s: a module of the application ` +
+                  'awaits something at its top level (a connection?). The manifests need no cluster or network: ' +
+                  'do that in a provider, which nestor manifests does not start',
+              ),
+            ),
+          timeoutMs,
+        );
+      }),
+    ]);
   } catch (error) {
-    if (!(error instanceof SyntaxError)) throw error;
-    throw located(error, loaded);
+    if (error instanceof SyntaxError) throw located(error, loaded);
+    throw thrownAt(error);
   } finally {
+    clearTimeout(deadline);
     hooks.deregister();
   }
+}
+
+/** How long importing the module may take: more than enough to load any application's files. */
+const IMPORT_TIMEOUT_MS = 60_000;
+
+/** An error a module threw while being imported, its message given the first place in a file it came from. */
+function thrownAt(error: unknown): unknown {
+  if (!(error instanceof Error)) return error;
+  const frame = fileFrame(error.stack ?? '');
+  if (frame) error.message = `${error.message} (thrown at ${frame} while importing the module)`;
+  return error;
+}
+
+/** The first stack frame in a file (not Node's own code), as `path:line:column`. */
+function fileFrame(stack: string): string | undefined {
+  for (const line of stack.split('\n').slice(1)) {
+    const match = /^\s+at (?:.*\()?(file:\/\/[^\s)]+|\/[^\s)]+):(\d+):(\d+)\)?$/.exec(line);
+    if (match) return `${match[1]!.startsWith('file:') ? fileURLToPath(match[1]!) : match[1]}:${match[2]}:${match[3]}`;
+  }
+  return undefined;
 }
 
 function located(error: SyntaxError, loaded: string[]): ModuleSyntaxError {
   const decorated = positioned(error.stack ?? '');
   if (decorated) return syntaxError(error.message, decorated);
+  // Thrown by running code (JSON.parse at the top level), not by the parser: its stack says where.
+  const frame = fileFrame(error.stack ?? '');
+  if (frame) return new ModuleSyntaxError(`${frame}: SyntaxError: ${error.message}`, frame);
   for (const url of loaded.slice(-FILES_CHECKED).reverse()) {
     const path = fileURLToPath(url);
     // The path after `--`: a file named like a flag stays a file.
