@@ -100,11 +100,11 @@ describe('writeManifestFiles', () => {
     await writeFile(join(parent, 'file'), 'x');
     await assert.rejects(
       writeManifestFiles(join(parent, 'file'), FILES),
-      /cannot write \S+\/file: it is a file, not a folder/,
+      /cannot write \S+\/file: it is a file, not a folder; nothing was written$/,
     );
     await assert.rejects(
       writeManifestFiles(join(parent, 'file', 'deploy', 'more'), FILES),
-      /cannot write \S+\/file\/deploy\/more: \S+\/file is a file, where a folder must be/,
+      /cannot write \S+\/file\/deploy\/more: \S+\/file is a file, where a folder must be; nothing was written$/,
     );
     assert.deepEqual(await snapshot(parent), { file: 'x' });
   });

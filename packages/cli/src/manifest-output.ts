@@ -16,9 +16,10 @@ export class ManifestWriteError extends Error {
   constructor(
     readonly path: string,
     readonly reason: string,
-    readonly out: string,
+    /** What was left as it was: "nothing in <out> was changed", or "nothing was written". */
+    outcome: string,
   ) {
-    super(`cannot write ${path}: ${reason}; nothing in ${out} was changed`);
+    super(`cannot write ${path}: ${reason}; ${outcome}`);
   }
 }
 
@@ -41,9 +42,11 @@ export async function writeManifestFiles(out: string, files: Record<string, stri
     await writeNew(out, files);
     return [];
   }
-  if (!existing.isDirectory()) throw new ManifestWriteError(out, 'it is a file, not a folder', out);
+  if (!existing.isDirectory()) throw new ManifestWriteError(out, 'it is a file, not a folder', 'nothing was written');
   return replaceIn(out, files);
 }
+
+const NOTHING_WRITTEN = 'nothing was written';
 
 /** `out` does not exist: the files staged in a folder beside it, renamed to `out` at once. */
 async function writeNew(out: string, files: Record<string, string>): Promise<void> {
@@ -52,14 +55,14 @@ async function writeNew(out: string, files: Record<string, string>): Promise<voi
   try {
     createdParent = await mkdir(parent, { recursive: true });
   } catch (error) {
-    throw await writeError(error, out, out);
+    throw await writeError(error, out, NOTHING_WRITTEN);
   }
   // Beside `out`, so that the rename stays on one file system; hidden, for tools listing the parent.
   const staging = join(parent, `.${basename(out)}.nestor-${randomBytes(4).toString('hex')}`);
   try {
-    await stage(staging, files, out);
+    await stage(staging, files, out, NOTHING_WRITTEN);
     await rename(staging, out).catch(async (error: unknown) => {
-      throw await writeError(error, out, out);
+      throw await writeError(error, out, NOTHING_WRITTEN);
     });
   } catch (error) {
     await rm(staging, { recursive: true, force: true }).catch(() => undefined);
@@ -74,15 +77,16 @@ async function replaceIn(out: string, files: Record<string, string>): Promise<st
   // and no right needed on its parent.
   const staging = join(out, `.nestor-manifests-${randomBytes(4).toString('hex')}`);
   const undo: (() => Promise<unknown>)[] = [];
+  const unchanged = `nothing in ${out} was changed`;
   try {
-    await stage(join(staging, 'new'), files, out);
+    await stage(join(staging, 'new'), files, out, unchanged);
     const removed = await formerlyGenerated(out, files);
     /** Moves what is at `path` aside, into the staging folder, to be put back on failure. */
     const setAside = async (path: string) => {
       const target = join(out, path);
       const info = await lstat(target).catch(() => undefined);
       if (!info) return;
-      if (info.isDirectory()) throw new ManifestWriteError(target, 'it is a folder, not a file', out);
+      if (info.isDirectory()) throw new ManifestWriteError(target, 'it is a folder, not a file', unchanged);
       const aside = join(staging, 'old', path);
       await mkdir(dirname(aside), { recursive: true });
       await rename(target, aside);
@@ -96,12 +100,12 @@ async function replaceIn(out: string, files: Record<string, string>): Promise<st
         await rename(join(staging, 'new', path), target);
         undo.push(() => rm(target, { force: true }));
       } catch (error) {
-        throw await writeError(error, target, out);
+        throw await writeError(error, target, unchanged);
       }
     }
     for (const path of removed) {
       await setAside(path).catch(async (error: unknown) => {
-        throw await writeError(error, join(out, path), out);
+        throw await writeError(error, join(out, path), unchanged);
       });
     }
     undo.length = 0;
@@ -117,19 +121,19 @@ async function replaceIn(out: string, files: Record<string, string>): Promise<st
 }
 
 /** Writes every file under `folder`: where a full disk or a missing right fails, before anything is replaced. */
-async function stage(folder: string, files: Record<string, string>, out: string): Promise<void> {
+async function stage(folder: string, files: Record<string, string>, out: string, outcome: string): Promise<void> {
   try {
     // Recursive for the `new` folder inside a staging folder; the staging folder's name is new.
     await mkdir(folder, { recursive: true });
   } catch (error) {
-    throw await writeError(error, out, out);
+    throw await writeError(error, out, outcome);
   }
   for (const [path, text] of Object.entries(files)) {
     try {
       await mkdir(dirname(join(folder, path)), { recursive: true });
       await writeFile(join(folder, path), text);
     } catch (error) {
-      throw await writeError(error, join(out, path), out);
+      throw await writeError(error, join(out, path), outcome);
     }
   }
 }
@@ -163,30 +167,30 @@ async function isGenerated(file: string): Promise<boolean> {
 }
 
 /** The error of a failed file system call, as what a person can act on: the path and why. */
-async function writeError(error: unknown, path: string, out: string): Promise<Error> {
+async function writeError(error: unknown, path: string, outcome: string): Promise<Error> {
   if (error instanceof ManifestWriteError) return error;
   const code = (error as NodeJS.ErrnoException).code;
   switch (code) {
     case 'EACCES':
     case 'EPERM':
-      return new ManifestWriteError(path, `permission denied (${code})`, out);
+      return new ManifestWriteError(path, `permission denied (${code})`, outcome);
     case 'EROFS':
-      return new ManifestWriteError(path, 'the file system is read-only (EROFS)', out);
+      return new ManifestWriteError(path, 'the file system is read-only (EROFS)', outcome);
     case 'ENOSPC':
     case 'EDQUOT':
-      return new ManifestWriteError(path, `no space left on the device (${code})`, out);
+      return new ManifestWriteError(path, `no space left on the device (${code})`, outcome);
     case 'EISDIR':
-      return new ManifestWriteError(path, 'it is a folder, not a file (EISDIR)', out);
+      return new ManifestWriteError(path, 'it is a folder, not a file (EISDIR)', outcome);
     case 'ENOTDIR':
     case 'EEXIST': {
       const file = await fileInTheWay(path);
-      if (file) return new ManifestWriteError(path, `${file} is a file, where a folder must be`, out);
+      if (file) return new ManifestWriteError(path, `${file} is a file, where a folder must be`, outcome);
       break;
     }
     case 'EXDEV':
-      return new ManifestWriteError(path, 'it is on another file system than its folder (EXDEV)', out);
+      return new ManifestWriteError(path, 'it is on another file system than its folder (EXDEV)', outcome);
   }
-  return new ManifestWriteError(path, (error as Error).message, out);
+  return new ManifestWriteError(path, (error as Error).message, outcome);
 }
 
 /** The nearest existing path above `path` that is not a folder, if any. */
