@@ -7,9 +7,10 @@ import {
   type ServerHttp2Session,
 } from 'node:http2';
 import { createServer, type Server } from 'node:https';
-import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { ExternalContextCreator, ModulesContainer } from '@nestjs/core';
-import { Transport } from '@nestor/core';
+import { Transport, type KubeObject } from '@nestor/core';
+import { EventRecorder } from '../client/event-recorder.js';
 import type { HealthCheck } from '../runtime/manager.js';
 import {
   mutate,
@@ -25,7 +26,8 @@ import {
   type AdmissionRequest,
   type AdmissionResponse,
 } from '../webhooks/admission-review.js';
-import { CONVERSION_PATH, ConversionWebhook, conversionTimeoutMs } from '../webhooks/conversion-webhook.js';
+import { CONVERSION_PATH, ConversionWebhook, conversionTimeoutMs, objectName } from '../webhooks/conversion-webhook.js';
+import type { ConvertibleObject } from '../webhooks/conversion-review.js';
 import { webhookPath } from '../webhooks/webhook-configuration.js';
 import { converterOf } from './conversion-metadata.js';
 import { listenOn } from './listen-on.js';
@@ -64,6 +66,8 @@ export class WebhookServer implements OnModuleInit, OnApplicationShutdown {
   private certificate?: WebhookCertificate;
   private readonly routes = new Map<string, Route>();
   private readonly logger = new Logger('Webhooks');
+  /** Events about objects whose conversion data was ignored (property-injected: the constructor stays as it is). */
+  @Optional() @Inject(EventRecorder) private readonly events?: EventRecorder;
 
   /** @internal Created by Nest's DI. */
   constructor(
@@ -177,13 +181,23 @@ export class WebhookServer implements OnModuleInit, OnApplicationShutdown {
   /** One path for every kind's conversions, as controller-runtime (`/convert`). */
   private addConversions(conversions: DiscoveredConversion[]): void {
     if (conversions.length === 0) return;
+    const named = (object: ConvertibleObject) => `${object.kind} ${objectName(object)}`;
     const webhook = new ConversionWebhook(
       conversions.map((conversion) => converterOf(conversion, conversion.instance)),
       {
         onFailure: (error, object) =>
           this.logger.error(
-            `converting ${object.kind} ${object.metadata?.namespace ? `${object.metadata.namespace}/` : ''}${object.metadata?.name ?? ''} from ${object.apiVersion} failed: ${(error as Error)?.stack ?? String(error)}`,
+            `converting ${named(object)} from ${object.apiVersion} failed: ${(error as Error)?.stack ?? String(error)}`,
           ),
+        // The conversion succeeds without the data: say so where the object's owner looks too.
+        onDataIgnored: (object, reason, request) => {
+          this.logger.warn(
+            `converting ${named(object)} from ${object.apiVersion} to ${request.desiredAPIVersion}: ${reason}`,
+          );
+          if (typeof object.metadata?.name === 'string') {
+            this.events?.record(object as KubeObject, 'Warning', 'ConversionDataIgnored', reason);
+          }
+        },
       },
     );
     this.routes.set(CONVERSION_PATH, (body, query) => webhook.review(body, { timeoutMs: conversionTimeoutMs(query) }));

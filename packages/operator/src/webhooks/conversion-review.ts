@@ -63,7 +63,7 @@ export function parseConversionReview(body: string | unknown): ConversionReview 
   const desired = request.desiredAPIVersion;
   if (typeof desired !== 'string' || !/^[^/\s]+\/[^/\s]+$/.test(desired)) {
     throw new MalformedReviewError(
-      `request.desiredAPIVersion ${JSON.stringify(desired)} is not <group>/<version>: custom resources always have a group`,
+      `request.desiredAPIVersion ${shown(desired)} is not <group>/<version>: custom resources always have a group`,
     );
   }
   if (!Array.isArray(request.objects)) throw new MalformedReviewError('request.objects is not a list');
@@ -83,6 +83,14 @@ export function parseConversionReview(body: string | unknown): ConversionReview 
     kind: 'ConversionReview',
     request: { uid: request.uid, desiredAPIVersion: desired, objects: request.objects as ConvertibleObject[] },
   };
+}
+
+/** A value from the request for a message: a string quoted and cut short, anything else by its type. */
+function shown(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value.length > 100 ? `${value.slice(0, 100)}...` : value);
+  if (value === undefined || value === null) return String(value);
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 }
 
 /** The answer: the request's apiVersion and kind, sent with HTTP 200 whatever the result. */

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { MalformedReviewError } from './admission-review.js';
-import { applyMergePatch, CONVERSION_DATA_ANNOTATION, jsonEqual, mergePatch, patchLeaves } from './conversion-data.js';
+import { applyMergePatch, CONVERSION_DATA_ANNOTATION, jsonEqual, mergePatch, splitPatch } from './conversion-data.js';
 import { parseConversionReview, type ConvertibleObject } from './conversion-review.js';
 import { ConversionWebhook } from './conversion-webhook.js';
 import { HubSpokeConverter, type SpokeConversion } from './hub-spoke-converter.js';
@@ -106,7 +106,9 @@ describe('merge patches', () => {
     assert.ok(jsonEqual(applyMergePatch(from, patch), to));
     assert.deepEqual(from.b, { c: 2, d: [1, 2] }, 'the target is not changed');
     assert.equal(mergePatch({ a: [1] }, { a: [1] }), undefined);
-    assert.deepEqual(patchLeaves(patch), [{ b: { c: 3 } }, { b: { d: [1] } }, { added: { y: 'z' } }, { gone: null }]);
+    assert.deepEqual(splitPatch(patch), [{ b: { c: 3, d: [1] }, added: { y: 'z' } }, { gone: null }]);
+    assert.deepEqual(splitPatch({ a: { b: { c: 1, d: 2 } } }), [{ a: { b: { c: 1 } } }, { a: { b: { d: 2 } } }]);
+    assert.equal(splitPatch({ a: { b: 1 } }), undefined, 'one change');
   });
 });
 
