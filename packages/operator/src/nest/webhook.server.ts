@@ -182,6 +182,24 @@ export class WebhookServer implements OnModuleInit, OnApplicationShutdown {
   private addConversions(conversions: DiscoveredConversion[]): void {
     if (conversions.length === 0) return;
     const named = (object: ConvertibleObject) => `${object.kind} ${objectName(object)}`;
+    // Anyone who reaches the port can send such objects, with any name: a bucket (10, then 1
+    // a second) bounds the log lines and Events they cause.
+    const reports = {
+      tokens: 10,
+      at: Date.now(),
+      skipped: 0,
+      take(): boolean {
+        const now = Date.now();
+        this.tokens = Math.min(10, this.tokens + (now - this.at) / 1000);
+        this.at = now;
+        if (this.tokens < 1) {
+          this.skipped++;
+          return false;
+        }
+        this.tokens--;
+        return true;
+      },
+    };
     const webhook = new ConversionWebhook(
       conversions.map((conversion) => converterOf(conversion, conversion.instance)),
       {
@@ -191,8 +209,11 @@ export class WebhookServer implements OnModuleInit, OnApplicationShutdown {
           ),
         // The conversion succeeds without the data: say so where the object's owner looks too.
         onDataIgnored: (object, reason, request) => {
+          if (!reports.take()) return;
+          const more = reports.skipped ? ` (and ${reports.skipped} more such, not reported)` : '';
+          reports.skipped = 0;
           this.logger.warn(
-            `converting ${named(object)} from ${object.apiVersion} to ${request.desiredAPIVersion}: ${reason}`,
+            `converting ${named(object)} from ${object.apiVersion} to ${request.desiredAPIVersion}: ${reason}${more}`,
           );
           if (typeof object.metadata?.name === 'string') {
             this.events?.record(object as KubeObject, 'Warning', 'ConversionDataIgnored', reason);
