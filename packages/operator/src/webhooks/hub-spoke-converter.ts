@@ -191,6 +191,7 @@ export class HubSpokeConverter {
       await turn(options.signal);
       const patch = pending.pop();
       const candidate = withData(restored, applyMergePatch(dataOf(restored), patch));
+      await turn(options.signal);
       if (await fits(candidate)) {
         restored = candidate;
         continue;
