@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { MalformedReviewError } from './admission-review.js';
 import { applyMergePatch, CONVERSION_DATA_ANNOTATION, jsonEqual, mergePatch, splitPatch } from './conversion-data.js';
-import { parseConversionReview, type ConvertibleObject } from './conversion-review.js';
+import { parseConversionReview, type ConversionReviewResponse, type ConvertibleObject } from './conversion-review.js';
 import { ConversionWebhook } from './conversion-webhook.js';
 import { HubSpokeConverter, type SpokeConversion } from './hub-spoke-converter.js';
 
@@ -342,6 +342,32 @@ describe('ConversionWebhook', () => {
     await new Promise((resolve) => setTimeout(resolve, 20));
     assert.equal(calls, atAnswer, 'no conversion goes on after the answer');
     assert.ok(atAnswer < 50 * 34, `stopped after ${atAnswer} fromHub calls`);
+  });
+
+  it('answers a normal review sent while a hostile one converts, before the hostile one ends', async () => {
+    const passThrough: SpokeConversion<Obj, Obj> = {
+      toHub: (spoke) => ({ spec: { ...spoke.spec, replicas: spoke.spec.size } }),
+      fromHub: (hub) => ({ spec: { ...hub.spec, size: hub.spec.replicas } }),
+    };
+    const shared = new ConversionWebhook([
+      new HubSpokeConverter({ group: 'example.com', kind: 'Cache', hub: 'v2', spokes: { v1: passThrough } }),
+    ]);
+    const spec: Record<string, unknown> = { replicas: 9 };
+    for (let i = 0; i < 4_000; i++) spec[`f${i}`] = i;
+    const data = JSON.stringify({ spec });
+    const hostile = Array.from({ length: 10 }, () => cache('v1', { size: 3 }, { [CONVERSION_DATA_ANNOTATION]: data }));
+    const order: string[] = [];
+    const slow = shared.review(review('example.com/v2', hostile)).then(() => order.push('hostile'));
+    // Arriving as a request does: in a callback of its own once the hostile one has started.
+    const normal = new Promise<ConversionReviewResponse>((resolve) =>
+      setTimeout(() => resolve(shared.review(review('example.com/v2', [cache('v1', { size: 2 })]))), 0),
+    ).then((answer) => {
+      order.push('normal');
+      return answer;
+    });
+    assert.deepEqual((await normal).response.result, { status: 'Success' });
+    await slow;
+    assert.deepEqual(order, ['normal', 'hostile']);
   });
 
   it('keeps __proto__ a field through /convert, in the object and in the conversion data', async () => {
