@@ -94,5 +94,14 @@ describe('conversion data', () => {
     assert.equal(nestsDeeperThan({ a: [{}] }, 3), false);
     assert.equal(nestsDeeperThan({ a: [{}] }, 2), true);
     assert.equal(nestsDeeperThan('text', 0), false);
+    // Against the recursive definition: objects and arrays count one level each.
+    const depthOf = (value: unknown): number =>
+      typeof value === 'object' && value !== null ? 1 + Math.max(0, ...Object.values(value).map(depthOf)) : 0;
+    fc.assert(
+      fc.property(jsonValue, fc.integer({ min: 0, max: 6 }), (value, limit) => {
+        assert.equal(nestsDeeperThan(value, limit), depthOf(value) > limit);
+      }),
+      { numRuns: 300 },
+    );
   });
 });

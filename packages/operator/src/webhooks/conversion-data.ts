@@ -145,14 +145,23 @@ export function readConversionData(object: Data, maxBytes = DEFAULT_MAX_CONVERSI
  * stack, so it answers for any depth, before a recursive copy or diff runs out of stack.
  */
 export function nestsDeeperThan(value: unknown, limit: number): boolean {
-  if (typeof value !== 'object' || value === null) return false;
-  const stack: Array<[object, number]> = [[value, 1]];
-  while (stack.length) {
-    const [node, depth] = stack.pop()!;
-    if (depth > limit) return true;
-    const children = Array.isArray(node) ? node : Object.values(node);
-    for (const child of children) {
-      if (typeof child === 'object' && child !== null) stack.push([child as object, depth + 1]);
+  // Two parallel stacks and for-in: no array or tuple per object (wide objects are common).
+  const nodes: unknown[] = [value];
+  const depths: number[] = [0];
+  const visit = (child: unknown, depth: number) => {
+    if (typeof child !== 'object' || child === null) return;
+    nodes.push(child);
+    depths.push(depth);
+  };
+  while (nodes.length) {
+    const node = nodes.pop();
+    const depth = depths.pop()!;
+    if (typeof node !== 'object' || node === null) continue;
+    if (depth >= limit) return true;
+    if (Array.isArray(node)) {
+      for (const child of node as unknown[]) visit(child, depth + 1);
+    } else {
+      for (const key in node) visit((node as Data)[key], depth + 1);
     }
   }
   return false;
