@@ -493,6 +493,20 @@ describe('watch() with streamed syncs (WatchList)', () => {
       sub.unsubscribe();
     });
 
+    it('a streamed sync skips it and syncs: the stream goes on as the watch', async () => {
+      const t = streaming();
+      const sub = t.subscribe();
+      const stream = await t.transport.watchNumber(0);
+      stream.push('ADDED', object('a', '3'));
+      stream.pushRefused('ADDED', tooDeep('deep', '4'));
+      stream.push('BOOKMARK', initialEventsEnd('10'));
+      stream.push('ADDED', object('b', '11'));
+      await flush();
+      assert.deepEqual(t.taken(), ['ADDED a', 'SYNCED', 'ADDED b']);
+      assert.deepEqual([t.stats.refused, t.stats.restarts, t.transport.streams.length], [1, 0, 1]);
+      sub.unsubscribe();
+    });
+
     it('a relist keeps a refused object as it was known, not as deleted', async () => {
       const t = start();
       t.transport.onList = () => list('5', [object('a', '1'), object('b', '2')]);
