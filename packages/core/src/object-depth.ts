@@ -21,7 +21,7 @@ export class ObjectTooDeepError extends Error {
   ) {
     super(
       `${describeObject(object)} nests objects and arrays more than ${limit} deep (MAX_OBJECT_DEPTH): ` +
-        'it was not decoded and stays out of the cache; flatten or delete it',
+        'refused, not decoded; flatten or delete it',
     );
   }
 }

@@ -35,9 +35,11 @@ class TooDeep extends Error {}
 
 /**
  * Decodes a message as decodeMessage does, with managedFields skipped when `drop`. An
- * object nested deeper than MAX_OBJECT_DEPTH (a CustomResourceDefinition's schema is
- * recursive) is an ObjectTooDeepError naming it: its metadata, field 1 of every kind, was
- * read first. The reader is then at `end`, so a list or stream can go on past it.
+ * object nested deeper than MAX_OBJECT_DEPTH is an ObjectTooDeepError naming it: its
+ * metadata, field 1 of every kind, was read first. The reader is then at `end`, so a list
+ * or stream can go on past it. (The one recursive message of the built-in kinds is
+ * Workload's composite pod group templates: validation allows two levels, but the API
+ * server serves whatever etcd holds.)
  */
 export function decodeObject(
   reader: WireReader,

@@ -363,7 +363,9 @@ export class ListWatcher<T extends KubeObject> {
   /** Logs a refused object; a list or stream sync keeps it as it was known, not as vanished. */
   private skipRefused(error: ObjectTooDeepError, pass?: RelistPass<T>): void {
     this.stats.refused = (this.stats.refused ?? 0) + 1;
-    this.log.error(`${this.phase} of ${this.description}: ${error.message}`);
+    this.log.error(
+      `${this.phase} of ${this.description}: ${error.message}. Skipped: the watch goes on, the cache keeps the last version it decoded, if any`,
+    );
     if (pass && error.object.metadata?.name) pass.keep(keyOf(error.object.metadata as ObjectRef));
   }
 
