@@ -12,6 +12,7 @@ export {
   controllerReference,
   type ApplyOptions,
   type CacheReader,
+  type ClientScope,
   type WriteFence,
   type EventType,
   type KubeClientOptions,
@@ -80,9 +81,10 @@ export {
   type ManagerHealth,
   type HealthCheck,
   type ManagerMetrics,
-  type LeaderElection,
 } from './manager.js';
-export { LeaseLock, LeaseLostError, type LeaseLockOptions } from './leader-election.js';
+export { Coordination, type CoordinationEvents, type CoordinationOptions } from './coordination.js';
+export { LeaseFence, type LeaseFenceOptions, type FencingLease } from './write-fence.js';
+export { LeaseLock, LeaseLostError, type LeaseLockOptions, type LeaderElection } from './leader-election.js';
 
 // Sharding: shard Leases, ring membership, consistent-hash assignment, shard labels.
 export * from '../sharding/index.js';
