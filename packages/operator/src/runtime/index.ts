@@ -75,13 +75,7 @@ export type { ObjectTimer } from './object-timers.js';
 export { withFinalizer, defaultFinalizerName, type FinalizerOptions } from './reconcilers/finalizer.js';
 export { withTracing } from './reconcilers/tracing.js';
 export { TerminalError, ReconcileTimeoutError, toError, type ReconcileResult } from './result.js';
-export {
-  Manager,
-  type ManagerOptions,
-  type ManagerHealth,
-  type HealthCheck,
-  type ManagerMetrics,
-} from './manager.js';
+export { Manager, type ManagerOptions, type ManagerHealth, type HealthCheck, type ManagerMetrics } from './manager.js';
 export { Coordination, type CoordinationEvents, type CoordinationOptions } from './coordination.js';
 export { LeaseFence, type LeaseFenceOptions, type FencingLease } from './write-fence.js';
 export { LeaseLock, LeaseLostError, type LeaseLockOptions, type LeaderElection } from './leader-election.js';

@@ -10,6 +10,7 @@ import { Transport, type KubeObject } from '@nestor/core';
 import { TestEnvironment, waitFor } from '@nestor/testing';
 import { ConfigMap } from '../client/kinds.js';
 import { configMapsPath, createConfigMap } from '../test-support/e2e-helpers.js';
+import { shardedReplica } from '../test-support/sharded-manager.js';
 import { LeaseLock, microTime } from './leader-election.js';
 import { Manager } from './manager.js';
 import type { ReconcileRequest } from './reconciler.js';
@@ -26,7 +27,17 @@ after(async () => {
 });
 
 const LEASE = 'fenced-operator';
-const leasePath = (namespace: string) => `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/${LEASE}`;
+const leasePath = (namespace: string, name = LEASE) =>
+  `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/${name}`;
+
+/** Another replica takes the Lease over (as after a partition): the holder's next renewal sees it. */
+async function usurp(namespace: string, name = LEASE): Promise<void> {
+  const held = await env.client.request<V1Lease>('GET', leasePath(namespace, name));
+  await env.client.request('PUT', leasePath(namespace, name), {
+    ...held,
+    spec: { ...held.spec, holderIdentity: 'usurper', renewTime: microTime(new Date()) },
+  });
+}
 
 /** One write of a path: `phase` is 'leading' while the Lease is held, 'stale' once it is lost. */
 type Write = (manager: Manager, request: ReconcileRequest<KubeObject>, phase: 'leading' | 'stale') => Promise<void>;
@@ -70,12 +81,7 @@ async function staleWrite(name: string, write: Write) {
     await waitFor(() => manager.isLeader, { what: 'the lead' });
     await createConfigMap(env.client, namespace, 'target', { data: { phase: 'created' } });
     await waitFor(() => leadingWrite === 'done', { what: 'the write made while leading' });
-    // Another replica takes the Lease over: the next renewal sees it and the lead is lost.
-    const held = await env.client.request<V1Lease>('GET', leasePath(namespace));
-    await env.client.request('PUT', leasePath(namespace), {
-      ...held,
-      spec: { ...held.spec, holderIdentity: 'usurper', renewTime: microTime(new Date()) },
-    });
+    await usurp(namespace);
     await waitFor(() => stale !== undefined, { timeoutMs: 20_000, what: 'the stale write to be tried' });
     const object = await env.client.request<V1ConfigMap>('GET', configMapsPath(namespace, 'target'));
     return { namespace, manager, stale, object };
@@ -126,5 +132,69 @@ describe('a stale write after the Lease is lost', () => {
       ['Leading'],
     );
     assert.equal(manager.events.stats.dropped.fenced, 1);
+  });
+});
+
+describe('a sharded replica that lost its shard Lease but still leads', () => {
+  it("refuses the sharded controller's stale writes, explicit and ambient, and lets the leader's controller write", async () => {
+    const namespace = await env.createNamespace('fence-shard');
+    const { manager, transport: own } = await shardedReplica(env.kubeConfig, {
+      ring: 'fence',
+      replica: 'fence-a',
+      namespace,
+    });
+    const shardFenceRefuses = () => {
+      try {
+        manager.writeFence!.of('shards').assertWritable();
+        return false;
+      } catch {
+        return true;
+      }
+    };
+    let outcome: { explicit: unknown; ambient: unknown; leader: unknown } | undefined;
+    let leadingWrite = false;
+    let runs = 0;
+    const settle = (write: Promise<unknown>) =>
+      write.then(
+        () => 'written',
+        (error: unknown) => error,
+      );
+    manager.addController({
+      name: 'shards',
+      resource: ConfigMap,
+      namespace,
+      reconcile: async ({ ref, client }) => {
+        if (++runs > 1) return;
+        await client!.patch(ConfigMap, ref, patchPhase('leading'));
+        leadingWrite = true;
+        await waitFor(shardFenceRefuses, { timeoutMs: 20_000, what: 'the shard Lease to be taken over' });
+        outcome = {
+          explicit: await settle(client!.patch(ConfigMap, ref, patchPhase('stale'))),
+          ambient: await settle(manager.client.patch(ConfigMap, ref, patchPhase('stale'))),
+          // The leader's controller writes under the leader Lease, still held.
+          leader: await settle(
+            manager.client.scoped({ controller: 'audit' }).patch(ConfigMap, ref, { data: { audited: 'yes' } }),
+          ),
+        };
+      },
+    });
+    manager.addController({ name: 'audit', resource: ConfigMap, namespace, sharded: false, reconcile: () => {} });
+    await manager.start();
+    try {
+      await waitFor(() => manager.isLeader, { what: 'the lead' });
+      await createConfigMap(env.client, namespace, 'target', { data: { phase: 'created' } });
+      await waitFor(() => leadingWrite, { timeoutMs: 20_000, what: 'the write made while holding the shard' });
+      await usurp(namespace, 'fence-a');
+      await waitFor(() => outcome !== undefined, { timeoutMs: 20_000, what: 'the stale writes to be tried' });
+      assert.ok(manager.isLeader, 'the replica still leads');
+      assert.match(String(outcome!.explicit), refused);
+      assert.match(String(outcome!.ambient), refused);
+      assert.equal(outcome!.leader, 'written');
+      const object = await env.client.request<V1ConfigMap>('GET', configMapsPath(namespace, 'target'));
+      assert.deepEqual(object.data, { phase: 'leading', audited: 'yes' });
+    } finally {
+      await manager.stop();
+      own.close();
+    }
   });
 });

@@ -50,7 +50,8 @@ export class LeaseFence implements WriteFence {
   }
 
   assertWritable(): void {
-    this.of(currentReportingController()).assertWritable();
+    // Only sharding makes the answer depend on the controller: read the context only then.
+    this.of(this.options.shard ? currentReportingController() : undefined).assertWritable();
   }
 }
 
