@@ -55,10 +55,9 @@ export interface KubeClientOptions {
    */
   events?: EventRecorder;
   /**
-   * Fences every write (create, replace, delete, patch, apply, status, finalizers, events):
-   * the Nest module passes the leader election's lease, so a replica that lost it, or was
-   * frozen past it, writes nothing. The manager's client (`manager.client`) has its
-   * Leases' fence.
+   * Fences every write (create, replace, delete, patch, apply, status, finalizers, events),
+   * so a replica that lost its Lease, or was frozen past it, writes nothing. The manager's
+   * client (`manager.client`, the Nest module's KubeClient) has its Leases' fence.
    */
   fence?: WriteFence;
   /** See ClientScope: set by scoped(); without it, the ambient context is read per call. */
