@@ -149,8 +149,8 @@ export {
   type RenewalPolicy,
 } from './webhooks/certificate-secret.js';
 
-// Core, client, custom resource classes, runtime
-export * from './runtime/index.js';
+// Core, client, custom resource classes, runtime, sharding
+export * from './runtime-entry.js';
 
 // CRDs from decorated classes
 export {
