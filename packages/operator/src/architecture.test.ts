@@ -15,8 +15,9 @@ const CORE_SRC = fileURLToPath(new URL('../../core/src/', import.meta.url));
 /** Folder -> the folders it may import. Anything else is a layering error. */
 const ALLOWED: Record<string, readonly string[]> = {
   crd: [],
+  conditions: ['crd'],
   client: [],
-  runtime: ['client', 'crd'],
+  runtime: ['client', 'crd', 'conditions'],
   metrics: ['runtime'],
   manifests: ['crd'],
   webhooks: [],
@@ -26,7 +27,7 @@ const ALLOWED: Record<string, readonly string[]> = {
 };
 
 /** Folders that must run without Nest (the `@nestor/operator/runtime` entry loads them). */
-const NEST_FREE = ['crd', 'client', 'runtime', 'metrics', 'manifests', 'webhooks', 'sharding'];
+const NEST_FREE = ['crd', 'conditions', 'client', 'runtime', 'metrics', 'manifests', 'webhooks', 'sharding'];
 
 interface SourceFile {
   path: string;

@@ -23,7 +23,7 @@ import {
   OPERATOR_MODULE_OPTIONS,
   type OPERATOR_OPTIONS_TYPE,
 } from './operator.module-definition.js';
-import type { OperatorModuleOptions } from './operator-options.interface.js';
+import type { OperatorModuleOptions } from './interfaces/operator-options.interface.js';
 import { OperatorRegistry } from './operator.registry.js';
 import { ownNamespace } from './own-namespace.js';
 import { WebhookExplorer } from './webhook.explorer.js';

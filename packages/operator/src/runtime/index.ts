@@ -42,7 +42,7 @@ export {
 } from '../crd/custom-resource.decorator.js';
 
 // Status conditions: metav1.Condition as a @Field class, and meta's condition helpers.
-export { Condition, ConditionsField, type ConditionStatus } from '../crd/condition.js';
+export { Condition, ConditionsField, type ConditionStatus } from '../conditions/condition.js';
 export {
   setStatusCondition,
   removeStatusCondition,
@@ -55,7 +55,7 @@ export {
   type ConditionUpdate,
   type ConditionClockOptions,
   type ObjectWithConditions,
-} from '../crd/status-conditions.js';
+} from '../conditions/status-conditions.js';
 
 // The runtime: watch -> informer -> event sources -> queue -> worker pool -> reconcile loop.
 export type { ObjectSelector } from '../client/object-selector.js';
