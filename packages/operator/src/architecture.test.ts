@@ -252,21 +252,22 @@ function targets(file: SourceFile): string[] {
     .filter((target) => !target.endsWith('.json'));
 }
 
-const PACKAGES = [
-  ...readdirSync(join(REPO, 'packages'), { withFileTypes: true })
-    .filter((entry) => entry.isDirectory())
-    .map((entry) => join('packages', entry.name)),
-  'sample-operator',
-];
+/** The workspaces of the root package.json that hold TypeScript sources. */
+const PACKAGES = (JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { workspaces: string[] }).workspaces
+  .flatMap((workspace) =>
+    workspace.endsWith('/*')
+      ? readdirSync(join(REPO, workspace.slice(0, -2)), { withFileTypes: true })
+          .filter((entry) => entry.isDirectory())
+          .map((entry) => join(workspace.slice(0, -2), entry.name))
+      : [workspace],
+  )
+  .filter((pkg) => packageSources(pkg).length > 0);
 
 describe('architecture of every package', () => {
-  it('covers every package of the workspace', () => {
-    assert.deepEqual(
-      [...PACKAGES].sort(),
-      ['packages/cli', 'packages/core', 'packages/operator', 'packages/testing', 'sample-operator'].map((p) =>
-        p.split('/').join(sep),
-      ),
-    );
+  it('checks every workspace with TypeScript sources', () => {
+    for (const pkg of ['packages/core', 'packages/operator', 'packages/cli', 'packages/testing', 'sample-operator']) {
+      assert.ok(PACKAGES.includes(pkg.split('/').join(sep)), `${pkg} is checked`);
+    }
   });
 
   for (const pkg of PACKAGES) {
