@@ -99,109 +99,6 @@ function cycles(graph: Map<string, Set<string>>): string[][] {
   return found;
 }
 
-describe('architecture', () => {
-  it('has no import cycle between the folders of @nestor/operator', () => {
-    const graph = folderGraph();
-    assert.deepEqual(
-      cycles(graph).map((c) => c.join(' -> ')),
-      [],
-    );
-  });
-
-  it('imports only downwards: each folder uses only the layers below it', () => {
-    const violations: string[] = [];
-    for (const file of operatorFiles) {
-      if (file.folder === '.') continue; // the root index exports every layer
-      const allowed = ALLOWED[file.folder];
-      assert.ok(allowed, `folder ${file.folder} is not in the layering: add it to ALLOWED and docs/ARCHITECTURE.md`);
-      for (const specifier of file.imports) {
-        const folder = folderOf(file, specifier);
-        if (folder && folder !== file.folder && !allowed.includes(folder)) {
-          violations.push(`${relative(SRC, file.path)} imports ${specifier} (${file.folder} -> ${folder})`);
-        }
-      }
-    }
-    assert.deepEqual(violations, []);
-  });
-
-  it('keeps Nest out of the runtime entry: crd, client, runtime, metrics load no @nestjs package', () => {
-    const violations = operatorFiles
-      .filter((file) => NEST_FREE.includes(file.folder))
-      .flatMap((file) =>
-        file.imports.filter((s) => s.startsWith('@nestjs/')).map((s) => `${relative(SRC, file.path)} imports ${s}`),
-      );
-    assert.deepEqual(violations, []);
-  });
-
-  it('loads no @nestjs module when a program imports @nestor/operator/runtime', () => {
-    // What a Nest-free user runs: the loaded specifiers are recorded by a resolve hook.
-    const program = [
-      "import { registerHooks } from 'node:module';",
-      'const seen = new Set();',
-      'registerHooks({ resolve(specifier, context, next) { seen.add(specifier); return next(specifier, context); } });',
-      "const runtime = await import('@nestor/operator/runtime');",
-      "if (typeof runtime.Manager !== 'function') throw new Error('no Manager export');",
-      'console.log(JSON.stringify([...seen]));',
-    ].join('\n');
-    const loaded = JSON.parse(
-      execFileSync(process.execPath, ['--input-type=module', '-e', program], { cwd: SRC, encoding: 'utf8' }),
-    ) as string[];
-    assert.ok(loaded.includes('@nestor/core'), 'the hook saw the imports');
-    assert.deepEqual(
-      loaded.filter((s) => s.startsWith('@nestjs/')),
-      [],
-    );
-  });
-
-  it('loads none of client-node but its kubeconfig parsing, from either entry (its generated API costs ~55 MB)', () => {
-    // Resolved URLs, so that a deep import inside client-node (its index, gen/) is seen too.
-    for (const entry of ['@nestor/operator', '@nestor/operator/runtime']) {
-      const program = [
-        "import { registerHooks } from 'node:module';",
-        'const seen = new Set();',
-        'registerHooks({ resolve(specifier, context, next) { const r = next(specifier, context); seen.add(r.url); return r; } });',
-        `await import('${entry}');`,
-        'console.log(JSON.stringify([...seen]));',
-      ].join('\n');
-      const loaded = JSON.parse(
-        execFileSync(process.execPath, ['--input-type=module', '-e', program], { cwd: SRC, encoding: 'utf8' }),
-      ) as string[];
-      const clientNode = loaded
-        .filter((url) => url.includes('/@kubernetes/client-node/'))
-        .map((url) => url.slice(url.indexOf('/@kubernetes/client-node/') + '/@kubernetes/client-node/'.length));
-      assert.ok(
-        loaded.some((url) => url.includes('/core/dist/')),
-        `the hook saw ${entry}'s imports`,
-      );
-      assert.deepEqual(clientNode, ['dist/config_types.js'], `${entry} loads these client-node modules`);
-    }
-  });
-
-  it('keeps @nestor/core at the bottom: it imports no other layer, no Nest, no RxJS', () => {
-    const violations = sources(CORE_SRC).flatMap((file) =>
-      file.imports
-        .filter((s) => s.startsWith('@nestor/') || s.startsWith('@nestjs/') || s === 'rxjs')
-        .map((s) => `${relative(CORE_SRC, file.path)} imports ${s}`),
-    );
-    assert.deepEqual(violations, []);
-  });
-
-  it('finds the imports it checks (the check is not vacuous)', () => {
-    const graph = folderGraph();
-    assert.ok(graph.get('nest')?.has('runtime'), 'nest -> runtime is seen');
-    assert.ok(graph.get('runtime')?.has('client'), 'runtime -> client is seen');
-    assert.ok(
-      cycles(
-        new Map([
-          ['a', new Set(['b'])],
-          ['b', new Set(['a'])],
-        ]),
-      ).length > 0,
-      'a cycle is found',
-    );
-  });
-});
-
 // Every package of the repo, not only this one: no cycle between the folders of a package
 // (a file at a package's root is a node of its own, since a root holds unrelated modules),
 // and no cycle between the files of one folder, type-only imports included: a cycle means
@@ -310,4 +207,107 @@ describe('architecture of every package', () => {
       );
     });
   }
+});
+
+describe('architecture', () => {
+  it('has no import cycle between the folders of @nestor/operator', () => {
+    const graph = folderGraph();
+    assert.deepEqual(
+      cycles(graph).map((c) => c.join(' -> ')),
+      [],
+    );
+  });
+
+  it('imports only downwards: each folder uses only the layers below it', () => {
+    const violations: string[] = [];
+    for (const file of operatorFiles) {
+      if (file.folder === '.') continue; // the root index exports every layer
+      const allowed = ALLOWED[file.folder];
+      assert.ok(allowed, `folder ${file.folder} is not in the layering: add it to ALLOWED and docs/ARCHITECTURE.md`);
+      for (const specifier of file.imports) {
+        const folder = folderOf(file, specifier);
+        if (folder && folder !== file.folder && !allowed.includes(folder)) {
+          violations.push(`${relative(SRC, file.path)} imports ${specifier} (${file.folder} -> ${folder})`);
+        }
+      }
+    }
+    assert.deepEqual(violations, []);
+  });
+
+  it('keeps Nest out of the runtime entry: crd, client, runtime, metrics load no @nestjs package', () => {
+    const violations = operatorFiles
+      .filter((file) => NEST_FREE.includes(file.folder))
+      .flatMap((file) =>
+        file.imports.filter((s) => s.startsWith('@nestjs/')).map((s) => `${relative(SRC, file.path)} imports ${s}`),
+      );
+    assert.deepEqual(violations, []);
+  });
+
+  it('loads no @nestjs module when a program imports @nestor/operator/runtime', () => {
+    // What a Nest-free user runs: the loaded specifiers are recorded by a resolve hook.
+    const program = [
+      "import { registerHooks } from 'node:module';",
+      'const seen = new Set();',
+      'registerHooks({ resolve(specifier, context, next) { seen.add(specifier); return next(specifier, context); } });',
+      "const runtime = await import('@nestor/operator/runtime');",
+      "if (typeof runtime.Manager !== 'function') throw new Error('no Manager export');",
+      'console.log(JSON.stringify([...seen]));',
+    ].join('\n');
+    const loaded = JSON.parse(
+      execFileSync(process.execPath, ['--input-type=module', '-e', program], { cwd: SRC, encoding: 'utf8' }),
+    ) as string[];
+    assert.ok(loaded.includes('@nestor/core'), 'the hook saw the imports');
+    assert.deepEqual(
+      loaded.filter((s) => s.startsWith('@nestjs/')),
+      [],
+    );
+  });
+
+  it('loads none of client-node but its kubeconfig parsing, from either entry (its generated API costs ~55 MB)', () => {
+    // Resolved URLs, so that a deep import inside client-node (its index, gen/) is seen too.
+    for (const entry of ['@nestor/operator', '@nestor/operator/runtime']) {
+      const program = [
+        "import { registerHooks } from 'node:module';",
+        'const seen = new Set();',
+        'registerHooks({ resolve(specifier, context, next) { const r = next(specifier, context); seen.add(r.url); return r; } });',
+        `await import('${entry}');`,
+        'console.log(JSON.stringify([...seen]));',
+      ].join('\n');
+      const loaded = JSON.parse(
+        execFileSync(process.execPath, ['--input-type=module', '-e', program], { cwd: SRC, encoding: 'utf8' }),
+      ) as string[];
+      const clientNode = loaded
+        .filter((url) => url.includes('/@kubernetes/client-node/'))
+        .map((url) => url.slice(url.indexOf('/@kubernetes/client-node/') + '/@kubernetes/client-node/'.length));
+      assert.ok(
+        loaded.some((url) => url.includes('/core/dist/')),
+        `the hook saw ${entry}'s imports`,
+      );
+      assert.deepEqual(clientNode, ['dist/config_types.js'], `${entry} loads these client-node modules`);
+    }
+  });
+
+  it('keeps @nestor/core at the bottom: it imports no other layer, no Nest, no RxJS', () => {
+    const violations = sources(CORE_SRC).flatMap((file) =>
+      file.imports
+        .filter((s) => s.startsWith('@nestor/') || s.startsWith('@nestjs/') || s === 'rxjs')
+        .map((s) => `${relative(CORE_SRC, file.path)} imports ${s}`),
+    );
+    assert.deepEqual(violations, []);
+  });
+
+  it('finds the imports it checks (the check is not vacuous)', () => {
+    const graph = folderGraph();
+    assert.ok(graph.get('nest')?.has('runtime'), 'nest -> runtime is seen');
+    assert.ok(graph.get('runtime')?.has('client'), 'runtime -> client is seen');
+    assert.ok(
+      cycles(
+        new Map([
+          ['a', new Set(['b'])],
+          ['b', new Set(['a'])],
+        ]),
+      ).length > 0,
+      'a cycle is found',
+    );
+  });
 });
