@@ -10,7 +10,7 @@
 //
 // Writes bench/results/<date>-attack[-label].json and .md. Never part of `npm test`.
 import { spawnSync } from 'node:child_process';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -37,6 +37,7 @@ const { values: opts } = parseArgs({
     impls: { type: 'string' },
     label: { type: 'string' },
     out: { type: 'string' },
+    render: { type: 'string' },
     help: { type: 'boolean', default: false },
   },
 });
@@ -46,7 +47,15 @@ if (opts.help) {
   --only LIST          attacks or attack:case, comma-separated: ${ATTACKS.map((a) => a.description.attack).join(', ')}
   --impls LIST         ${IMPLS.join(', ')} (default both)
   --label NAME         added to the result files' names (e.g. before, after)
-  --out FILE           result JSON path (default bench/results/<date>-attack[-label].json)`);
+  --out FILE           result JSON path (default bench/results/<date>-attack[-label].json)
+  --render FILE        write FILE's .md again from its .json, run nothing`);
+  process.exit(0);
+}
+
+const descriptions = ATTACKS.map((a) => a.description);
+if (opts.render) {
+  const saved = JSON.parse(await readFile(opts.render, 'utf8'));
+  await writeFile(opts.render.replace(/\.json$/, '.md'), renderAttackReport(saved, descriptions) + '\n');
   process.exit(0);
 }
 
@@ -72,9 +81,13 @@ const doc = {
     cpus: os.cpus().length,
     cpuModel: os.cpus()[0]?.model,
     memoryGB: os.totalmem() / 2 ** 30,
+    // Other work on the machine: the legitimate latencies depend on it.
+    loadAverage: os.loadavg(),
     node: process.version,
     controllerRuntime: controllerRuntimeVersion(),
-    commit: `${git('rev-parse', '--short', 'HEAD')}${git('status', '--porcelain', '--', '../packages') ? '+dirty' : ''}`,
+    commit: git('rev-parse', '--short', 'HEAD'),
+    // The code under attack: the last commit that changed packages/.
+    packagesCommit: `${git('log', '-1', '--format=%h', '--', '../packages')}${git('status', '--porcelain', '--', '../packages') ? '+dirty' : ''}`,
   },
   config: { quick: opts.quick, impls, only: only ?? null, nodeFlags: [OPERATOR_NODE_OPTIONS] },
   runs: [],
@@ -84,11 +97,7 @@ const doc = {
 async function writeResults() {
   await mkdir(dirname(outJson), { recursive: true });
   await writeFile(outJson, JSON.stringify(doc, null, 2) + '\n');
-  const markdown = renderAttackReport(
-    doc,
-    ATTACKS.map((a) => a.description),
-  );
-  await writeFile(outJson.replace(/\.json$/, '.md'), markdown + '\n');
+  await writeFile(outJson.replace(/\.json$/, '.md'), renderAttackReport(doc, descriptions) + '\n');
   log(`results: ${outJson} and .md`);
 }
 

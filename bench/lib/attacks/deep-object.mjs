@@ -30,7 +30,28 @@ function deepCase(depth) {
       } catch {
         // described below
       }
+      // Right: defaulted (the patch sets spec.size, as controller-runtime does), or refused with
+      // a 4xx that names the depth; a 500 or a dropped request is wrong.
+      let message;
+      let code = answer.status;
+      try {
+        const { response } = JSON.parse(answer.body);
+        message = response?.status?.message ?? '';
+        if (response?.allowed === false) code = response.status?.code ?? 500;
+      } catch {
+        message = answer.body ?? '';
+      }
+      const defaulted = patch?.some((op) => op.path === '/spec/size' && op.value === 1) ?? false;
+      const refused = code >= 400 && code < 500 && /depth|deep|nest/i.test(message);
       return {
+        checks: [
+          {
+            check: 'defaulted or refused',
+            expect: 'patch sets /spec/size, or a 4xx naming the depth',
+            ok: defaulted || refused,
+            detail: describeAnswer(answer),
+          },
+        ],
         depth,
         bodyBytes: body.length,
         status: answer.status ?? null,

@@ -76,14 +76,16 @@ export function renderAttackReport(doc, descriptions) {
     `# Hostile input: Nestor and controller-runtime side by side (${doc.label ?? doc.startedAt})`,
     '',
     `Run ${doc.startedAt} on ${doc.machine.cpus} × ${doc.machine.cpuModel}, Node ${doc.machine.node}, ` +
-      `controller-runtime ${doc.machine.controllerRuntime}, commit ${doc.machine.commit}` +
-      `${doc.config.quick ? ', --quick' : ''}. \`npm run attack\` (bench/attack.mjs, bench/lib/attacks/).`,
+      `controller-runtime ${doc.machine.controllerRuntime}, commit ${doc.machine.commit} (packages/ at ${doc.machine.packagesCommit ?? '?'})` +
+      `${doc.config.quick ? ', --quick' : ''}, load average ${doc.machine.loadAverage?.[0]?.toFixed(1) ?? '?'} at the start. ` +
+      '`npm run attack` (bench/attack.mjs, bench/lib/attacks/).',
     '',
     'Each case runs against a fresh server: Nestor is the WebhookServer of a Nest app (bench/webhooks/nestor-nest.mjs: a',
     '@Webhook with @ValidateCreate/@ValidateUpdate/@Default and a @Conversion hub/spoke converter, production',
     'defaults), controller-runtime its webhook.Server with a typed validator, defaulter and conversion',
     '(bench/controller-runtime/webhook.go). Meanwhile a legitimate client (its own thread) sends a normal UPDATE',
-    `review of a ~1 KiB Widget every 100 ms to the validating path, over HTTP/1.1.`,
+    'review of a ~1 KiB Widget every 100 ms to the validating path, over HTTP/1.1. The attacker, the client and',
+    "the server share the machine's cores (with whatever else runs on it: latencies are noisy, stalls are not).",
     '',
     '- **RSS MB**: before the attack → peak (/proc VmRSS every 100 ms and VmHWM).',
     '- **loop stall**: the longest event-loop stall in the server (monitorEventLoopDelay; Nestor only; "still stuck":',
