@@ -176,13 +176,20 @@ describe('nestor manifests', () => {
         'README.md',
         'crds/crds.yaml',
         'crds/kustomization.yaml',
+        'network-policy/allow-metrics-traffic.yaml',
+        'network-policy/kustomization.yaml',
         'operator/deployment.yaml',
         'operator/kustomization.yaml',
         'operator/metrics.yaml',
         'operator/rbac.yaml',
       ]);
       assert.match(stderr, /the namespace gadgets must exist: kubectl create namespace gadgets/);
-      assert.match(stderr, new RegExp(`kubectl apply -k ${dir}/crds && kubectl apply -k ${dir}/operator`));
+      assert.match(
+        stderr,
+        new RegExp(
+          `kubectl apply -k ${dir}/crds && kubectl apply -k ${dir}/operator && kubectl apply -k ${dir}/network-policy\n`,
+        ),
+      );
       assert.match(stderr, new RegExp(`uninstall the operator: kubectl delete -k ${dir}/operator`));
 
       const [crd, ...moreCrds] = await kustomization('crds');
@@ -274,6 +281,8 @@ describe('nestor manifests', () => {
         'crds/crds.yaml',
         'crds/kustomization.yaml',
         'mine.yaml',
+        'network-policy/allow-metrics-traffic.yaml',
+        'network-policy/kustomization.yaml',
         'operator/deployment.yaml',
         'operator/kustomization.yaml',
         'operator/metrics.yaml',
@@ -306,9 +315,11 @@ describe('nestor manifests', () => {
       'ClusterRole',
       'Deployment',
       'Service',
+      'NetworkPolicy',
     ];
     assert.deepEqual(await kindsOf([]), ['CustomResourceDefinition', ...operator]);
     assert.deepEqual(await kindsOf(['--create-namespace']), ['CustomResourceDefinition', 'Namespace', ...operator]);
+    assert.deepEqual(await kindsOf(['--no-network-policy']), ['CustomResourceDefinition', ...operator.slice(0, -1)]);
   });
 
   it('writes objects that agree on the ports, the watched namespace and the scrapers asked for', async () => {

@@ -1,6 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, extname, join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import {
   controllersOfModule,
@@ -19,6 +18,7 @@ import {
   type ScannedController,
 } from '@nestor/operator';
 import { writeManifestFiles } from './manifest-output.js';
+import { importModuleFile } from './module-import.js';
 
 export const MANIFESTS_USAGE = `Usage: nestor manifests --module <compiled-module.js> [options]
 
@@ -36,13 +36,15 @@ The module is imported, not started: no provider runs and no cluster is needed. 
 OperatorModule.forRoot() options set (metrics.port, health.port, namespace, leaderElection,
 shutdownGraceMs) is what the objects follow; the flags above fill in what they leave out,
 and the Deployment passes those to the operator as the variables of its flags.
+Whatever the module prints goes to stderr, and the command exits once the manifests
+are out, whatever timers or servers the module started.
 
 Options:
   --module <path>      the compiled JavaScript file of the application's root module (required)
   --export <name>      the module's export name (default: AppModule, else the default export,
                        else the file's only Nest module)
-  --out <dir>          write one kustomization per folder there, and a README.md
-                       (default: print one YAML stream to stdout)
+  --out <dir>          write one kustomization per folder there, and a README.md, all
+                       files or none (default: print one YAML stream to stdout)
   --name <name>        the operator's name: ServiceAccount, ClusterRole, Deployment
                        (default: the package.json name next to the module, without its scope)
   --namespace <ns>     the namespace it runs in (default: <name>-system); it must exist,
@@ -71,12 +73,17 @@ Options:
                        an Issuer and a Certificate, the Secret mounted, cainjector filling
                        the caBundles; self-managed: the operator keeps a CA in a Secret and
                        patches the caBundles itself, with RBAC for that)
+  --no-network-policy  leave out the NetworkPolicies (written by default: /metrics open only
+                       to namespaces labelled metrics=enabled and those of --metrics-reader,
+                       the webhook port to all, every other port of the pods closed)
   -h, --help           show this help
 
 With --out <dir>, apply its folders in this order, each a kustomization of its own:
   kubectl apply -k <dir>/crds        the CRDs
   kubectl apply -k <dir>/namespace   the Namespace (only with --create-namespace)
   kubectl apply -k <dir>/operator    ServiceAccount, RBAC, Deployment
+  kubectl apply -k <dir>/network-policy
+                                     NetworkPolicies for the metrics and webhook ports
 <dir>/README.md says so, and how to uninstall: kubectl delete -k <dir>/operator deletes
 the operator alone, and leaves the CRDs, the custom resources and the namespace.
 Deleting <dir>/crds deletes every custom resource of those kinds in the cluster;
@@ -102,6 +109,8 @@ export interface ManifestsArguments {
   serviceMonitor?: boolean;
   metricsReaders?: string[];
   metricsCertificates?: 'cert-manager' | 'self-signed';
+  /** Leave out the NetworkPolicies (`--no-network-policy`). */
+  noNetworkPolicy?: boolean;
 }
 
 export interface CommandIo {
@@ -138,6 +147,7 @@ export function parseManifestsArguments(argv: string[], cwd: string): ManifestsA
         'service-monitor': { type: 'boolean' },
         'metrics-certificates': { type: 'string' },
         'metrics-reader': { type: 'string', multiple: true },
+        'no-network-policy': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -216,6 +226,7 @@ export function parseManifestsArguments(argv: string[], cwd: string): ManifestsA
     ...(values['service-monitor'] ? { serviceMonitor: true } : {}),
     ...(metricsReaders.length ? { metricsReaders } : {}),
     ...(metricsCertificates ? { metricsCertificates } : {}),
+    ...(values['no-network-policy'] ? { noNetworkPolicy: true } : {}),
   };
 }
 
@@ -250,7 +261,7 @@ export async function loadModuleClass(
       `--module ${path} is TypeScript: build the application and point --module at the compiled .js file`,
     );
   }
-  const exports = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+  const exports = await importModuleFile(file);
   const isModule = (value: unknown) =>
     (typeof value === 'function' &&
       ['imports', 'providers', 'controllers'].some((key) => Reflect.hasOwnMetadata(key, value))) ||
@@ -320,6 +331,7 @@ export async function generateManifests(
     controllers,
     conversions: conversions.map((conversion) => conversion.hub),
     createNamespace: args.createNamespace ?? false,
+    ...(args.noNetworkPolicy ? { networkPolicy: false } : {}),
     webhooks: { configurations, certificates: args.webhookCertificates ?? 'cert-manager' },
   });
   return { controllers, manifests, moduleName: name, notes };
@@ -341,6 +353,7 @@ export async function manifestsCommand(argv: string[], io: CommandIo): Promise<n
       `${manifests.rbac.length} RBAC object(s) (${rbacScope(manifests)}), a Deployment` +
       (manifests.metrics ? `, ${manifests.metrics.map((m) => m.kind).join(' and ')} for /metrics` : '') +
       (manifests.webhooks ? `, ${manifests.webhooks.length} webhook object(s)` : '') +
+      (manifests.networkPolicies ? `, ${manifests.networkPolicies.length} NetworkPolicy(ies)` : '') +
       notes.map((note) => `\nnote: ${note}`).join('');
     if (!args.out) {
       const namespace = manifests.namespace ? [manifests.namespace] : [];
@@ -352,6 +365,7 @@ export async function manifestsCommand(argv: string[], io: CommandIo): Promise<n
           ...manifests.deployment,
           ...(manifests.metrics ?? []),
           ...(manifests.webhooks ?? []),
+          ...(manifests.networkPolicies ?? []),
         ]),
       );
       io.stderr(`${summary}\n`);

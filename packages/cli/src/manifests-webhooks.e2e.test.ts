@@ -115,6 +115,18 @@ describe('nestor manifests for an operator with webhooks, on a real API server',
     const kindsApplied = operator.filter((o) => !certManager.includes(o)).map((o) => o.kind);
     for (const kind of ['Service', 'ValidatingWebhookConfiguration', 'Deployment'])
       assert.ok(kindsApplied.includes(kind));
+
+    // The webhook port open to all, /metrics to labelled namespaces: stored as written.
+    const policies = await folder('network-policy');
+    assert.deepEqual(
+      policies.map((o) => o.metadata?.name),
+      [`${NAME}-allow-metrics-traffic`, `${NAME}-allow-webhook-traffic`],
+    );
+    for (const policy of policies) {
+      await apply(policy, false);
+      const stored = await env.client.request<KubeObject & { spec: unknown }>('GET', pathOf(policy));
+      assert.deepEqual(stored.spec, (policy as KubeObject & { spec: unknown }).spec);
+    }
   });
 
   it('self-managed: the operator, as its ServiceAccount, makes its Secret and patches its configurations, and may do nothing more', async () => {

@@ -124,7 +124,7 @@ describe('nestor manifests on a real API server', () => {
     assert.equal(code, 0, stderr);
     assert.match(
       stderr,
-      /install, in order: kubectl apply -k \S+\/crds && kubectl apply -k \S+\/namespace && kubectl apply -k \S+\/operator/,
+      /install, in order: kubectl apply -k \S+\/crds && kubectl apply -k \S+\/namespace && kubectl apply -k \S+\/operator && kubectl apply -k \S+\/network-policy/,
     );
 
     const crds = (await kustomization('crds')) as unknown as CustomResourceDefinition[];
@@ -148,6 +148,20 @@ describe('nestor manifests on a real API server', () => {
       }
       await apply(object);
       applied.push(object);
+    }
+  });
+
+  it('writes NetworkPolicies the API server stores as written, in a kustomization of their own', async () => {
+    const policies = await kustomization('network-policy');
+    assert.deepEqual(
+      policies.map((o) => `${o.kind}/${o.metadata?.name}`),
+      [`NetworkPolicy/${NAME}-allow-metrics-traffic`],
+    );
+    for (const policy of policies) {
+      // Stored with no network plugin: the API server validates it, nothing enforces it here.
+      await apply(policy);
+      const stored = await env.client.request<KubeObject & { spec: unknown }>('GET', pathOf(policy));
+      assert.deepEqual(stored.spec, (policy as KubeObject & { spec: unknown }).spec);
     }
   });
 

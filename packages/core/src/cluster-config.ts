@@ -7,7 +7,7 @@ import type { Cluster, Context, KubeConfig, User } from '@kubernetes/client-node
 // the package root costs ~55 MB of RSS (the generated models and clients) that an operator
 // which only needs the cluster and the credentials should not pay.
 import { newClusters, newContexts, newUsers } from '@kubernetes/client-node/dist/config_types.js';
-import { parse } from 'yaml';
+import { parseKubeconfig } from './kubeconfig-document.js';
 
 /**
  * What Nestor reads of a kubeconfig: the current cluster and user, and the TLS material and
@@ -49,15 +49,17 @@ export class ClusterConfig implements KubeConfigSource {
 
   /** Parses kubeconfig YAML (or JSON). Relative file paths are resolved against `directory`. */
   static fromString(text: string, directory?: string): ClusterConfig {
-    // YAML 1.1 as kubectl reads it (`insecure-skip-tls-verify: no` is false, not the string "no").
-    const document: unknown = parse(text, { version: '1.1' });
-    if (!document || typeof document !== 'object') {
-      throw new Error('a kubeconfig must be a YAML mapping with clusters, users, contexts and current-context');
+    const doc = parseKubeconfig(text);
+    let users: User[];
+    try {
+      users = newUsers(doc.users);
+    } catch (error) {
+      // What is left to fail once the fields are checked: reading a user's token-file.
+      throw new Error(`a user's token-file cannot be read: ${(error as Error).message}`, { cause: error });
     }
-    const doc = document as Record<string, unknown>;
     const config = new ClusterConfig(
       newClusters(doc.clusters),
-      newUsers(doc.users),
+      users,
       newContexts(doc.contexts),
       typeof doc['current-context'] === 'string' ? doc['current-context'] : '',
     );

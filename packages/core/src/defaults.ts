@@ -34,3 +34,28 @@ export const DEFAULT_MIN_WATCH_TIMEOUT_SECONDS = 25;
  * decoders, the admission and conversion webhooks all apply it.
  */
 export const MAX_OBJECT_DEPTH = 1000;
+/**
+ * The secure /metrics endpoint's answers from the API server are kept this long: a
+ * TokenReview that accepted the token and a SubjectAccessReview that allowed its user
+ * for 1 minute (controller-runtime's token TTL), a refusal of either for 10 s (a newly
+ * bound scraper gets in soon; a wrong token sent again costs one review per 10 s).
+ */
+export const METRICS_REVIEW_APPROVAL_TTL_MS = 60_000;
+export const METRICS_REVIEW_REFUSAL_TTL_MS = 10_000;
+/**
+ * Bound on the approvals kept, and apart from them on the refusals kept, by the /metrics
+ * endpoint: a flood of refused tokens pushes out other refusals, never an approval.
+ */
+export const METRICS_REVIEW_CACHE_ENTRIES = 1024;
+/**
+ * TokenReviews for tokens the /metrics endpoint has not approved before: at most this many
+ * a second, in bursts up to METRICS_TOKEN_REVIEW_BURST; a request beyond is answered 429
+ * with Retry-After, without asking the API server. A few scrapers (a Prometheus pair, an
+ * agent per node restarted together) fit in the burst; a flood of made-up tokens costs the
+ * API server 10 reviews a second, the rate of client-go's default client-side limit
+ * (QPS 5, burst 10) to within a factor of two. A token approved before is reviewed again
+ * when its approval expires without waiting for the limit, so the flood cannot lock out a
+ * scraper that was let in.
+ */
+export const METRICS_TOKEN_REVIEWS_PER_SECOND = 10;
+export const METRICS_TOKEN_REVIEW_BURST = 20;

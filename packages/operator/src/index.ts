@@ -205,6 +205,12 @@ export {
   type MetricsManifestOptions,
   type MetricsManifests,
 } from './manifests/metrics-manifests.js';
+export {
+  networkPolicies,
+  networkPolicyNames,
+  METRICS_NAMESPACE_LABEL,
+  type NetworkPolicyOptions,
+} from './manifests/network-policy-manifests.js';
 export { watchedNamespaces } from './manifests/watched-namespace.js';
 export type { Manifest } from './manifests/manifest.js';
 export { manifestFiles } from './manifests/manifest-files.js';

@@ -8,6 +8,7 @@ export interface CommandResult {
   /** Standard output and error, interleaved as a terminal shows them. */
   output: string;
   stdout: string;
+  stderr: string;
 }
 
 export function runCommand(
@@ -23,11 +24,15 @@ export function runCommand(
     });
     let output = '';
     let stdout = '';
+    let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
       output += chunk;
       stdout += chunk;
     });
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      output += chunk;
+      stderr += chunk;
+    });
     const timeoutMs = options.timeoutMs ?? 240_000;
     const bound = setTimeout(() => {
       output += `\n[killed after ${timeoutMs} ms]`;
@@ -36,7 +41,7 @@ export function runCommand(
     child.on('error', reject);
     child.on('close', (code) => {
       clearTimeout(bound);
-      resolve({ code, output, stdout });
+      resolve({ code, output, stdout, stderr });
     });
   });
 }

@@ -1,4 +1,5 @@
 import type { ManifestFolder } from './manifest-folders.js';
+import { COMPONENT } from './network-policy-manifests.js';
 import type { OperatorManifests } from './operator-manifests.js';
 import { GENERATED_NOTICE } from './yaml-documents.js';
 
@@ -59,6 +60,23 @@ export function installGuide(manifests: OperatorManifests, folders: readonly Man
       manifests.metrics?.length ? ', metrics Service' : ''
     }${manifests.webhooks?.length ? ', its webhook Service and configurations' : ''}.`,
   );
+  const opened = (manifests.networkPolicies ?? []).map((policy) => policy.metadata.labels?.[COMPONENT]);
+  if (has('network-policy')) {
+    const accepted = [
+      ...(opened.includes('metrics') ? ['/metrics from namespaces labelled `metrics=enabled`'] : []),
+      ...(opened.includes('webhook') ? ['the webhook port from anywhere (the API server calls it)'] : []),
+      "anything from their own node (the kubelet's probes)",
+    ];
+    install.push(
+      "`kubectl apply -k network-policy`: NetworkPolicies, after which the operator's pods accept only " +
+        `${accepted.slice(0, -1).join(', ')} and ${accepted.at(-1)!}, where the network plugin enforces ` +
+        'NetworkPolicies.' +
+        (opened.includes('metrics')
+          ? ' Label the namespace Prometheus runs in (`kubectl label namespace <namespace> metrics=enabled`), ' +
+            'or leave this step out.'
+          : ''),
+    );
+  }
   const reader = manifests.rbac.find((m) => m.kind === 'ClusterRole' && m.metadata.name.endsWith('-metrics-reader'));
   const service = manifests.metrics?.find((m) => m.kind === 'Service');
   const readers = manifests.rbac.filter(
@@ -80,7 +98,13 @@ ClusterRole \`${reader.metadata.name}\`${
                 )
                 .join(', ')})`
             : ` (\`kubectl create clusterrolebinding ${reader.metadata.name} --clusterrole ${reader.metadata.name} --serviceaccount <namespace>:<name>\`, or generate again with \`--metrics-reader <namespace>/<name>\`)`
-        }. A request without a token gets 401, one whose user may not gets 403.
+        }. A request without a token gets 401, one whose user may not gets 403.${
+          opened.includes('metrics')
+            ? `
+With \`network-policy\` applied, Prometheus' namespace must be labelled \`metrics=enabled\`
+(\`kubectl label namespace <namespace> metrics=enabled\`)${readers.length ? ' or be the namespace of a ServiceAccount bound above' : ''}.`
+            : ''
+        }
 `
       : '';
 
@@ -91,6 +115,9 @@ ClusterRole \`${reader.metadata.name}\`${
       'start it again, or remove the finalizer from its `metadata.finalizers` by hand (`kubectl edit`), ' +
       'which skips its cleanup.',
   ];
+  if (has('network-policy')) {
+    uninstall.push('`kubectl delete -k network-policy`: the NetworkPolicies, with or after the operator.');
+  }
   if (has('crds')) {
     uninstall.push(
       '`kubectl delete -k crds`: only if you mean to delete every custom resource of these kinds, in every ' +

@@ -40,9 +40,12 @@ describe('manifestFiles', () => {
       'operator/deployment.yaml',
       'operator/metrics.yaml',
       'operator/kustomization.yaml',
+      'network-policy/allow-metrics-traffic.yaml',
+      'network-policy/kustomization.yaml',
       'README.md',
     ]);
     assert.deepEqual(objectsIn(files, 'crds/crds.yaml'), manifests.crds);
+    assert.deepEqual(objectsIn(files, 'network-policy/allow-metrics-traffic.yaml'), manifests.networkPolicies);
     assert.deepEqual(objectsIn(files, 'operator/metrics.yaml'), manifests.metrics);
     assert.deepEqual(objectsIn(files, 'operator/rbac.yaml'), manifests.rbac);
     assert.deepEqual(objectsIn(files, 'operator/deployment.yaml'), manifests.deployment);
@@ -85,12 +88,12 @@ describe('manifestFiles', () => {
         .filter((line) => /^\d+\. /.test(line));
     const readme = manifestFiles(operatorManifests({ ...options, createNamespace: true }))['README.md']!;
     assert.deepEqual(
-      steps(readme, 'Install').map((step) => /`kubectl apply -k (\w+)`/.exec(step)?.[1]),
-      ['crds', 'namespace', 'operator'],
+      steps(readme, 'Install').map((step) => /`kubectl apply -k ([\w-]+)`/.exec(step)?.[1]),
+      ['crds', 'namespace', 'operator', 'network-policy'],
     );
     assert.deepEqual(
-      steps(readme, 'Uninstall').map((step) => /`kubectl delete -k (\w+)`/.exec(step)?.[1]),
-      [undefined, 'operator', 'crds', 'namespace'],
+      steps(readme, 'Uninstall').map((step) => /`kubectl delete -k ([\w-]+)`/.exec(step)?.[1]),
+      [undefined, 'operator', 'network-policy', 'crds', 'namespace'],
     );
     assert.match(readme, /finalizer/);
 
@@ -106,6 +109,8 @@ describe('manifestFiles', () => {
       'operator/deployment.yaml',
       'operator/metrics.yaml',
       'operator/kustomization.yaml',
+      'network-policy/allow-metrics-traffic.yaml',
+      'network-policy/kustomization.yaml',
       'README.md',
     ]);
     assert.doesNotMatch(files['README.md']!, /-k crds/);

@@ -1,7 +1,8 @@
+import { COMPONENT } from './network-policy-manifests.js';
 import type { OperatorManifests } from './operator-manifests.js';
 
 /** The folders, in the order they are applied: each holds a kustomization of its own. */
-export const MANIFEST_FOLDERS = ['crds', 'namespace', 'operator'] as const;
+export const MANIFEST_FOLDERS = ['crds', 'namespace', 'operator', 'network-policy'] as const;
 
 /** One folder with its own kustomization.yaml, applied and deleted on its own. */
 export interface ManifestFolder {
@@ -62,5 +63,31 @@ export function manifestFolders(manifests: OperatorManifests): ManifestFolder[] 
       'certificates.yaml': certificates,
     },
   });
+  const policies = manifests.networkPolicies ?? [];
+  const [metricsPolicy, webhookPolicy] = ['metrics', 'webhook'].map((port) =>
+    policies.filter((policy) => policy.metadata.labels?.[COMPONENT] === port),
+  );
+  if (policies.length) {
+    // Apart from the operator: a cluster whose network plugin enforces policies and whose
+    // Prometheus runs in a namespace not labelled yet can leave this folder out, as
+    // kubebuilder leaves its config/network-policy out of config/default.
+    folders.push({
+      folder: 'network-policy',
+      about: [
+        "NetworkPolicies for the operator's pods: once applied, they accept only what these allow,",
+        "and traffic from their own node (the kubelet's probes).",
+        ...(metricsPolicy!.length
+          ? ["/metrics: from pods in namespaces labelled metrics=enabled (and the --metrics-reader ones')."]
+          : []),
+        ...(webhookPolicy!.length
+          ? [
+              'Webhooks: from anywhere, to the webhook port only. The API server calls them from a',
+              'control-plane node or a tunnel, not from a pod: no selector can name it.',
+            ]
+          : []),
+      ],
+      objects: { 'allow-metrics-traffic.yaml': metricsPolicy!, 'allow-webhook-traffic.yaml': webhookPolicy! },
+    });
+  }
   return folders;
 }

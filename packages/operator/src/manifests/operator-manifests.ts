@@ -6,10 +6,11 @@ import { hasWebhookConversion, withWebhookConversion, type WebhookServiceReferen
 import { operatorDeployment, type OperatorDeploymentOptions } from './deployment.js';
 import { operatorLabels, type Manifest } from './manifest.js';
 import { metricsManifests, metricsNames } from './metrics-manifests.js';
+import { networkPolicies } from './network-policy-manifests.js';
 import { operatorRbac } from './operator-rbac.js';
 import { resolveOperatorSettings } from './operator-settings.js';
 import type { ControllerAccess } from './rbac.js';
-import { webhookManifests, webhookNames, type WebhookManifestOptions } from './webhook-manifests.js';
+import { WEBHOOK_PORT, webhookManifests, webhookNames, type WebhookManifestOptions } from './webhook-manifests.js';
 
 export interface OperatorManifestOptions extends OperatorDeploymentOptions {
   controllers: readonly ControllerAccess[];
@@ -51,6 +52,13 @@ export interface OperatorManifestOptions extends OperatorDeploymentOptions {
    * Deployment needs.
    */
   webhooks?: WebhookManifestOptions;
+  /**
+   * NetworkPolicies for the operator's pods (default true): /metrics only from namespaces
+   * labelled `metrics: enabled` and those of the metricsReaders, the webhook port from
+   * anywhere (the API server's address is not a pod's), every other port closed but to
+   * the pod's own node (the kubelet's probes).
+   */
+  networkPolicy?: boolean;
 }
 
 /** What `nestor manifests` writes, as objects. */
@@ -69,6 +77,8 @@ export interface OperatorManifests {
   metrics?: Manifest[];
   /** With webhooks: the Service, the Validating/MutatingWebhookConfigurations, cert-manager's Issuer and Certificate. */
   webhooks?: Manifest[];
+  /** The NetworkPolicies of the metrics and webhook ports, unless turned off (`networkPolicy: false`). */
+  networkPolicies?: Manifest[];
 }
 
 /** CRDs, least-privilege RBAC and a Deployment for an operator made of these controllers. */
@@ -133,6 +143,17 @@ export function operatorManifests(options: OperatorManifestOptions): OperatorMan
     );
   }
   const serving = options.webhooks?.configurations.length || manifests.crds.some(hasWebhookConversion);
+  const policies =
+    options.networkPolicy === false
+      ? []
+      : networkPolicies({
+          name: options.name,
+          namespace: options.namespace,
+          ...(settings.metrics ? { metricsPort: settings.metrics.port } : {}),
+          ...(serving ? { webhookPort: WEBHOOK_PORT } : {}),
+          metricsReaderNamespaces: (options.metricsReaders ?? []).map((reader) => reader.split('/')[0]!),
+        });
+  if (policies.length) manifests.networkPolicies = policies;
   if (!serving) return manifests;
   const webhooks = webhookManifests(
     { ...options, service: options.webhookService ?? webhookServiceOf(options) },

@@ -104,6 +104,58 @@ describe('MetricsAccess', () => {
     assert.equal(reviews.accessReviews.length, 4);
   });
 
+  it('answers a flood of made-up tokens with a bounded number of TokenReviews, then 429 with Retry-After', async () => {
+    const { access, reviews, clock, logger } = setup();
+    assert.equal((await access.check('Bearer prom-token', GET_METRICS)).status, 200);
+    const statuses = new Map<number, number>();
+    let retryAfter: number | undefined;
+    for (let i = 0; i < 2_000; i++) {
+      const decision = await access.check(`Bearer random-${i}`, GET_METRICS);
+      statuses.set(decision.status, (statuses.get(decision.status) ?? 0) + 1);
+      if (decision.status === 429) retryAfter = decision.retryAfterSeconds;
+      if (i % 100 === 0) assert.equal((await access.check('Bearer prom-token', GET_METRICS)).status, 200);
+    }
+    assert.equal(reviews.tokenReviews.length, 20, "the burst of 20, the scraper's first review included");
+    assert.deepEqual(Object.fromEntries(statuses), { 401: 19, 429: 1_981 });
+    assert.equal(retryAfter, 1);
+    assert.equal(logger.lines.filter((line) => line.includes('429')).length, 1, 'one log line, not one per request');
+
+    clock.advance(1_000); // ten more reviews a second
+    for (let i = 0; i < 100; i++) await access.check(`Bearer later-${i}`, GET_METRICS);
+    assert.equal(reviews.tokenReviews.length, 20 + 10);
+    clock.advance(10_000); // the next line counts the refusals since the first
+    for (let i = 0; i < 21; i++) await access.check(`Bearer after-${i}`, GET_METRICS);
+    assert.match(logger.lines.at(-1)!, /answered 429 to 2071 request\(s\) with tokens not seen before/);
+  });
+
+  it('reviews a token accepted before again when its approval expires, whatever the flood', async () => {
+    const { access, reviews, clock } = setup();
+    await access.check('Bearer prom-token', GET_METRICS);
+    clock.advance(60_000);
+    for (let i = 0; i < 100; i++) await access.check(`Bearer random-${i}`, GET_METRICS);
+    assert.equal((await access.check('Bearer prom-token', GET_METRICS)).status, 200);
+    assert.equal(reviews.tokenReviews.filter((token) => token === 'prom-token').length, 2);
+    const newcomer = await access.check('Bearer stranger-token', GET_METRICS);
+    assert.equal(newcomer.status, 429, 'a token never accepted waits for the limit');
+  });
+
+  it('keeps the approvals when the refusals overflow their bound', async () => {
+    const clock = new ManualClock();
+    const reviews = new FakeReviews({ 'prom-token': prometheus }, new Set([prometheus.username]));
+    const access = new MetricsAccess(reviews, {
+      clock,
+      maxEntries: 8,
+      tokenReviewsPerSecond: 1e9,
+      tokenReviewBurst: 1e9,
+    });
+    await access.check('Bearer prom-token', GET_METRICS);
+    for (let i = 0; i < 1_000; i++) assert.equal((await access.check(`Bearer random-${i}`, GET_METRICS)).status, 401);
+    assert.equal((await access.check('Bearer prom-token', GET_METRICS)).status, 200);
+    assert.equal(reviews.tokenReviews.filter((token) => token === 'prom-token').length, 1);
+    await access.check('Bearer random-999', GET_METRICS);
+    assert.equal(reviews.tokenReviews.length, 1 + 1_000, 'the latest refusals are kept');
+  });
+
   it('answers 500 with no detail when the API server cannot be asked, logs why, and asks again next time', async () => {
     const { access, reviews, logger } = setup();
     reviews.failing = new Error('connect ECONNREFUSED 10.96.0.1:443');

@@ -5,11 +5,13 @@
 import 'reflect-metadata';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { request, type RequestOptions } from 'node:https';
+import { Agent, request, type RequestOptions } from 'node:https';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { PeerCertificate, TLSSocket } from 'node:tls';
 import { after, before, describe, it } from 'node:test';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
+import { Transport } from '@nestor/core';
 import { freePort, TestEnvironment, waitFor } from '@nestor/testing';
 import { ConfigMap, Controller, OperatorModule, Reconcile, operatorManifests, type Manifest } from '../index.js';
 import { createConfigMap } from '../test-support/e2e-helpers.js';
@@ -95,14 +97,14 @@ interface Reply {
   certificate?: PeerCertificate;
 }
 
-/** A GET over HTTPS that accepts the server's self-signed certificate and returns it. */
-function httpsGet(port: number, path: string, token?: string): Promise<Reply> {
+/** A GET over HTTPS that accepts the server's self-signed certificate and returns it (a new connection unless given an agent). */
+function httpsGet(port: number, path: string, token?: string, agent?: Agent): Promise<Reply> {
   const options: RequestOptions = {
     host: '127.0.0.1',
     port,
     path,
     rejectUnauthorized: false,
-    agent: false,
+    agent: agent ?? false,
     headers: token ? { authorization: `Bearer ${token}` } : {},
   };
   return new Promise((resolve, reject) => {
@@ -182,6 +184,17 @@ describe('secure metrics on a real API server', () => {
       providers: [CountingController],
     }).compile();
     apps.push(app);
+    // Counts the operator's TokenReviews, the scraper's apart.
+    const transport = app.get(Transport);
+    const json = transport.json.bind(transport);
+    const tokenReviews = { all: 0, scraper: 0 };
+    transport.json = (method, path, options) => {
+      if (path.endsWith('/tokenreviews')) {
+        tokenReviews.all++;
+        if ((options?.body as { spec?: { token?: string } }).spec?.token === prometheusToken) tokenReviews.scraper++;
+      }
+      return json(method, path, options);
+    };
     await app.init();
     await waitFor(() => app.get(CountingController).reconciled > 0, { what: 'a reconcile' });
 
@@ -224,6 +237,56 @@ describe('secure metrics on a real API server', () => {
     cachedMs.sort((a, b) => a - b);
     t.diagnostic(
       `scrape over HTTPS: first (reviews asked) ${firstMs.toFixed(1)} ms, cached median ${cachedMs[10]!.toFixed(1)} ms`,
+    );
+
+    // Path tricks reach no route, and cost no review.
+    const reviewsBefore = tokenReviews.all;
+    for (const path of ['//metrics', '/%6detrics', '/metrics;x', '/metrics/', '/METRICS', '/./metrics']) {
+      const tricked = await httpsGet(metricsPort, path, `${path}-token`);
+      assert.equal(tricked.status, 404, path);
+      assert.doesNotMatch(tricked.body, /controller_runtime/, path);
+    }
+    assert.equal(tokenReviews.all, reviewsBefore, 'no TokenReview for a path that is not served');
+
+    // 2,000 requests with made-up tokens over 16 connections, a scrape every 20 ms meanwhile:
+    // the flood gets a bounded number of TokenReviews and 429s, the scraper its metrics.
+    const floodAgent = new Agent({ keepAlive: true, maxSockets: 16, rejectUnauthorized: false });
+    const [reviewsAtStart, scraperReviewsAtStart] = [tokenReviews.all, tokenReviews.scraper];
+    const floodStarted = performance.now();
+    let flooding = true;
+    const flood = Promise.all(
+      Array.from({ length: 2_000 }, () =>
+        httpsGet(metricsPort, '/metrics', randomBytes(24).toString('base64url'), floodAgent),
+      ),
+    ).finally(() => (flooding = false));
+    const scrapes: number[] = [];
+    while (flooding) {
+      scrapes.push((await httpsGet(metricsPort, '/metrics', prometheusToken)).status);
+      await sleep(20);
+    }
+    const floodReplies = await flood;
+    const floodSeconds = (performance.now() - floodStarted) / 1000;
+    floodAgent.destroy();
+    const statuses: Record<number, number> = {};
+    for (const reply of floodReplies) statuses[reply.status] = (statuses[reply.status] ?? 0) + 1;
+    const floodReviews = tokenReviews.all - reviewsAtStart;
+    t.diagnostic(
+      `flood of 2,000 made-up tokens in ${floodSeconds.toFixed(2)} s: ${floodReviews} TokenReviews, ` +
+        `answers ${JSON.stringify(statuses)}; ${scrapes.length} scrapes meanwhile`,
+    );
+    assert.deepEqual(Object.keys(statuses).sort(), ['401', '429'], JSON.stringify(statuses));
+    // The limit's bound (burst 20, 10 a second) over the flood's duration.
+    assert.ok(floodReviews <= 20 + Math.ceil(10 * floodSeconds), `${floodReviews} TokenReviews in ${floodSeconds} s`);
+    const limited = floodReplies.filter((reply) => reply.status === 429);
+    assert.ok(limited.length >= 1_000, `${limited.length} answered 429`);
+    for (const reply of limited) assert.match(String(reply.headers['retry-after']), /^[1-9]\d*$/);
+    assert.match(limited[0]!.body, /^Too Many Requests/);
+    assert.ok(scrapes.length >= 2, `${scrapes.length} scrapes during the flood`);
+    assert.deepEqual(new Set(scrapes), new Set([200]), 'the scraper kept getting its metrics');
+    // Its approval stayed cached (reviewed again at most once, should it expire meanwhile).
+    assert.ok(
+      tokenReviews.scraper - scraperReviewsAtStart <= 1,
+      `${tokenReviews.scraper} reviews of the scraper's token`,
     );
 
     // Probes: plain HTTP, no token, nothing internal.

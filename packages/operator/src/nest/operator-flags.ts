@@ -119,7 +119,7 @@ export function withOperatorFlags(options: OperatorModuleOptions, flags: Operato
   if (webhooks.certificates === undefined && flags.webhookCertificates) {
     if (flags.webhookCertificates !== 'files' && flags.webhookCertificates !== 'self-managed')
       throw new Error(
-        `--webhook-certificates (WEBHOOK_CERTIFICATES) is ${flags.webhookCertificates}: use files (cert-manager's mounted Secret) or self-managed`,
+        `--webhook-certificates (WEBHOOK_CERTIFICATES) is ${shown(flags.webhookCertificates)}: use files (cert-manager's mounted Secret) or self-managed`,
       );
     webhooks.certificates = flags.webhookCertificates;
   }
@@ -130,7 +130,10 @@ export function withOperatorFlags(options: OperatorModuleOptions, flags: Operato
   if (selfManaged.configurationName === undefined && flags.webhookConfigurationName)
     selfManaged.configurationName = flags.webhookConfigurationName;
   if (selfManaged.conversionCustomResourceDefinitions === undefined && flags.webhookConversionCrds)
-    selfManaged.conversionCustomResourceDefinitions = flags.webhookConversionCrds.split(',').map((n) => n.trim());
+    selfManaged.conversionCustomResourceDefinitions = flags.webhookConversionCrds
+      .split(',')
+      .map((name) => name.trim())
+      .filter(Boolean);
   if (Object.keys(selfManaged).length) webhooks.selfManaged = selfManaged;
   if (Object.keys(webhooks).length) merged.webhooks = webhooks;
   return merged;
@@ -159,7 +162,7 @@ function parse(value: string, source: string, kind: Kind): unknown {
     case 'boolean':
       if (/^(true|1)$/i.test(value)) return true;
       if (/^(false|0)$/i.test(value)) return false;
-      throw new Error(`${source}=${value} is not a boolean: use true or false`);
+      throw new Error(`${source}=${shown(value)} is not a boolean: use true or false`);
     case 'port':
       return port(value, source);
     case 'address':
@@ -170,18 +173,32 @@ function parse(value: string, source: string, kind: Kind): unknown {
 function port(value: string, source: string): number {
   const n = Number(value);
   if (!/^\d+$/.test(value) || n > 65535)
-    throw new Error(`${source}=${value} is not a port number (0-65535; 0 turns it off)`);
+    throw new Error(`${source}=${shown(value)} is not a port number (0-65535; 0 turns it off)`);
   return n;
 }
 
-/** `0` -> off; `:8443` -> every interface; `127.0.0.1:8080`, `[::1]:8080`. */
+/**
+ * `0` -> off; `:8443` -> every interface; `127.0.0.1:8080`, `localhost:8080`, `[::1]:8080`
+ * (with a zone: `[fe80::1%eth0]:8080`). A host is an IP address or a DNS name: Go would take
+ * anything and fail at listen time with a lookup error; this says so at start-up.
+ */
 export function bindAddress(value: string, source = 'address'): BindAddress {
   if (value === '0') return { port: 0 };
-  const match = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]]*)):(\d+)$/.exec(value);
+  const match = /^(?:\[([0-9a-fA-F:.]+(?:%[\w.-]+)?)\]|([\w.-]*)):(\d+)$/.exec(value);
   if (!match)
     throw new Error(
-      `${source}=${value} is not a bind address: use host:port, :port for every interface, or 0 to turn it off`,
+      `${source}=${shown(value)} is not a bind address: use host:port (an IP address or a DNS name), :port for every interface, or 0 to turn it off`,
     );
   const host = match[1] ?? match[2];
   return { port: port(match[3]!, source), ...(host ? { host } : {}) };
+}
+
+/**
+ * A value as an error shows it: as it is when short and printable, else quoted and cut,
+ * so that a stray newline or a megabyte in a variable does not garble the log line.
+ */
+function shown(value: string): string {
+  if (/^[\x21-\x7e]{1,80}$/.test(value)) return value;
+  const quoted = JSON.stringify(value.length > 80 ? value.slice(0, 80) : value);
+  return value.length > 80 ? `${quoted} (${value.length} characters)` : quoted;
 }

@@ -164,6 +164,7 @@ export class OperatorHttpServer implements OnModuleInit, OnApplicationShutdown {
           .writeHead(decision.status, {
             'content-type': TEXT,
             ...(decision.status === 401 ? { 'www-authenticate': 'Bearer realm="metrics"' } : {}),
+            ...(decision.status === 429 ? { 'retry-after': String(decision.retryAfterSeconds) } : {}),
           })
           .end(`${decision.message}\n`);
         return;

@@ -89,6 +89,19 @@ export interface WebhookServerOptions {
   /** Larger request bodies get HTTP 413 (default 7 MiB, as controller-runtime: twice the API server's 3 MiB object limit, plus 1 MiB). */
   maxBodyBytes?: number;
   /**
+   * Reviews read or answered at once (default 64); more get HTTP 429 with Retry-After, which
+   * the API server retries within the webhook's timeout. Bounds the memory reviews take.
+   */
+  maxReviewsInFlight?: number;
+  /** Body bytes held by all reviews in flight together (default 64 MiB); past it, HTTP 503 with Retry-After. */
+  maxBodyBytesInFlight?: number;
+  /**
+   * Objects and arrays in one review (default 250,000), counted as the body arrives: a
+   * review with more is refused unparsed (denied, or `Failure` for a conversion), as it
+   * would take far more memory than its size. Nesting deeper than 1,000 is refused the same way.
+   */
+  maxReviewContainers?: number;
+  /**
    * Where the serving certificate comes from. 'files' (default): certDir, where cert-manager's
    * Secret is mounted and its cainjector fills the caBundles. 'self-managed': the operator
    * keeps a CA and a certificate in a Secret of its namespace, renews them, and patches the

@@ -1,15 +1,18 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ManualClock } from '@nestor/core';
-import { ReviewCache } from './review-cache.js';
+import { ReviewCache, type ReviewCacheOptions } from './review-cache.js';
 
-/** A review that counts its calls and answers `answer(key)`. */
-function counter(answer: (key: string) => string | Error = (key) => `result:${key}`) {
+/** A review that counts its calls and answers `answer(key)`: keys starting with "bad" are refused. */
+function counter(answer: (key: string) => string | Error = (key) => (key.startsWith('bad') ? 'refused' : `ok:${key}`)) {
   const calls: string[] = [];
+  const approvedBefore: boolean[] = [];
   return {
     calls,
-    review: (key: string) => async () => {
+    approvedBefore,
+    review: (key: string) => async (before: boolean) => {
       calls.push(key);
+      approvedBefore.push(before);
       const result = answer(key);
       if (result instanceof Error) throw result;
       return result;
@@ -17,77 +20,135 @@ function counter(answer: (key: string) => string | Error = (key) => `result:${ke
   };
 }
 
+function cache(options: Partial<ReviewCacheOptions<string>> = {}) {
+  const clock = new ManualClock();
+  return {
+    clock,
+    cache: new ReviewCache<string>({
+      approves: (value) => value !== 'refused',
+      approvalTtlMs: 60_000,
+      refusalTtlMs: 10_000,
+      clock,
+      ...options,
+    }),
+  };
+}
+
 describe('ReviewCache', () => {
   it('answers from the cache until the TTL passes, then reviews again', async () => {
-    const clock = new ManualClock();
-    const cache = new ReviewCache<string>({ ttlMs: () => 60_000, clock });
+    const { cache: reviews, clock } = cache();
     const { calls, review } = counter();
-    assert.equal(await cache.get('a', review('a')), 'result:a');
+    assert.equal(await reviews.get('a', review('a')), 'ok:a');
     clock.advance(59_999);
-    assert.equal(await cache.get('a', review('a')), 'result:a');
+    assert.equal(await reviews.get('a', review('a')), 'ok:a');
     assert.equal(calls.length, 1, 'one review within the TTL');
     clock.advance(1);
-    await cache.get('a', review('a'));
+    await reviews.get('a', review('a'));
     assert.equal(calls.length, 2, 'reviewed again once expired');
   });
 
-  it('keeps each result for its own TTL: a denial shorter than an approval', async () => {
-    const clock = new ManualClock();
-    const cache = new ReviewCache<boolean>({ ttlMs: (allowed) => (allowed ? 60_000 : 10_000), clock });
-    let reviews = 0;
-    const review = (allowed: boolean) => async () => (reviews++, allowed);
-    await cache.get('allowed', review(true));
-    await cache.get('denied', review(false));
+  it('keeps a refusal for its shorter TTL', async () => {
+    const { cache: reviews, clock } = cache();
+    const { calls, review } = counter();
+    await reviews.get('good', review('good'));
+    await reviews.get('bad', review('bad'));
+    clock.advance(9_999);
+    assert.equal(await reviews.get('bad', review('bad')), 'refused');
+    clock.advance(1);
+    await reviews.get('good', review('good'));
+    await reviews.get('bad', review('bad'));
+    assert.deepEqual(calls, ['good', 'bad', 'bad'], 'the refusal expired, the approval did not');
+  });
+
+  it('tells the review whether the key was approved before: an expired approval is remembered', async () => {
+    const { cache: reviews, clock } = cache();
+    const { approvedBefore, review } = counter();
+    await reviews.get('a', review('a'));
+    await reviews.get('bad', review('bad'));
+    clock.advance(60_000);
+    await reviews.get('a', review('a'));
+    await reviews.get('bad', review('bad'));
+    await reviews.get('new', review('new'));
+    assert.deepEqual(approvedBefore, [false, false, true, false, false]);
+  });
+
+  it('forgets an approval the next review refuses', async () => {
+    const { cache: reviews, clock } = cache();
+    let revoked = false;
+    const { approvedBefore, review } = counter(() => (revoked ? 'refused' : 'ok'));
+    await reviews.get('k', review('k'));
+    revoked = true;
+    clock.advance(60_000);
+    assert.equal(await reviews.get('k', review('k')), 'refused');
+    assert.equal(reviews.approvalCount, 0);
     clock.advance(10_000);
-    await cache.get('allowed', review(true));
-    await cache.get('denied', review(false));
-    assert.equal(reviews, 3, 'the denial expired, the approval did not');
+    await reviews.get('k', review('k'));
+    assert.deepEqual(approvedBefore, [false, true, false], 'no longer known once refused');
   });
 
   it('shares one review between concurrent lookups of a key', async () => {
-    const cache = new ReviewCache<string>({ ttlMs: () => 60_000, clock: new ManualClock() });
+    const { cache: reviews } = cache();
     let release!: (value: string) => void;
-    let reviews = 0;
+    let calls = 0;
     const review = () => {
-      reviews++;
+      calls++;
       return new Promise<string>((resolve) => (release = resolve));
     };
-    const lookups = [cache.get('k', review), cache.get('k', review), cache.get('k', review)];
+    const lookups = [reviews.get('k', review), reviews.get('k', review), reviews.get('k', review)];
     release('done');
     assert.deepEqual(await Promise.all(lookups), ['done', 'done', 'done']);
-    assert.equal(reviews, 1);
+    assert.equal(calls, 1);
   });
 
-  it('keeps no failure: the next lookup reviews again', async () => {
-    const cache = new ReviewCache<string>({ ttlMs: () => 60_000, clock: new ManualClock() });
-    let fail = true;
-    const { calls, review } = counter(() => (fail ? new Error('connection refused') : 'ok'));
-    await assert.rejects(cache.get('k', review('k')), /connection refused/);
+  it('keeps no failure: the next lookup reviews again, and an expired approval stays known', async () => {
+    const { cache: reviews, clock } = cache();
+    let fail = false;
+    const { calls, approvedBefore, review } = counter(() => (fail ? new Error('connection refused') : 'ok'));
+    await reviews.get('k', review('k'));
+    clock.advance(60_000);
+    fail = true;
+    await assert.rejects(reviews.get('k', review('k')), /connection refused/);
     fail = false;
-    assert.equal(await cache.get('k', review('k')), 'ok');
-    assert.equal(calls.length, 2);
-    assert.equal(cache.size, 1);
+    assert.equal(await reviews.get('k', review('k')), 'ok');
+    assert.equal(calls.length, 3);
+    assert.deepEqual(approvedBefore, [false, true, true]);
+    assert.equal(reviews.size, 1);
   });
 
-  it('holds at most maxEntries results, dropping the least recently used', async () => {
-    const cache = new ReviewCache<string>({ ttlMs: () => 60_000, maxEntries: 2, clock: new ManualClock() });
+  it('holds at most maxEntries approvals, dropping the least recently used', async () => {
+    const { cache: reviews } = cache({ maxEntries: 2 });
     const { calls, review } = counter();
-    await cache.get('a', review('a'));
-    await cache.get('b', review('b'));
-    await cache.get('a', review('a')); // a is now the most recently used
-    await cache.get('c', review('c')); // pushes b out
-    assert.equal(cache.size, 2);
-    await cache.get('a', review('a'));
-    await cache.get('b', review('b'));
+    await reviews.get('a', review('a'));
+    await reviews.get('b', review('b'));
+    await reviews.get('a', review('a')); // a is now the most recently used
+    await reviews.get('c', review('c')); // pushes b out
+    assert.equal(reviews.size, 2);
+    await reviews.get('a', review('a'));
+    await reviews.get('b', review('b'));
     assert.deepEqual(calls, ['a', 'b', 'c', 'b']);
   });
 
-  it('keeps nothing with a TTL of 0, and refuses a bound below 1', async () => {
-    const cache = new ReviewCache<string>({ ttlMs: () => 0, clock: new ManualClock() });
+  it('keeps approvals apart from refusals: a flood of refusals pushes out no approval', async () => {
+    const { cache: reviews } = cache({ maxEntries: 4 });
     const { calls, review } = counter();
-    await cache.get('a', review('a'));
-    await cache.get('a', review('a'));
-    assert.equal(calls.length, 2);
-    assert.throws(() => new ReviewCache({ ttlMs: () => 1, maxEntries: 0 }), /maxEntries must be at least 1, got 0/);
+    await reviews.get('scraper', review('scraper'));
+    for (let i = 0; i < 1000; i++) await reviews.get(`bad${i}`, review(`bad${i}`));
+    assert.equal(reviews.size, 5, 'one approval and at most 4 refusals');
+    assert.equal(await reviews.get('scraper', review('scraper')), 'ok:scraper');
+    assert.equal(calls.filter((key) => key === 'scraper').length, 1, 'the approval was kept');
+  });
+
+  it('keeps nothing with a TTL of 0, and refuses a bound below 1', async () => {
+    const { cache: reviews } = cache({ approvalTtlMs: 0, refusalTtlMs: 0 });
+    const { calls, review } = counter();
+    await reviews.get('a', review('a'));
+    await reviews.get('a', review('a'));
+    await reviews.get('bad', review('bad'));
+    await reviews.get('bad', review('bad'));
+    assert.equal(calls.length, 4);
+    assert.throws(
+      () => new ReviewCache({ approves: () => true, approvalTtlMs: 1, refusalTtlMs: 1, maxEntries: 0 }),
+      /maxEntries must be at least 1, got 0/,
+    );
   });
 });

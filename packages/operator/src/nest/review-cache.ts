@@ -1,21 +1,34 @@
 import { systemClock, type Clock } from '@nestor/core';
 
 export interface ReviewCacheOptions<T> {
-  /** How long a result is kept, by result (a denial may be kept shorter than an approval). */
-  ttlMs: (value: T) => number;
-  /** Bound on the results kept; the least recently used goes first (default 1024). */
+  /** Whether a result lets the caller in (an approval) or not (a refusal). */
+  approves: (value: T) => boolean;
+  /** How long an approval is kept. */
+  approvalTtlMs: number;
+  /** How long a refusal is kept (0: not kept). */
+  refusalTtlMs: number;
+  /** Bound on the approvals kept, and apart from them on the refusals kept; the least recently used goes first (default 1024). */
   maxEntries?: number;
   clock?: Clock;
 }
 
+interface Entry<T> {
+  value: T;
+  expiresAt: number;
+}
+
 /**
  * Results of the API server's reviews (TokenReview, SubjectAccessReview), kept briefly so
- * that a scrape every few seconds does not cost two API requests each time. Concurrent
- * lookups of one key share one review; a review that fails (no answer) is not kept, so
- * the next request asks again.
+ * that a scrape every few seconds does not cost two API requests each time. Approvals and
+ * refusals are kept in two bounded LRUs, so a flood of refusals (made-up tokens) pushes out
+ * older refusals, never the approval a legitimate caller relies on. An expired approval
+ * stays until pushed out by newer approvals: its key is known, and the next review says so
+ * (see `get`). Concurrent lookups of one key share one review; a review that fails (no
+ * answer) is not kept, so the next request asks again.
  */
 export class ReviewCache<T> {
-  private readonly entries = new Map<string, { value: T; expiresAt: number }>();
+  private readonly approvals = new Map<string, Entry<T>>();
+  private readonly refusals = new Map<string, Entry<T>>();
   private readonly pending = new Map<string, Promise<T>>();
   private readonly maxEntries: number;
   private readonly clock: Clock;
@@ -26,24 +39,41 @@ export class ReviewCache<T> {
     if (!(this.maxEntries >= 1)) throw new Error(`ReviewCache: maxEntries must be at least 1, got ${this.maxEntries}`);
   }
 
-  /** Results held now (expired ones included until they are looked up or pushed out). */
+  /** Results held now, approvals and refusals (expired ones included until they are looked up or pushed out). */
   get size(): number {
-    return this.entries.size;
+    return this.approvals.size + this.refusals.size;
   }
 
-  /** The kept result for `key`, else `review()`'s, kept for its TTL. */
-  get(key: string, review: () => Promise<T>): Promise<T> {
-    const entry = this.entries.get(key);
-    if (entry) {
-      this.entries.delete(key);
-      if (entry.expiresAt > this.clock.now()) {
-        this.entries.set(key, entry); // most recently used last
-        return Promise.resolve(entry.value);
+  /** Approvals held now, expired ones included. */
+  get approvalCount(): number {
+    return this.approvals.size;
+  }
+
+  /**
+   * The kept result for `key`, else `review()`'s, kept for its TTL. `review` is told
+   * whether the key was approved before (an expired approval is held): a caller may
+   * limit reviews of keys never approved without delaying those it let in before.
+   */
+  get(key: string, review: (approvedBefore: boolean) => Promise<T>): Promise<T> {
+    const now = this.clock.now();
+    const approval = this.approvals.get(key);
+    if (approval) {
+      this.approvals.delete(key);
+      this.approvals.set(key, approval); // most recently used last, expired or not
+      if (approval.expiresAt > now) return Promise.resolve(approval.value);
+    } else {
+      const refusal = this.refusals.get(key);
+      if (refusal) {
+        this.refusals.delete(key);
+        if (refusal.expiresAt > now) {
+          this.refusals.set(key, refusal);
+          return Promise.resolve(refusal.value);
+        }
       }
     }
     const inFlight = this.pending.get(key);
     if (inFlight) return inFlight;
-    const settled = review()
+    const settled = review(approval !== undefined)
       .then((value) => {
         this.keep(key, value);
         return value;
@@ -54,9 +84,13 @@ export class ReviewCache<T> {
   }
 
   private keep(key: string, value: T): void {
-    const ttlMs = this.options.ttlMs(value);
+    this.approvals.delete(key);
+    this.refusals.delete(key);
+    const approved = this.options.approves(value);
+    const ttlMs = approved ? this.options.approvalTtlMs : this.options.refusalTtlMs;
     if (!(ttlMs > 0)) return;
-    while (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
-    this.entries.set(key, { value, expiresAt: this.clock.now() + ttlMs });
+    const entries = approved ? this.approvals : this.refusals;
+    while (entries.size >= this.maxEntries) entries.delete(entries.keys().next().value!);
+    entries.set(key, { value, expiresAt: this.clock.now() + ttlMs });
   }
 }

@@ -25,7 +25,10 @@ import {
   type AdmissionRequest,
   type AdmissionResponse,
 } from '../webhooks/admission-review.js';
+import { http1Limits, http2Limits, limitHttp2Sessions } from '../webhooks/connection-limits.js';
 import { CONVERSION_PATH, ConversionWebhook, conversionTimeoutMs } from '../webhooks/conversion-webhook.js';
+import type { ReviewEnvelopeFields } from '../webhooks/json-scanner.js';
+import { IntakeRefusal, ReviewIntake } from '../webhooks/review-intake.js';
 import { webhookPath } from '../webhooks/webhook-configuration.js';
 import { converterOf } from './conversion-metadata.js';
 import { listenOn } from './listen-on.js';
@@ -38,13 +41,16 @@ import { WebhookExplorer, type DiscoveredConversion, type DiscoveredWebhook } fr
 type Request = IncomingMessage | Http2ServerRequest;
 type Response = ServerResponse | Http2ServerResponse;
 
-/** A path's handler: the request body and query in, the review to answer with 200 out; MalformedReviewError for 400. */
-type Route = (body: string, query: URLSearchParams) => Promise<unknown>;
+/** A path's handler: the parsed body and query in, the review to answer with 200 out; MalformedReviewError for 400. */
+interface Route {
+  answer(body: unknown, query: URLSearchParams): Promise<unknown>;
+  /** The answer refusing a review too deep or too large to parse, in the review's own terms when its envelope was read. */
+  refuse(envelope: ReviewEnvelopeFields, message: string): unknown;
+}
 
 export const DEFAULT_WEBHOOK_PORT = 9443;
 export { DEFAULT_WEBHOOK_CERT_DIR } from './webhook-certificates.js';
-/** controller-runtime's cap: 2 × the API server's 3 MiB request limit + 1 MiB. */
-export const DEFAULT_MAX_WEBHOOK_BODY = 7 * 1024 * 1024;
+export { DEFAULT_MAX_WEBHOOK_BODY } from '../webhooks/review-intake.js';
 
 const TEXT = 'text/plain; charset=utf-8';
 
@@ -60,7 +66,8 @@ const TEXT = 'text/plain; charset=utf-8';
 export class WebhookServer implements OnModuleInit, OnApplicationShutdown {
   private server?: Server | Http2SecureServer;
   /** HTTP/2 sessions, closed at shutdown (an Http2SecureServer has no closeAllConnections). */
-  private readonly sessions = new Set<ServerHttp2Session>();
+  private sessions = new Set<ServerHttp2Session>();
+  private intake?: ReviewIntake;
   private certificate?: WebhookCertificate;
   private readonly routes = new Map<string, Route>();
   private readonly logger = new Logger('Webhooks');
@@ -76,6 +83,16 @@ export class WebhookServer implements OnModuleInit, OnApplicationShutdown {
 
   /** The port listened on, once listening. */
   port?: number;
+
+  /** Reviews and their body bytes held now (bounded by webhooks.maxReviewsInFlight and maxBodyBytesInFlight). */
+  get inFlight(): { reviews: number; bytes: number } {
+    return this.intake?.inFlight ?? { reviews: 0, bytes: 0 };
+  }
+
+  /** Open HTTP/2 sessions (with webhooks.http2). */
+  get http2Sessions(): number {
+    return this.sessions.size;
+  }
 
   /** Paths served, for logs and tests. */
   get paths(): string[] {
@@ -106,18 +123,24 @@ export class WebhookServer implements OnModuleInit, OnApplicationShutdown {
       mutating: this.paths.some((path) => path.startsWith('/mutate-')),
       conversions: conversions.map((conversion) => conversion.crdName),
     };
+    this.intake = new ReviewIntake({
+      ...(options.maxBodyBytes !== undefined ? { maxBodyBytes: options.maxBodyBytes } : {}),
+      ...(options.maxReviewsInFlight !== undefined ? { maxReviewsInFlight: options.maxReviewsInFlight } : {}),
+      ...(options.maxBodyBytesInFlight !== undefined ? { maxBodyBytesInFlight: options.maxBodyBytesInFlight } : {}),
+      ...(options.maxReviewContainers !== undefined ? { maxContainers: options.maxReviewContainers } : {}),
+    });
     const certificate = await webhookCertificate(options, served, this.transport, this.options.namespace);
     this.certificate = certificate;
     // HTTP/1.1 unless asked, as kubebuilder's default; with http2 both, chosen by ALPN.
+    // Either way the same bounds: connection-limits.ts.
     const handler = (req: Request, res: Response) => this.handle(req, res);
-    const server = options.http2
-      ? createSecureServer({ ...certificate.current, allowHTTP1: true }, handler)
-      : createServer({ ...certificate.current }, handler);
+    let server: Server | Http2SecureServer;
     if (options.http2) {
-      server.on('session', (session: ServerHttp2Session) => {
-        this.sessions.add(session);
-        session.once('close', () => this.sessions.delete(session));
-      });
+      const secure = createSecureServer({ ...certificate.current, allowHTTP1: true, ...http2Limits() }, handler);
+      this.sessions = limitHttp2Sessions(secure);
+      server = secure;
+    } else {
+      server = createServer({ ...certificate.current, ...http1Limits() }, handler);
     }
     const host = options.host ?? '0.0.0.0';
     const port = options.port ?? DEFAULT_WEBHOOK_PORT;
@@ -186,65 +209,94 @@ export class WebhookServer implements OnModuleInit, OnApplicationShutdown {
           ),
       },
     );
-    this.routes.set(CONVERSION_PATH, (body, query) => webhook.review(body, { timeoutMs: conversionTimeoutMs(query) }));
+    this.routes.set(CONVERSION_PATH, {
+      answer: (body, query) => webhook.review(body, { timeoutMs: conversionTimeoutMs(query) }),
+      refuse: ({ apiVersion, kind, uid }, message) =>
+        kind === 'ConversionReview' && uid && CONVERSION_VERSIONS.includes(apiVersion ?? '')
+          ? { apiVersion, kind, response: { uid, convertedObjects: [], result: { status: 'Failure', message } } }
+          : undefined,
+    });
   }
 
   private handle(req: Request, res: Response): void {
     // The API server appends ?timeout=10s: route on the path alone.
     const [path = '/', query = ''] = (req.url ?? '/').split('?');
     const route = this.routes.get(path);
-    // `connection: close` after a 413 drops an HTTP/1.1 connection; HTTP/2 forbids the header (the stream ends alone).
-    const close: Record<string, string> = req.httpVersionMajor === 1 ? { connection: 'close' } : {};
-    if (!route) return reply(res, 404, `no webhook at ${path}; served: ${this.paths.join(', ')}`);
-    if (req.method !== 'POST') return reply(res, 405, 'webhooks take POST', { allow: 'POST' });
+    if (!route) return reply(req, res, 404, `no webhook at ${path}; served: ${this.paths.join(', ')}`);
+    if (req.method !== 'POST') return reply(req, res, 405, 'webhooks take POST', { allow: 'POST' });
     const contentType = (req.headers['content-type'] ?? '').split(';')[0]!.trim();
     if (contentType !== 'application/json') {
-      return reply(res, 400, `content-type ${JSON.stringify(contentType)}: expected application/json`);
+      return reply(req, res, 400, `content-type ${JSON.stringify(contentType)}: expected application/json`);
     }
-    const limit = this.options.webhooks?.maxBodyBytes ?? DEFAULT_MAX_WEBHOOK_BODY;
-    const tooLarge = `the body is larger than ${limit} bytes`;
-    if (Number(req.headers['content-length'] ?? 0) > limit) return reply(res, 413, tooLarge, close);
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) {
-        req.removeAllListeners('data');
-        req.resume();
-        reply(res, 413, tooLarge, close);
-      } else chunks.push(chunk);
-    });
-    req.on('error', () => res.destroy());
-    req.on('end', () => {
-      if (size > limit) return;
-      void this.answer(route, Buffer.concat(chunks).toString('utf8'), new URLSearchParams(query), res);
-    });
+    void this.answer(route, req, new URLSearchParams(query), res);
   }
 
-  private async answer(route: Route, body: string, query: URLSearchParams, res: Response): Promise<void> {
+  private async answer(route: Route, req: Request, query: URLSearchParams, res: Response): Promise<void> {
+    let taken: Awaited<ReturnType<ReviewIntake['read']>>;
     try {
-      const json = JSON.stringify(await route(body, query));
+      taken = await this.intake!.read(req);
+    } catch (error) {
+      if (error instanceof IntakeRefusal) return reply(req, res, error.status, error.message, error.headers, true);
+      if (error instanceof MalformedReviewError) return reply(req, res, 400, error.message);
+      throw error;
+    }
+    // The parsed review lives until the answer is sent: it counts against the intake until then.
+    res.once('close', () => taken.ticket.release());
+    try {
+      const { body } = taken;
+      if (body.refused) {
+        const refusal = route.refuse(body.envelope, body.refused.message);
+        if (refusal === undefined) return reply(req, res, 400, body.refused.message);
+        return send(res, 200, { 'content-type': 'application/json' }, JSON.stringify(refusal));
+      }
+      const json = JSON.stringify(await route.answer(body.value, query));
       send(res, 200, { 'content-type': 'application/json' }, json);
     } catch (error) {
-      if (error instanceof MalformedReviewError) return reply(res, 400, error.message);
+      if (error instanceof MalformedReviewError) return reply(req, res, 400, error.message);
       // Handler errors are answered inside the route; this is a bug here (a reply that cannot be encoded).
       this.logger.error(`answering a review failed: ${(error as Error)?.stack ?? String(error)}`);
-      reply(res, 500, 'internal error');
+      reply(req, res, 500, 'internal error');
     }
   }
 }
 
 /** An admission handler as a route: the AdmissionReview parsed, the answer echoing its apiVersion. */
 function admission(admit: (request: AdmissionRequest) => Promise<AdmissionResponse>): Route {
-  return async (body) => {
-    const review = parseAdmissionReview(body);
-    return admissionReviewResponse(review, await admit(review.request));
+  return {
+    answer: async (body) => {
+      const review = parseAdmissionReview(body);
+      return admissionReviewResponse(review, await admit(review.request));
+    },
+    refuse: ({ apiVersion, kind, uid }, message) =>
+      kind === 'AdmissionReview' && uid && ADMISSION_VERSIONS.includes(apiVersion ?? '')
+        ? admissionReviewResponse(
+            { apiVersion: apiVersion! },
+            { uid, allowed: false, status: { code: 400, reason: 'BadRequest', message } },
+          )
+        : undefined,
   };
 }
 
-function reply(res: Response, status: number, message: string, headers: Record<string, string> = {}): void {
+const ADMISSION_VERSIONS = ['admission.k8s.io/v1', 'admission.k8s.io/v1beta1'];
+const CONVERSION_VERSIONS = ['apiextensions.k8s.io/v1', 'apiextensions.k8s.io/v1beta1'];
+
+/**
+ * A refused request's answer. `drop` ends the connection after it (HTTP/1.1 `connection:
+ * close`; HTTP/2 forbids the header, so the stream is reset instead): the rest of a body
+ * refused unread is not read.
+ */
+function reply(
+  req: Request,
+  res: Response,
+  status: number,
+  message: string,
+  headers: Record<string, string> = {},
+  drop = false,
+): void {
   if (res.headersSent) return;
-  send(res, status, { 'content-type': TEXT, ...headers }, `${message}\n`);
+  const close: Record<string, string> = drop && req.httpVersionMajor === 1 ? { connection: 'close' } : {};
+  send(res, status, { 'content-type': TEXT, ...close, ...headers }, `${message}\n`);
+  if (drop && req.httpVersionMajor === 2) res.once('finish', () => (req as Http2ServerRequest).stream.close());
 }
 
 /** HTTP/1.1's and HTTP/2's compatibility responses share this much. */

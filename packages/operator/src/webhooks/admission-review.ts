@@ -75,10 +75,10 @@ export interface AdmissionResponse {
 export { MalformedReviewError };
 
 /**
- * The review in `body`, checked field by field so a handler never sees a malformed request;
- * throws MalformedReviewError saying what is wrong.
+ * The review in `body` (JSON text, or already parsed), checked field by field so a handler
+ * never sees a malformed request; throws MalformedReviewError saying what is wrong.
  */
-export function parseAdmissionReview(body: string): AdmissionReview {
+export function parseAdmissionReview(body: unknown): AdmissionReview {
   const { apiVersion, request } = readReviewEnvelope(body, 'AdmissionReview', API_VERSIONS);
   if (typeof request.operation !== 'string' || !OPERATIONS.includes(request.operation)) {
     throw new MalformedReviewError(

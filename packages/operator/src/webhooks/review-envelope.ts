@@ -3,7 +3,7 @@
 
 /** A body that is not the review the path serves: answered with HTTP 400 and this message. */
 export class MalformedReviewError extends Error {
-  override readonly name = 'MalformedReviewError';
+  override readonly name: string = 'MalformedReviewError';
 }
 
 /** The review's apiVersion and its request, checked up to the request's uid. */
