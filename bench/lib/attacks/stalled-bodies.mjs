@@ -40,11 +40,13 @@ export const cases = [
         socket.on('close', () => (state.closedAt ??= performance.now()));
         socket.once('secureConnect', () => {
           socket.write(head);
-          socket.write(body, () => (state.sentAt = performance.now()));
+          socket.write(body, (error) => {
+            if (!error) state.sentAt = performance.now();
+          });
         });
         return state;
       });
-      // Everything written (or the server stopped reading), then the hold.
+      // Everything written (or refused), then the hold.
       const sendDeadline = t0 + (quick ? 20_000 : 40_000);
       while (
         performance.now() < sendDeadline &&
@@ -52,26 +54,29 @@ export const cases = [
       ) {
         await sleep(100);
       }
-      const allSentMs = performance.now() - t0;
+      const sent = sockets.filter((s) => s.sentAt !== undefined);
+      const allSentMs = (sent.length ? Math.max(...sent.map((s) => s.sentAt)) : performance.now()) - t0;
       await sleep(holdMs);
       const end = performance.now();
       const closed = sockets.filter((s) => s.closedAt !== undefined);
-      const statuses = [...new Set(closed.map((s) => s.status ?? 'no answer'))];
-      const lastSent = Math.max(...sockets.map((s) => s.sentAt ?? t0));
+      const statuses = {};
+      for (const s of closed) statuses[s.status ?? 'no answer'] = (statuses[s.status ?? 'no answer'] ?? 0) + 1;
       for (const s of sockets) s.socket.destroy();
-      const closeAfter = closed.map((s) => s.closedAt - (s.sentAt ?? t0)).sort((a, b) => a - b);
+      const closedAt = closed.map((s) => s.closedAt - t0).sort((a, b) => a - b);
       return {
         connections,
-        fullySent: sockets.filter((s) => s.sentAt !== undefined).length,
+        fullySent: sent.length,
         closedByServer: closed.length,
-        closedAfterMs: closeAfter,
-        holdSeconds: (end - lastSent) / 1000,
+        closedAtMs: closedAt,
+        statuses,
         summary:
-          `${sockets.filter((s) => s.sentAt !== undefined).length}/${connections} bodies sent in ${seconds(allSentMs)}; ` +
+          `${sent.length}/${connections} bodies sent whole (the last at ${seconds(allSentMs)}); ` +
           (closed.length
-            ? `${closed.length} dropped by the server (${statuses.join(', ')}) ${seconds(closeAfter[0])}–${seconds(closeAfter.at(-1))} after their last byte`
-            : 'none dropped') +
-          `; ${connections - closed.length} still open ${seconds(end - lastSent)} after the last byte`,
+            ? `${closed.length} closed by the server (${Object.entries(statuses)
+                .map(([status, n]) => `${n} × ${status}`)
+                .join(', ')}) ${seconds(closedAt[0])}–${seconds(closedAt.at(-1))} after the attack began`
+            : 'none closed by the server') +
+          `; ${connections - closed.length} still open at ${seconds(end - t0)}`,
       };
     },
   },
