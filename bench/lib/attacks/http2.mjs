@@ -71,27 +71,33 @@ const slowBody = {
       'content-length': '100000',
     });
     let status;
+    let answeredAt;
     let endedAt;
-    stream.on('response', (headers) => (status = headers[':status']));
+    stream.on('response', (headers) => {
+      status = headers[':status'];
+      answeredAt = performance.now();
+    });
     stream.on('error', () => {});
     stream.on('close', () => (endedAt ??= performance.now()));
     stream.resume();
     let bytes = 0;
-    while (performance.now() - t0 < holdMs && endedAt === undefined) {
+    // Until the server answers (a 408 leaves the client's half open) or ends the stream.
+    while (performance.now() - t0 < holdMs && answeredAt === undefined && endedAt === undefined) {
       if (!stream.destroyed) stream.write(bytes === 0 ? '{' : ' ');
       bytes++;
       await sleep(5_000);
     }
     const at = performance.now();
     s.session.destroy();
+    const stopped = answeredAt ?? endedAt;
     return {
       bytes,
       status: status ?? null,
-      closedAfterMs: endedAt === undefined ? null : endedAt - t0,
+      stoppedAfterMs: stopped === undefined ? null : stopped - t0,
       summary:
-        endedAt === undefined
+        stopped === undefined
           ? `still open after ${seconds(at - t0)} (${bytes} bytes sent)`
-          : `stream ended by the server after ${seconds(endedAt - t0)} (${status ? `status ${status}` : 'reset'}, ${bytes} bytes sent)`,
+          : `${status ? `answered ${status}` : 'reset'} by the server after ${seconds(stopped - t0)} (${bytes} bytes sent)`,
     };
   },
 };
@@ -110,7 +116,7 @@ const streams = {
     const t0 = performance.now();
     const sendDeadline = t0 + (quick ? 20_000 : 40_000);
     const states = Array.from({ length: count }, () => {
-      const state = { written: 0, closedAt: undefined, status: undefined };
+      const state = { written: 0, closedAt: undefined, status: undefined, answeredAt: undefined };
       const stream = s.session.request({
         ':method': 'POST',
         ':path': `${VALIDATE_PATH}?timeout=10s`,
@@ -118,12 +124,19 @@ const streams = {
         'content-length': String(DECLARED_BYTES),
       });
       state.stream = stream;
-      stream.on('response', (headers) => (state.status = headers[':status']));
+      stream.on('response', (headers) => {
+        state.status = headers[':status'];
+        state.answeredAt = performance.now();
+      });
       stream.on('error', () => {});
       stream.on('close', () => (state.closedAt ??= performance.now()));
       stream.resume();
       state.sending = (async () => {
-        for (let at = 0; at < SENT_BYTES && !stream.destroyed && performance.now() < sendDeadline; at += 65_536) {
+        for (
+          let at = 0;
+          at < SENT_BYTES && !stream.destroyed && state.answeredAt === undefined && performance.now() < sendDeadline;
+          at += 65_536
+        ) {
           const chunk = body.subarray(at, Math.min(SENT_BYTES, at + 65_536));
           if (!stream.write(chunk)) {
             await Promise.race([new Promise((resolve) => stream.once('drain', resolve)), sleep(1_000)]);
@@ -136,20 +149,27 @@ const streams = {
     await Promise.all(states.map((st) => st.sending));
     const sentMs = performance.now() - t0;
     await sleep(holdMs);
-    const closed = states.filter((st) => st.closedAt !== undefined);
-    const statuses = [...new Set(closed.map((st) => st.status ?? 'reset'))];
+    // Stopped by the server: answered (a 413, 429, 503 or 408 leaves the client's half open) or reset.
+    const stopped = states.filter((st) => st.answeredAt !== undefined || st.closedAt !== undefined);
+    const statuses = {};
+    for (const st of stopped) statuses[st.status ?? 'reset'] = (statuses[st.status ?? 'reset'] ?? 0) + 1;
     const writtenMB = states.reduce((sum, st) => sum + st.written, 0) / 1e6;
     const sessionClosed = s.closedAt !== undefined;
     s.session.destroy();
     return {
       streams: count,
       writtenMB,
-      closedStreams: closed.length,
+      stoppedStreams: stopped.length,
+      statuses,
       sessionClosed,
       summary:
         `${writtenMB.toFixed(0)} MB written in ${seconds(sentMs)}; ` +
-        (closed.length ? `${closed.length} streams ended by the server (${statuses.join(', ')})` : 'no stream ended') +
-        `${sessionClosed ? ', connection closed' : ''}; ${count - closed.length} open ${seconds(holdMs)} later`,
+        (stopped.length
+          ? `${stopped.length} streams stopped by the server (${Object.entries(statuses)
+              .map(([status, n]) => `${n} × ${status}`)
+              .join(', ')})`
+          : 'no stream stopped') +
+        `${sessionClosed ? ', connection closed' : ''}; ${count - stopped.length} open ${seconds(holdMs)} later`,
     };
   },
 };
