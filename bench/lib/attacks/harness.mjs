@@ -19,6 +19,12 @@ import { VALIDATE_PATH } from '../../webhooks/rule.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const HOST = '127.0.0.1';
+/**
+ * The legitimate client's source address: another loopback address, so a server that bounds
+ * each client's share (by remote address) tells it from the attacker, who connects from HOST,
+ * as it tells the API server from a pod.
+ */
+export const LEGIT_ADDRESS = '127.0.0.2';
 export const MB = 2 ** 20;
 export { VALIDATE_PATH };
 export const MUTATE_PATH = '/mutate-bench-nestor-dev-v1-widget';
@@ -100,7 +106,14 @@ export function rssSampler(pid) {
 /** The legitimate client (a worker thread); stop(drainMs) resolves with its numbers. */
 export function legitClient({ port, ca }) {
   const worker = new Worker(join(here, 'legit-client.mjs'), {
-    workerData: { host: HOST, port, ca, path: VALIDATE_PATH, intervalMs: LEGIT_INTERVAL_MS },
+    workerData: {
+      host: HOST,
+      port,
+      ca,
+      path: VALIDATE_PATH,
+      intervalMs: LEGIT_INTERVAL_MS,
+      localAddress: LEGIT_ADDRESS,
+    },
   });
   const result = new Promise((resolve, reject) => {
     worker.once('message', resolve);

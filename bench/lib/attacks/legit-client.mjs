@@ -4,12 +4,13 @@
 // schedule whatever the earlier ones do. On 'stop' it waits up to `drainMs` for the reviews
 // still unanswered, then posts what it saw: sent, answered (200, allowed, same uid), the
 // latencies, and the longest wait (an unanswered review counts from its send to the end).
+// It connects from its own address (LEGIT_ADDRESS), as the API server is not the attacker's pod.
 import { parentPort, workerData } from 'node:worker_threads';
 import { reviewClient } from '../admission-load.mjs';
 import { percentile, sleep } from '../common.mjs';
 
-const { host, port, ca, path, intervalMs } = workerData;
-const client = reviewClient({ host, port, path, ca, maxSockets: 64 });
+const { host, port, ca, path, intervalMs, localAddress } = workerData;
+const client = reviewClient({ host, port, path, ca, maxSockets: 64, localAddress });
 const pending = new Set();
 const latMs = [];
 let sent = 0;
