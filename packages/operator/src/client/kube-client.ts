@@ -17,6 +17,9 @@ import {
 import { EventRecorder, type RecordOptions } from './event-recorder.js';
 import type { EventType } from './event-series.js';
 import { KindRegistry } from './kind-registry.js';
+import type { WriteFence } from './write-fence.js';
+
+export type { WriteFence };
 
 /**
  * Where reads may be served from instead of the API server: the runtime's InformerCache
@@ -30,9 +33,12 @@ export interface CacheReader {
   ): { get(key: string): T | undefined; list(namespace?: string): T[] } | undefined;
 }
 
-/** Checked before every write: throws when this replica must not write (with leader election: its lease may have expired). */
-export interface WriteFence {
-  assertWritable(): void;
+/** Whose writes a client makes, and what cuts them short (see KubeClient.scoped). */
+export interface ClientScope {
+  /** The controller whose writes these are: its Lease fences them, its name reports their Events. */
+  controller?: string;
+  /** Cuts every request of the client when it aborts (a reconcile's signal). */
+  signal?: AbortSignal;
 }
 
 export interface KubeClientOptions {
@@ -49,11 +55,13 @@ export interface KubeClientOptions {
    */
   events?: EventRecorder;
   /**
-   * Fences every write (create, replace, delete, patch, apply, status, finalizers, events):
-   * the Nest module passes the leader election's lease, so a replica that lost it, or was
-   * frozen past it, writes nothing.
+   * Fences every write (create, replace, delete, patch, apply, status, finalizers, events),
+   * so a replica that lost its Lease, or was frozen past it, writes nothing. The manager's
+   * client (`manager.client`, the Nest module's KubeClient) has its Leases' fence.
    */
   fence?: WriteFence;
+  /** See ClientScope: set by scoped(); without it, the ambient context is read per call. */
+  scope?: ClientScope;
 }
 
 export interface ListOptions {
@@ -85,12 +93,20 @@ const CONTENT_TYPES: Record<PatchType, string> = {
  * Typed access to the API server for reconcilers: reads from the informer cache when one
  * holds the kind, writes over the operator's pooled transport, server-side apply with the
  * operator's field manager, status, finalizers, events.
+ *
+ * Whose write it is and what cuts it short is explicit in a scoped client (the one a
+ * reconcile gets as `request.client`): the controller's Lease fences its writes and the
+ * reconcile's signal cuts its requests. The unscoped client reads both from the ambient
+ * context (the reconcile the caller runs in), so a helper handed the shared client is
+ * fenced and cut alike.
  */
 export class KubeClient {
   readonly fieldManager: string;
   readonly kinds: KindRegistry;
   /** The best-effort Event recorder recordEvent hands Events to. */
   readonly events: EventRecorder;
+  /** What fences this client's writes: the scope's controller's fence when scoped. */
+  private readonly fence: WriteFence | undefined;
 
   constructor(
     readonly transport: Transport,
@@ -104,6 +120,17 @@ export class KubeClient {
         reportingController: options.component ?? this.fieldManager,
         ...(options.fence ? { fence: options.fence } : {}),
       });
+    const { fence, scope } = options;
+    this.fence = scope && fence?.of ? fence.of(scope.controller) : fence;
+  }
+
+  /**
+   * This client, for one controller's writes cut by one signal: it shares the transport,
+   * the cache, the kinds and the Event recorder, and reads nothing from the ambient
+   * context. The manager hands one to each reconcile (`request.client`).
+   */
+  scoped(scope: ClientScope): KubeClient {
+    return new KubeClient(this.transport, { ...this.options, kinds: this.kinds, events: this.events, scope });
   }
 
   /** The object, or undefined when it does not exist. From the cache when an informer holds the kind. */
@@ -128,7 +155,7 @@ export class KubeClient {
     const query = { labelSelector: options.labelSelector, fieldSelector: options.fieldSelector };
     const pages = listPages<T>(this.transport, resourcePath(resource, options.namespace), {
       query,
-      signal: ambientSignal(),
+      signal: signalOf(this.options.scope),
     });
     for await (const page of pages) {
       if (page.restarted) items = [];
@@ -138,7 +165,7 @@ export class KubeClient {
   }
 
   async create<T extends KubeObject>(object: T, resource = this.kinds.forObject(object)): Promise<T> {
-    this.options.fence?.assertWritable();
+    this.fence?.assertWritable();
     const { namespace } = object.metadata ?? {};
     return this.json<T>('POST', resourcePath(resource, namespace), {
       body: object,
@@ -148,7 +175,7 @@ export class KubeClient {
 
   /** PUT: replaces the object; fails with 409 Conflict when its resourceVersion is stale. */
   async replace<T extends KubeObject>(object: T, resource = this.kinds.forObject(object)): Promise<T> {
-    this.options.fence?.assertWritable();
+    this.fence?.assertWritable();
     const { namespace, name } = requireName(object);
     return this.json<T>('PUT', resourcePath(resource, namespace, name), {
       body: object,
@@ -162,7 +189,7 @@ export class KubeClient {
     ref: ObjectRef,
     options: { propagationPolicy?: 'Foreground' | 'Background' | 'Orphan' } = {},
   ): Promise<boolean> {
-    this.options.fence?.assertWritable();
+    this.fence?.assertWritable();
     try {
       await this.json('DELETE', resourcePath(resource, ref.namespace, ref.name), {
         body: { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: options.propagationPolicy ?? 'Background' },
@@ -181,7 +208,7 @@ export class KubeClient {
     type: Exclude<PatchType, 'apply'> = 'merge',
     subresource?: 'status' | 'scale',
   ): Promise<T> {
-    this.options.fence?.assertWritable();
+    this.fence?.assertWritable();
     const path = resourcePath(resource, ref.namespace, ref.name) + (subresource ? `/${subresource}` : '');
     return this.json<T>('PATCH', path, {
       body: patch,
@@ -195,7 +222,7 @@ export class KubeClient {
    * Idempotent, conflict-free for controllers, and the object carries only what you say.
    */
   async apply<T extends KubeObject>(object: T, options: ApplyOptions = {}): Promise<T> {
-    this.options.fence?.assertWritable();
+    this.fence?.assertWritable();
     const resource = this.kinds.forObject(object);
     const { namespace, name } = requireName(object);
     const body = options.owner ? withOwner(object, options.owner) : object;
@@ -214,7 +241,7 @@ export class KubeClient {
 
   /** Server-side applies the status subresource (fields owned by this operator's field manager). */
   async applyStatus<T extends KubeObject>(object: T, status: Record<string, unknown> | object): Promise<T> {
-    this.options.fence?.assertWritable();
+    this.fence?.assertWritable();
     const resource = this.kinds.forObject(object);
     const { namespace, name } = requireName(object);
     return this.json<T>('PATCH', `${resourcePath(resource, namespace, name)}/status`, {
@@ -264,12 +291,13 @@ export class KubeClient {
     message: string,
     options: RecordOptions = {},
   ): Promise<void> {
-    this.events.record(object, type, reason, message, options);
+    const controller = this.options.scope?.controller;
+    this.events.record(object, type, reason, message, controller === undefined ? options : { controller, ...options });
   }
 
-  /** Every request of this client: the ambient abort signal (a reconcile's) cuts it when it aborts. */
+  /** Every request of this client, cut when its signal aborts. */
   private json<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
-    const signal = ambientSignal();
+    const signal = signalOf(this.options.scope);
     return this.transport.json<T>(method, path, signal ? { ...options, signal } : options);
   }
 
@@ -309,6 +337,11 @@ export class KubeClient {
       }
     }
   }
+}
+
+/** What cuts a client's requests: its scope's signal, else the ambient one (a reconcile's). */
+function signalOf(scope: ClientScope | undefined): AbortSignal | undefined {
+  return scope ? scope.signal : ambientSignal();
 }
 
 /** A controller owner reference to `owner`, as controllerutil.SetControllerReference sets it. */

@@ -12,6 +12,7 @@ export {
   controllerReference,
   type ApplyOptions,
   type CacheReader,
+  type ClientScope,
   type WriteFence,
   type EventType,
   type KubeClientOptions,
@@ -74,15 +75,10 @@ export type { ObjectTimer } from './object-timers.js';
 export { withFinalizer, defaultFinalizerName, type FinalizerOptions } from './reconcilers/finalizer.js';
 export { withTracing } from './reconcilers/tracing.js';
 export { TerminalError, ReconcileTimeoutError, toError, type ReconcileResult } from './result.js';
-export {
-  Manager,
-  type ManagerOptions,
-  type ManagerHealth,
-  type HealthCheck,
-  type ManagerMetrics,
-  type LeaderElection,
-} from './manager.js';
-export { LeaseLock, LeaseLostError, type LeaseLockOptions } from './leader-election.js';
+export { Manager, type ManagerOptions, type ManagerHealth, type HealthCheck, type ManagerMetrics } from './manager.js';
+export { Coordination, type CoordinationEvents, type CoordinationOptions } from './coordination.js';
+export { LeaseFence, type LeaseFenceOptions, type FencingLease } from './write-fence.js';
+export { LeaseLock, LeaseLostError, type LeaseLockOptions, type LeaderElection } from './leader-election.js';
 
 // Sharding: shard Leases, ring membership, consistent-hash assignment, shard labels.
 export * from '../sharding/index.js';
