@@ -8,7 +8,7 @@ import { describe, it } from 'node:test';
 import { Global, Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { Deployment, KubeClient, resourceOf, TerminalError } from '@nestor/operator';
-import { fakeKubeClient, reconcileContext, type FakeKubeClient } from '@nestor/testing/fake';
+import { fakeKubeClient, reconcileContext, type FakeKubeClient } from '@nestor/operator/fake';
 import type { DeploymentObject } from '../kube-types.js';
 import { MEMCACHED_IMAGE, MemcachedController, ROLLOUT_REQUEUE_MS } from './memcached.controller.js';
 import { MemcachedModule } from './memcached.module.js';

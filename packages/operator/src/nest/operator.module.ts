@@ -1,6 +1,7 @@
 import { type DynamicModule, Module, type Provider } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { EventRecorder } from '../client/event-recorder.js';
+import { HttpKubeClient } from '../client/http-kube-client.js';
 import { KubeClient } from '../client/kube-client.js';
 import { type KubeConfigSource, loadKubeConfig, resourceName, Transport } from '@nestor/core';
 import { InformerCache } from '../runtime/informer.js';
@@ -158,7 +159,7 @@ const providers: Provider[] = [
     inject: [Transport, InformerCache, Manager, OPERATOR_MODULE_OPTIONS],
     useFactory: (transport: Transport, informers: InformerCache, manager: Manager, options: OperatorModuleOptions) => {
       const fence = manager.writeFence;
-      return new KubeClient(transport, {
+      return new HttpKubeClient(transport, {
         informers,
         events: manager.events,
         ...(fence ? { fence } : {}),

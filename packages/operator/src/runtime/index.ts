@@ -9,14 +9,19 @@ export * from '../client/kinds.js';
 export { KindRegistry } from '../client/kind-registry.js';
 export {
   KubeClient,
-  controllerReference,
   type ApplyOptions,
+  type DeleteOptions,
+  type EventType,
+  type ListOptions,
+  type PatchType,
+} from '../client/kube-client.js';
+export {
+  HttpKubeClient,
+  controllerReference,
   type CacheReader,
   type WriteFence,
-  type EventType,
   type KubeClientOptions,
-  type ListOptions,
-} from '../client/kube-client.js';
+} from '../client/http-kube-client.js';
 export {
   EventRecorder,
   withReportingController,
