@@ -142,24 +142,30 @@ describe('architecture', () => {
     assert.deepEqual(violations, []);
   });
 
-  it('loads no @nestjs module when a program imports @nestor/operator/runtime', () => {
+  it('loads no @nestjs module when a program imports @nestor/operator/runtime or /fake', () => {
     // What a Nest-free user runs: the loaded specifiers are recorded by a resolve hook.
-    const program = [
-      "import { registerHooks } from 'node:module';",
-      'const seen = new Set();',
-      'registerHooks({ resolve(specifier, context, next) { seen.add(specifier); return next(specifier, context); } });',
-      "const runtime = await import('@nestor/operator/runtime');",
-      "if (typeof runtime.Manager !== 'function') throw new Error('no Manager export');",
-      'console.log(JSON.stringify([...seen]));',
-    ].join('\n');
-    const loaded = JSON.parse(
-      execFileSync(process.execPath, ['--input-type=module', '-e', program], { cwd: SRC, encoding: 'utf8' }),
-    ) as string[];
-    assert.ok(loaded.includes('@nestor/core'), 'the hook saw the imports');
-    assert.deepEqual(
-      loaded.filter((s) => s.startsWith('@nestjs/')),
-      [],
-    );
+    for (const [entry, name] of [
+      ['@nestor/operator/runtime', 'Manager'],
+      ['@nestor/operator/fake', 'FakeKubeClient'],
+    ]) {
+      const program = [
+        "import { registerHooks } from 'node:module';",
+        'const seen = new Set();',
+        'registerHooks({ resolve(specifier, context, next) { seen.add(specifier); return next(specifier, context); } });',
+        `const entry = await import('${entry}');`,
+        `if (typeof entry.${name} !== 'function') throw new Error('no ${name} export');`,
+        'console.log(JSON.stringify([...seen]));',
+      ].join('\n');
+      const loaded = JSON.parse(
+        execFileSync(process.execPath, ['--input-type=module', '-e', program], { cwd: SRC, encoding: 'utf8' }),
+      ) as string[];
+      assert.ok(loaded.includes('@nestor/core'), `the hook saw ${entry}'s imports`);
+      assert.deepEqual(
+        loaded.filter((s) => s.startsWith('@nestjs/')),
+        [],
+        entry,
+      );
+    }
   });
 
   it('loads none of client-node but its kubeconfig parsing, from either entry (its generated API costs ~55 MB)', () => {

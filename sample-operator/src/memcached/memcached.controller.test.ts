@@ -1,5 +1,5 @@
 // The Memcached reconciler unit-tested without an API server: Nest's testing module builds
-// the controller as the app does, with @nestor/testing/fake's in-memory KubeClient in place
+// the controller as the app does, with @nestor/operator/fake's in-memory KubeClient in place
 // of the real one. What needs the API server itself (validation, garbage collection, the
 // Deployment controller) is memcached.e2e.test.ts's.
 import 'reflect-metadata';

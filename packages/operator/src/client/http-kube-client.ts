@@ -52,7 +52,7 @@ export interface KubeClientOptions {
   component?: string;
   /**
    * The recorder behind recordEvent (the manager's, so its shutdown flushes it). Default:
-   * one of the client's own on its transport; close it with `client.events.close()`.
+   * one of the client's own on its transport; close it with `kube.events.close()`.
    */
   events?: EventRecorder;
   /**
