@@ -7,6 +7,7 @@ import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { parse, parseAllDocuments } from 'yaml';
 import { run } from './cli.js';
+import fc from 'fast-check';
 import { manifestsCommand, parseManifestsArguments, UsageError, type CommandIo } from './manifests-command.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -452,3 +453,79 @@ async function readdirRecursive(dir: string): Promise<string[]> {
     .map((entry) => relative(dir, join(entry.parentPath, entry.name)))
     .sort();
 }
+
+describe('parseManifestsArguments on arbitrary command lines', () => {
+  const flags = [
+    '--module',
+    '--export',
+    '--out',
+    '--name',
+    '--namespace',
+    '--create-namespace',
+    '--image',
+    '--webhook-certificates',
+    '--metrics-port',
+    '--health-port',
+    '--watch-namespace',
+    '--service-monitor',
+    '--metrics-certificates',
+    '--metrics-reader',
+    '--no-network-policy',
+    '-h',
+    '--bogus',
+  ];
+  const word = fc.oneof(
+    fc.constantFrom(...flags),
+    fc.string({ maxLength: 12 }),
+    fc.constantFrom('8443', '0', '65536', 'a/b', 'cert-manager'),
+  );
+
+  it('parses any argv or refuses it with a UsageError, never another error', () => {
+    fc.assert(
+      fc.property(fc.array(word, { maxLength: 8 }), (argv) => {
+        try {
+          parseManifestsArguments(argv, '/nonexistent');
+        } catch (error) {
+          assert.ok(error instanceof UsageError, `threw ${String(error)}`);
+          assert.ok(error.message.length > 0);
+        }
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it('reads back what a valid command line says, in any order of its flags', () => {
+    const label = fc.stringMatching(/^[a-z][a-z0-9-]{0,20}[a-z0-9]$/);
+    fc.assert(
+      fc.property(
+        label,
+        label,
+        fc.integer({ min: 1, max: 65535 }),
+        fc.array(fc.tuple(label, label), { maxLength: 3 }),
+        fc.boolean(),
+        (name, namespace, metricsPort, readers, serviceMonitor) => {
+          const pairs: string[][] = [
+            ['--module', 'dist/app.module.js'],
+            ['--name', name],
+            ['--namespace', namespace],
+            [`--metrics-port=${metricsPort}`],
+            ...readers.map(([ns, sa]) => ['--metrics-reader', `${ns}/${sa}`]),
+            ...(serviceMonitor ? [['--service-monitor']] : []),
+          ];
+          const parsed = parseManifestsArguments(pairs.reverse().flat(), '/nonexistent');
+          assert.notEqual(parsed, 'help');
+          if (parsed === 'help') return;
+          assert.equal(parsed.name, name);
+          assert.equal(parsed.namespace, namespace);
+          assert.equal(parsed.metricsPort, metricsPort);
+          assert.deepEqual(
+            parsed.metricsReaders ?? [],
+            readers.reverse().map(([ns, sa]) => `${ns}/${sa}`),
+          );
+          assert.equal(parsed.serviceMonitor === true, serviceMonitor);
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+});

@@ -12,6 +12,7 @@ export {
 } from './transport.js';
 export { KubeApiError, describeRequest, type FailedRequest, type KubeStatus } from './errors.js';
 export { JsonLineDecoder } from './json-lines.js';
+export { ObjectTooDeepError, type RefusedObject } from './object-depth.js';
 export { ClusterConfig, type KubeConfigSource } from './cluster-config.js';
 export { loadKubeConfig, type KubeConfigSearch } from './load-kube-config.js';
 export { Connectivity, isUnreachable, type ConnectivityListener } from './connectivity.js';

@@ -1,4 +1,5 @@
 import { KubeApiError } from './errors.js';
+import type { ObjectTooDeepError } from './object-depth.js';
 import { errorBody, isProtobuf, PROTOBUF_ACCEPT } from './protobuf/envelope.js';
 import { ProtobufListDecoder } from './protobuf/list-stream.js';
 import { loadProtobufSchema, type ProtobufSchema } from './protobuf/schema.js';
@@ -14,6 +15,11 @@ export interface ListPage<T> {
    * pages) and the list started again from the beginning: what was gathered before is stale.
    */
   restarted: boolean;
+  /**
+   * Objects of this page the protobuf decoder refused (nested past MAX_OBJECT_DEPTH), each
+   * naming its object; they are not in `items`. Read them another way (as JSON) or skip them.
+   */
+  refused: ObjectTooDeepError[];
 }
 
 export interface ListPagesOptions {
@@ -38,6 +44,7 @@ export interface ListPagesOptions {
 interface KubeList<T> {
   metadata?: { resourceVersion?: string; continue?: string };
   items: T[] | null;
+  refused?: ObjectTooDeepError[];
 }
 
 /** What listPages needs of a Transport: `requestStreamed` and `protobuf` only for protobuf. */
@@ -101,7 +108,12 @@ export async function* listPages<T>(
       }
       const continueToken = page.metadata?.continue || undefined;
       if (continueToken) next = fetch(continueToken);
-      yield { items: page.items ?? [], resourceVersion: page.metadata?.resourceVersion, restarted };
+      yield {
+        items: page.items ?? [],
+        resourceVersion: page.metadata?.resourceVersion,
+        restarted,
+        refused: page.refused ?? [],
+      };
       restarted = false;
       if (!continueToken) return;
     }
@@ -135,7 +147,7 @@ async function fetchProtobuf<T>(
       for (const item of decoder.write(chunk)) items.push(item);
     }
     decoder.end();
-    return { metadata: decoder.metadata, items };
+    return { metadata: decoder.metadata, items, refused: decoder.refused };
   } finally {
     response.release();
   }

@@ -107,6 +107,8 @@ export {
 export {
   HubSpokeConverter,
   ConversionError,
+  MAX_RESTORE_TRIALS,
+  type ConvertOptions,
   type HubSpokeOptions,
   type SpokeConversion,
   type Converted,
@@ -117,7 +119,7 @@ export {
   DEFAULT_CONVERSION_TIMEOUT_MS,
   type ConversionWebhookOptions,
 } from './webhooks/conversion-webhook.js';
-export { CONVERSION_DATA_ANNOTATION } from './webhooks/conversion-data.js';
+export { CONVERSION_DATA_ANNOTATION, DEFAULT_MAX_CONVERSION_DATA_BYTES } from './webhooks/conversion-data.js';
 export {
   webhookConfigurations,
   webhookPath,

@@ -386,6 +386,21 @@ export class TestEnvironment {
     return revision;
   }
 
+  /**
+   * Fault handle: writes `value` under `key` straight into etcd, past the API server's
+   * validation, as a restored backup or anyone with etcd access could: the API server
+   * serves what etcd holds. Stored objects are "k8s\0"-enveloped protobuf under
+   * /registry/<resource>/<namespace>/<name>.
+   */
+  async putInEtcd(key: string, value: Buffer): Promise<void> {
+    const owned = this.requireOwned('putInEtcd');
+    const response = await fetch(`${owned.etcdUrl}/v3/kv/put`, {
+      method: 'POST',
+      body: JSON.stringify({ key: Buffer.from(key).toString('base64'), value: value.toString('base64') }),
+    });
+    if (!response.ok) throw new Error(`etcd put ${key}: HTTP ${response.status}: ${await response.text()}`);
+  }
+
   /** Stops the control plane (in reverse order) and removes its files; with an existing cluster, deletes the namespaces it created. */
   async stop(): Promise<void> {
     if (this.stopped) return;

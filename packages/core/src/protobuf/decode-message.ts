@@ -19,14 +19,28 @@ import {
   type FieldSpec,
   type MessageSpec,
 } from './schema.js';
+import { MAX_OBJECT_DEPTH } from '../defaults.js';
+import { ObjectTooDeepError, refusedObject } from '../object-depth.js';
 import { LENGTH_DELIMITED, ProtobufDecodeError, VARINT, type WireReader } from './wire-reader.js';
 
 type JsonObject = Record<string, unknown>;
 
 /** Set for one synchronous decode (decodeObject): skip ObjectMeta.managedFields. */
 let dropManagedFields = false;
+/** How deep the JSON being built nests at the message being read (objects and arrays). */
+let depth = 0;
 
-/** Decodes a message as decodeMessage does, with managedFields skipped when `drop`. */
+/** Thrown where the nesting passes the limit; decodeObject names the object. */
+class TooDeep extends Error {}
+
+/**
+ * Decodes a message as decodeMessage does, with managedFields skipped when `drop`. An
+ * object nested deeper than MAX_OBJECT_DEPTH is an ObjectTooDeepError naming it: its
+ * metadata, field 1 of every kind, was read first. The reader is then at `end`, so a list
+ * or stream can go on past it. (The one recursive message of the built-in kinds is
+ * Workload's composite pod group templates: validation allows two levels, but the API
+ * server serves whatever etcd holds.)
+ */
 export function decodeObject(
   reader: WireReader,
   end: number,
@@ -35,8 +49,13 @@ export function decodeObject(
   drop: boolean,
 ): void {
   dropManagedFields = drop;
+  depth = 0;
   try {
     decodeMessage(reader, end, spec, target);
+  } catch (error) {
+    if (!(error instanceof TooDeep)) throw error;
+    reader.pos = end;
+    throw new ObjectTooDeepError(refusedObject(target));
   } finally {
     dropManagedFields = false;
   }
@@ -48,6 +67,7 @@ export function decodeObject(
  * filled in, times, quantities and int-or-strings as their JSON. Unknown fields are skipped.
  */
 export function decodeMessage(reader: WireReader, end: number, spec: MessageSpec, target: JsonObject): void {
+  if (++depth + spec.zeroDepth > MAX_OBJECT_DEPTH) throw new TooDeep();
   const fields = spec.fields;
   while (reader.pos < end) {
     const tag = reader.varint();
@@ -70,7 +90,9 @@ export function decodeMessage(reader: WireReader, end: number, spec: MessageSpec
         reader.skip(wire, end);
         continue;
       }
+      depth++; // the array
       const value = readValue(reader, end, field.type, field.message);
+      depth--;
       const list = target[field.json] as unknown[] | undefined;
       if (list === undefined) target[field.json] = [value];
       else list.push(value);
@@ -78,7 +100,9 @@ export function decodeMessage(reader: WireReader, end: number, spec: MessageSpec
       readMapEntry(reader, end, field, target);
     } else if (field.inline) {
       const length = reader.length(end);
+      depth--; // its fields are the parent's
       decodeMessage(reader, reader.pos + length, field.message!, target);
+      depth++;
     } else {
       const value = readValue(reader, end, field.type, field.message);
       if (field.omitEmpty ? value === '' || value === 0 || value === false : field.omitZero && value === null) continue;
@@ -91,6 +115,7 @@ export function decodeMessage(reader: WireReader, end: number, spec: MessageSpec
     const { json, zero } = always[i]!;
     if (target[json] === undefined) target[json] = zero();
   }
+  depth--;
 }
 
 function readValue(reader: WireReader, end: number, type: number, message: MessageSpec | undefined): unknown {
@@ -153,13 +178,27 @@ function readMapEntry(reader: WireReader, end: number, field: FieldSpec, target:
   while (reader.pos < stop) {
     const tag = reader.varint();
     if (tag === 0x0a) key = reader.string(reader.length(stop));
-    else if (tag >>> 3 === 2) value = readValue(reader, stop, field.mapValue, field.message);
-    else reader.skip(tag & 7, stop);
+    else if (tag >>> 3 === 2) {
+      depth++; // the map
+      value = readValue(reader, stop, field.mapValue, field.message);
+      depth--;
+    } else reader.skip(tag & 7, stop);
   }
   if (reader.pos !== stop) throw reader.truncated(`an entry of ${field.json}`);
   let map = target[field.json] as JsonObject | undefined;
   if (map === undefined) target[field.json] = map = {};
-  map[key] = value ?? zeroOfMapValue(field);
+  setData(map, key, value ?? zeroOfMapValue(field));
+}
+
+/**
+ * Sets a key from the wire as an own data property, as JSON.parse does: assigning
+ * `__proto__` (a valid ConfigMap key, or a field of a custom resource) would set the
+ * object's prototype instead, or do nothing.
+ */
+export function setData(target: JsonObject, key: string, value: unknown): void {
+  if (key === '__proto__') {
+    Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true });
+  } else target[key] = value;
 }
 
 function zeroOfMapValue(field: FieldSpec): unknown {

@@ -1,3 +1,4 @@
+import { ObjectTooDeepError } from '../object-depth.js';
 import { decodeObject } from './decode-message.js';
 import type { MessageSpec, ProtobufSchema } from './schema.js';
 import { ProtobufDecodeError, WireReader } from './wire-reader.js';
@@ -14,6 +15,11 @@ const MAGIC = [0x6b, 0x38, 0x73, 0x00] as const;
 export class ProtobufListDecoder<T = unknown> {
   /** The list's ListMeta (resourceVersion, continue, remainingItemCount), once read. */
   metadata: { resourceVersion?: string; continue?: string; remainingItemCount?: number } = {};
+  /**
+   * Items refused (nested past MAX_OBJECT_DEPTH), each naming its object: they are left out
+   * of the items, and the list goes on past them.
+   */
+  readonly refused: ObjectTooDeepError[] = [];
   /** Bytes of a field that straddles chunks, kept until `needed` of them are in. */
   private pending: Buffer[] = [];
   private pendingBytes = 0;
@@ -111,14 +117,21 @@ export class ProtobufListDecoder<T = unknown> {
       this.rawLeft -= size;
       if (tag === 0x12) {
         const item = {} as Record<string, unknown>;
-        decodeObject(
-          new WireReader(buf, start, end),
-          end,
-          this.list!.fields[2]!.message!,
-          item,
-          this.schema.dropManagedFields,
-        );
-        items.push(item as T);
+        try {
+          decodeObject(
+            new WireReader(buf, start, end),
+            end,
+            this.list!.fields[2]!.message!,
+            item,
+            this.schema.dropManagedFields,
+          );
+          items.push(item as T);
+        } catch (error) {
+          if (!(error instanceof ObjectTooDeepError)) throw error;
+          // List items come without their kind: name it after the list's.
+          const kind = this.kind.endsWith('List') ? this.kind.slice(0, -4) : this.kind;
+          this.refused.push(new ObjectTooDeepError({ ...error.object, apiVersion: this.apiVersion, kind }));
+        }
       } else if (tag === 0x0a) {
         const metadata = {} as Record<string, unknown>;
         decodeObject(new WireReader(buf, start, end), end, this.list!.fields[1]!.message!, metadata, false);

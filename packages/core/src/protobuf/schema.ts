@@ -82,6 +82,8 @@ export interface MessageSpec {
   readonly fields: (FieldSpec | undefined)[];
   /** Fields Go writes even when the wire has none (not omitempty), with their zero JSON. */
   readonly always: { json: string; zero: () => unknown }[];
+  /** How deep the zero values of `always` nest (an empty object is 1): they count toward MAX_OBJECT_DEPTH. */
+  zeroDepth: number;
 }
 
 export interface ProtobufSchemaTable {
@@ -112,6 +114,7 @@ export class ProtobufSchema {
       name: table.names[i] ?? `message ${i}`,
       fields: [],
       always: [],
+      zeroDepth: 0,
     }));
     table.messages.forEach((rows, i) => {
       const spec = messages[i]!;
@@ -134,7 +137,10 @@ export class ProtobufSchema {
           ...(messageRef !== undefined ? { message: messages[messageRef]! } : {}),
         };
         spec.fields[number] = field;
-        if (zero !== undefined) spec.always.push({ json, zero: zeroOf(zero) });
+        if (zero !== undefined) {
+          spec.always.push({ json, zero: zeroOf(zero) });
+          spec.zeroDepth = Math.max(spec.zeroDepth, depthOf(JSON.parse(zero)));
+        }
       }
     });
     // An inline struct's fields are the parent's in JSON: so are the zero values Go writes for them.
@@ -146,6 +152,7 @@ export class ProtobufSchema {
         if (!field?.inline) continue;
         flatten(field.message!);
         spec.always.push(...field.message!.always);
+        spec.zeroDepth = Math.max(spec.zeroDepth, field.message!.zeroDepth);
       }
     };
     messages.forEach(flatten);
@@ -179,6 +186,12 @@ function wireOf(type: number): number {
     default:
       return LENGTH_DELIMITED;
   }
+}
+
+/** How deep a (small) zero value nests: 0 for a scalar, 1 for {} or []. */
+function depthOf(value: unknown): number {
+  if (value === null || typeof value !== 'object') return 0;
+  return 1 + Math.max(0, ...Object.values(value).map(depthOf));
 }
 
 /** A fresh zero value per use when it is an object (the caller may change it), else the value. */

@@ -1,11 +1,17 @@
 import { decodeEnveloped, hasEnvelope, readEnvelope, type DecodedObject } from './envelope.js';
+import { ObjectTooDeepError } from '../object-depth.js';
 import type { ProtobufSchema } from './schema.js';
 import { ProtobufDecodeError, WireReader } from './wire-reader.js';
 
-/** One watch event as the JSON stream has it. */
+/**
+ * One watch event as the JSON stream has it. An object the decoder refused (nested past
+ * MAX_OBJECT_DEPTH) comes as `refused`, with `object` holding its kind, apiVersion and
+ * metadata only: the stream goes on.
+ */
 export interface DecodedWatchEvent {
   type: string;
   object: DecodedObject;
+  refused?: ObjectTooDeepError;
 }
 
 /**
@@ -16,8 +22,10 @@ export interface DecodedWatchEvent {
  * longer than `maxFrameBytes` is an error, not an unbounded buffer.
  */
 export class ProtobufWatchDecoder {
+  /** Bytes of a frame that straddles chunks, kept (not joined) until all `needed` are in. */
   private pending: Buffer[] = [];
   private pendingBytes = 0;
+  private needed = 0;
 
   constructor(
     private readonly schema: ProtobufSchema,
@@ -28,18 +36,25 @@ export class ProtobufWatchDecoder {
     let buf = chunk;
     if (this.pendingBytes > 0) {
       this.pending.push(chunk);
-      buf = Buffer.concat(this.pending, this.pendingBytes + chunk.length);
+      this.pendingBytes += chunk.length;
+      // A large frame in many chunks is joined once, when it is all there: linear in its size.
+      if (this.pendingBytes < this.needed) return [];
+      buf = Buffer.concat(this.pending, this.pendingBytes);
       this.pending = [];
       this.pendingBytes = 0;
     }
     const events: DecodedWatchEvent[] = [];
     let start = 0;
+    this.needed = 4;
     while (buf.length - start >= 4) {
       const length = buf.readUInt32BE(start);
       if (length > this.maxFrameBytes) {
         throw new ProtobufDecodeError(`a watch frame of ${length} bytes exceeds the limit of ${this.maxFrameBytes}`);
       }
-      if (buf.length - start - 4 < length) break;
+      if (buf.length - start - 4 < length) {
+        this.needed = 4 + length;
+        break;
+      }
       events.push(this.decodeFrame(buf, start + 4, start + 4 + length));
       start += 4 + length;
     }
@@ -67,6 +82,7 @@ export class ProtobufWatchDecoder {
     const reader = new WireReader(buf, start, end);
     let type = '';
     let object: DecodedObject | undefined;
+    let refused: ObjectTooDeepError | undefined;
     while (reader.pos < end) {
       const tag = reader.varint();
       if (tag === 0x0a) type = reader.string(reader.length(end));
@@ -77,7 +93,13 @@ export class ProtobufWatchDecoder {
           const inner = reader.varint();
           if (inner === 0x0a) {
             const length = reader.length(stop);
-            object = decodeEnveloped(this.schema, buf, reader.pos, reader.pos + length);
+            try {
+              object = decodeEnveloped(this.schema, buf, reader.pos, reader.pos + length);
+            } catch (error) {
+              if (!(error instanceof ObjectTooDeepError)) throw error;
+              refused = error;
+              object = error.object as DecodedObject;
+            }
             reader.pos += length;
           } else reader.skip(inner & 7, stop);
         }
@@ -86,6 +108,6 @@ export class ProtobufWatchDecoder {
     }
     if (reader.pos !== end) throw reader.truncated('a watch event');
     if (!object) throw new ProtobufDecodeError(`a watch event (type ${type || 'none'}) came without an object`);
-    return { type, object };
+    return refused ? { type, object, refused } : { type, object };
   }
 }

@@ -130,5 +130,8 @@ export function converterOf(definition: ConversionDefinition, instance: Record<s
     hub: definition.hubVersion,
     spokes,
     ...(definition.options.keepLostData !== undefined ? { keepLostData: definition.options.keepLostData } : {}),
+    ...(definition.options.maxConversionDataBytes !== undefined
+      ? { maxConversionDataBytes: definition.options.maxConversionDataBytes }
+      : {}),
   });
 }

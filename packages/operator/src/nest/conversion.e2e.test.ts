@@ -298,4 +298,65 @@ describe('conversion webhooks served to the API server', () => {
     );
     await assert.rejects(get('v2', 'unlucky'), (e: unknown) => e instanceof KubeApiError && e.status === 404);
   });
+
+  it('keeps __proto__ a field through /convert, in the spec and in the conversion data', async () => {
+    const review = (desired: string, object: object, field: string) =>
+      JSON.stringify({
+        apiVersion: 'apiextensions.k8s.io/v1',
+        kind: 'ConversionReview',
+        request: { uid: 'proto', desiredAPIVersion: `${GROUP}/${desired}`, objects: [object] },
+      }).replace('"spec":{', `"spec":{"__proto__":${field},`);
+    type Answer = { response: { result: { status: string }; convertedObjects: Array<GizmoV1 & GizmoV2> } };
+    // Spoke to hub: the spoke's own __proto__ is dropped by toHub as any unknown field; the
+    // data's is restored as a field of spec (it was the prototype of a copy, and vanished).
+    const up = await direct(
+      review(
+        'v2',
+        {
+          ...spoke('proto-up', { size: 2 }),
+          metadata: {
+            name: 'proto-up',
+            namespace: ns,
+            annotations: { [CONVERSION_DATA_ANNOTATION]: '{"spec":{"__proto__":{"tier":"data"}}}' },
+          },
+        },
+        '{"polluted":true}',
+      ),
+    );
+    assert.equal(up.status, 200);
+    const hubSpec = (JSON.parse(up.text) as Answer).response.convertedObjects[0]!.spec as unknown as Record<
+      string,
+      unknown
+    >;
+    assert.ok(Object.hasOwn(hubSpec, '__proto__'));
+    assert.deepEqual(hubSpec['__proto__'], { tier: 'data' });
+    assert.deepEqual(Object.keys(hubSpec), ['replicas', '__proto__']);
+    // Hub to spoke: the hub's __proto__ field, which v1 cannot hold, is kept in the data.
+    const down = await direct(review('v1', hub('proto-down', { replicas: 3 }), '{"replicas":13}'));
+    const asSpoke = (JSON.parse(down.text) as Answer).response.convertedObjects[0]!;
+    assert.deepEqual(asSpoke.spec, { size: 3 }, 'replicas read from the hub’s own field, not the __proto__ one');
+    assert.equal(asSpoke.metadata.annotations?.[CONVERSION_DATA_ANNOTATION], '{"spec":{"__proto__":{"replicas":13}}}');
+  });
+
+  it('ignores conversion data over the limit, converts without it, and records an Event on the object', async () => {
+    // Stored as v1 (the storage version now): 4,000 fields of data, 79 KB, over the 64 KiB limit.
+    const fields = Object.fromEntries(
+      Array.from({ length: 4_000 }, (_, i) => [`field${String(i).padStart(5, '0')}`, i]),
+    );
+    const data = JSON.stringify({ spec: { replicas: 9, ...fields } });
+    await env.client.request('POST', path('v1'), {
+      ...spoke('big-data', { size: 3 }),
+      metadata: { name: 'big-data', annotations: { [CONVERSION_DATA_ANNOTATION]: data } },
+    });
+    assert.deepEqual((await get<GizmoV2>('v2', 'big-data')).spec, { replicas: 3 });
+    type EventList = { items: Array<{ reason?: string; message?: string; involvedObject?: { name?: string } }> };
+    const event = await waitFor(
+      async () =>
+        (await env.client.request<EventList>('GET', `/api/v1/namespaces/${ns}/events`)).items.find(
+          (e) => e.reason === 'ConversionDataIgnored' && e.involvedObject?.name === 'big-data',
+        ),
+      { timeoutMs: 30_000, what: 'a ConversionDataIgnored Event on big-data' },
+    );
+    assert.match(event.message ?? '', /annotation is \d+ bytes, over the limit of 65536: ignored/);
+  });
 });

@@ -7,9 +7,10 @@ import {
   type ServerHttp2Session,
 } from 'node:http2';
 import { createServer, type Server } from 'node:https';
-import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { ExternalContextCreator, ModulesContainer } from '@nestjs/core';
-import { Transport } from '@nestor/core';
+import { Transport, type KubeObject } from '@nestor/core';
+import { EventRecorder } from '../client/event-recorder.js';
 import type { HealthCheck } from '../runtime/manager.js';
 import {
   mutate,
@@ -26,7 +27,8 @@ import {
   type AdmissionResponse,
 } from '../webhooks/admission-review.js';
 import { http1Limits, http2Limits, limitHttp2Sessions } from '../webhooks/connection-limits.js';
-import { CONVERSION_PATH, ConversionWebhook, conversionTimeoutMs } from '../webhooks/conversion-webhook.js';
+import { CONVERSION_PATH, ConversionWebhook, conversionTimeoutMs, objectName } from '../webhooks/conversion-webhook.js';
+import type { ConvertibleObject } from '../webhooks/conversion-review.js';
 import type { ReviewEnvelopeFields } from '../webhooks/json-scanner.js';
 import { IntakeRefusal, ReviewIntake } from '../webhooks/review-intake.js';
 import { webhookPath } from '../webhooks/webhook-configuration.js';
@@ -71,6 +73,8 @@ export class WebhookServer implements OnModuleInit, OnApplicationShutdown {
   private certificate?: WebhookCertificate;
   private readonly routes = new Map<string, Route>();
   private readonly logger = new Logger('Webhooks');
+  /** Events about objects whose conversion data was ignored (property-injected: the constructor stays as it is). */
+  @Optional() @Inject(EventRecorder) private readonly events?: EventRecorder;
 
   /** @internal Created by Nest's DI. */
   constructor(
@@ -200,13 +204,44 @@ export class WebhookServer implements OnModuleInit, OnApplicationShutdown {
   /** One path for every kind's conversions, as controller-runtime (`/convert`). */
   private addConversions(conversions: DiscoveredConversion[]): void {
     if (conversions.length === 0) return;
+    const named = (object: ConvertibleObject) => `${object.kind} ${objectName(object)}`;
+    // Anyone who reaches the port can send such objects, with any name: a bucket (10, then 1
+    // a second) bounds the log lines and Events they cause.
+    const reports = {
+      tokens: 10,
+      at: Date.now(),
+      skipped: 0,
+      take(): boolean {
+        const now = Date.now();
+        this.tokens = Math.min(10, this.tokens + (now - this.at) / 1000);
+        this.at = now;
+        if (this.tokens < 1) {
+          this.skipped++;
+          return false;
+        }
+        this.tokens--;
+        return true;
+      },
+    };
     const webhook = new ConversionWebhook(
       conversions.map((conversion) => converterOf(conversion, conversion.instance)),
       {
         onFailure: (error, object) =>
           this.logger.error(
-            `converting ${object.kind} ${object.metadata?.namespace ? `${object.metadata.namespace}/` : ''}${object.metadata?.name ?? ''} from ${object.apiVersion} failed: ${(error as Error)?.stack ?? String(error)}`,
+            `converting ${named(object)} from ${object.apiVersion} failed: ${(error as Error)?.stack ?? String(error)}`,
           ),
+        // The conversion succeeds without the data: say so where the object's owner looks too.
+        onDataIgnored: (object, reason, request) => {
+          if (!reports.take()) return;
+          const more = reports.skipped ? ` (and ${reports.skipped} more such, not reported)` : '';
+          reports.skipped = 0;
+          this.logger.warn(
+            `converting ${named(object)} from ${object.apiVersion} to ${request.desiredAPIVersion}: ${reason}${more}`,
+          );
+          if (typeof object.metadata?.name === 'string') {
+            this.events?.record(object as KubeObject, 'Warning', 'ConversionDataIgnored', reason);
+          }
+        },
       },
     );
     this.routes.set(CONVERSION_PATH, {

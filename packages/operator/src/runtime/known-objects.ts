@@ -50,6 +50,11 @@ export class RelistPass<T extends KubeObject> {
     return known ? 'MODIFIED' : 'ADDED';
   }
 
+  /** Keeps a key the list returned but whose object could not be read: as it was known. */
+  keep(key: string): void {
+    this.seen?.add(key);
+  }
+
   /** Removes and yields the last known state of every object the list did not return. */
   *vanished(): Generator<T> {
     if (!this.seen) return;

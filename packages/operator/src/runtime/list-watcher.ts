@@ -6,6 +6,7 @@ import {
   keyOf,
   KubeApiError,
   listPages,
+  ObjectTooDeepError,
   METADATA_LIST_ACCEPT,
   METADATA_WATCH_ACCEPT,
   type KubeObject,
@@ -27,6 +28,8 @@ import { createWatchStats, type WatchEvent, type WatchOptions, type WatchStats, 
 interface RawWatchEvent {
   type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
   object: KubeObject;
+  /** The protobuf decoder refused the object (too deep): `object` is its metadata only. */
+  refused?: ObjectTooDeepError;
 }
 
 /** How long past its timeout a watch may take to be ended by the server on a loaded machine. */
@@ -205,6 +208,7 @@ export class ListWatcher<T extends KubeObject> {
         }
         this.observe(pass, raw);
       }
+      for (const refused of page.refused) this.skipRefused(refused, pass);
       resourceVersion = page.resourceVersion ?? '';
     }
     this.endSync(pass, resourceVersion, 'list');
@@ -251,7 +255,8 @@ export class ListWatcher<T extends KubeObject> {
       for await (const event of stream) {
         watchdog.touch();
         if (received++ === 0) this.stats.failures = 0;
-        if (!pass) this.handle(event);
+        if (event.refused) this.handleRefused(event, event.refused, pass);
+        else if (!pass) this.handle(event);
         else if (this.initialEvent(pass, event)) {
           pass = undefined;
           this.phase = 'watch';
@@ -330,6 +335,38 @@ export class ListWatcher<T extends KubeObject> {
       default:
         this.log.warn(`watch of ${this.description}: ignoring an event of unknown type ${String(event.type)}`);
     }
+  }
+
+  /**
+   * An event whose object the protobuf decoder refused (nested past MAX_OBJECT_DEPTH). The
+   * API server stored it, so it never ends the watch: its metadata was read, so a deletion
+   * applies and the watch moves past it; otherwise it is logged and skipped, and the cache
+   * keeps the last version it could decode. (Not read again as JSON: a handler's recursive
+   * code, JSON.stringify included, overflows the stack on such an object.)
+   */
+  private handleRefused(event: RawWatchEvent, error: ObjectTooDeepError, pass?: RelistPass<T>): void {
+    if (pass) {
+      if (event.type !== 'ADDED') return void this.initialEvent(pass, event);
+      this.skipRefused(error, pass);
+      this.stats.lastEventAt = this.clock.now();
+      return;
+    }
+    this.advance(event.object.metadata?.resourceVersion);
+    this.stats.events++;
+    if (event.type !== 'DELETED' || !event.object.metadata?.name) return this.skipRefused(error);
+    const key = keyOf(event.object.metadata as ObjectRef);
+    const known = this.known.get(key);
+    this.known.delete(key);
+    if (known) this.emit({ type: 'DELETED', object: known });
+  }
+
+  /** Logs a refused object; a list or stream sync keeps it as it was known, not as vanished. */
+  private skipRefused(error: ObjectTooDeepError, pass?: RelistPass<T>): void {
+    this.stats.refused = (this.stats.refused ?? 0) + 1;
+    this.log.error(
+      `${this.phase} of ${this.description}: ${error.message}. Skipped: the watch goes on, the cache keeps the last version it decoded, if any`,
+    );
+    if (pass && error.object.metadata?.name) pass.keep(keyOf(error.object.metadata as ObjectRef));
   }
 
   private errorOf(raw: KubeObject): KubeApiError {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { KubeApiError, type KubeObject, ManualClock, type ResourceDescriptor } from '@nestor/core';
+import { KubeApiError, type KubeObject, ManualClock, ObjectTooDeepError, type ResourceDescriptor } from '@nestor/core';
 import { FakeWatchTransport, flush, object, type FakeList } from '../test-support/fake-watch-transport.js';
 import { createWatchStats, watch, type WatchErrorInfo, type WatchEvent, type WatchOptions } from './watch.js';
 
@@ -432,5 +432,95 @@ describe('watch() with streamed syncs (WatchList)', () => {
     assert.equal(resync.query.sendInitialEvents, true);
     assert.equal(t.transport.lists.length, 1);
     sub.unsubscribe();
+  });
+
+  describe('an object the protobuf decoder refused (nested past MAX_OBJECT_DEPTH)', () => {
+    const tooDeep = (name: string, resourceVersion: string) =>
+      new ObjectTooDeepError({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name, namespace: 'ns', resourceVersion },
+      });
+    const logged = () => {
+      const errors: string[] = [];
+      const logger = { debug() {}, info() {}, warn() {}, error: (message: string) => errors.push(message) };
+      return { errors, logger };
+    };
+
+    it('is logged naming it and skipped: the watch goes on past it, and delivers the next events', async () => {
+      const log = logged();
+      const t = start({ logger: log.logger });
+      t.transport.onList = () => list('5', [object('a', '1')]);
+      const sub = t.subscribe();
+      const stream = await t.transport.watchNumber(0);
+      t.taken();
+      stream.pushRefused('ADDED', tooDeep('deep', '6'));
+      stream.pushRefused('MODIFIED', tooDeep('a', '7'));
+      stream.push('ADDED', object('b', '8'));
+      await flush();
+      assert.deepEqual(t.taken(), ['ADDED b'], 'the refused ones are not emitted; the cache keeps a as it was');
+      assert.equal(t.transport.streams.length, 1, 'the same watch');
+      assert.equal(t.stats.refused, 2);
+      assert.equal(t.stats.resourceVersion, '8');
+      assert.equal(t.errors.length, 0, 'not a failure of the watch');
+      assert.match(
+        log.errors[0]!,
+        /^watch of configmaps: ConfigMap ns\/deep \(resourceVersion 6\) nests objects and arrays more than 1000 deep/,
+      );
+      // Resumed after the refused events, never before them.
+      stream.end();
+      assert.equal((await t.transport.watchNumber(1)).query.resourceVersion, '8');
+      sub.unsubscribe();
+    });
+
+    it('a refused deletion still deletes: DELETED with the last version known', async () => {
+      const t = start();
+      t.transport.onList = () => list('5', [object('a', '1')]);
+      const sub = t.subscribe();
+      const stream = await t.transport.watchNumber(0);
+      const known = (t.events[0] as { object: KubeObject }).object;
+      t.taken();
+      stream.pushRefused('DELETED', tooDeep('a', '9'));
+      stream.pushRefused('DELETED', tooDeep('never-seen', '10'));
+      await flush();
+      const events = t.events.splice(0);
+      assert.deepEqual(
+        events.map((e) => (e.type === 'SYNCED' ? e.type : `${e.type} ${e.object.metadata?.name}`)),
+        ['DELETED a'],
+      );
+      assert.equal((events[0] as { object: KubeObject }).object, known, 'the object last emitted');
+      assert.equal(t.stats.resourceVersion, '10');
+      sub.unsubscribe();
+    });
+
+    it('a streamed sync skips it and syncs: the stream goes on as the watch', async () => {
+      const t = streaming();
+      const sub = t.subscribe();
+      const stream = await t.transport.watchNumber(0);
+      stream.push('ADDED', object('a', '3'));
+      stream.pushRefused('ADDED', tooDeep('deep', '4'));
+      stream.push('BOOKMARK', initialEventsEnd('10'));
+      stream.push('ADDED', object('b', '11'));
+      await flush();
+      assert.deepEqual(t.taken(), ['ADDED a', 'SYNCED', 'ADDED b']);
+      assert.deepEqual([t.stats.refused, t.stats.restarts, t.transport.streams.length], [1, 0, 1]);
+      sub.unsubscribe();
+    });
+
+    it('a relist keeps a refused object as it was known, not as deleted', async () => {
+      const t = start();
+      t.transport.onList = () => list('5', [object('a', '1'), object('b', '2')]);
+      const sub = t.subscribe();
+      const stream = await t.transport.watchNumber(0);
+      t.taken();
+      t.transport.onList = () => ({ ...list('30', [object('b', '2')]), refused: [tooDeep('a', '20')] });
+      stream.push('ERROR', { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version' });
+      await flush();
+      t.clock.advance(800);
+      await t.transport.watchNumber(1);
+      assert.deepEqual(t.taken(), ['SYNCED'], 'no DELETED a');
+      assert.equal(t.stats.refused, 1);
+      sub.unsubscribe();
+    });
   });
 });

@@ -19,6 +19,11 @@ export interface WatchStats {
   /** Object events received (bookmarks not included). */
   events: number;
   bookmarks: number;
+  /**
+   * Objects the protobuf decoder refused (nested past MAX_OBJECT_DEPTH), each logged as an
+   * error naming it and skipped: the watch and its resourceVersion go on.
+   */
+  refused?: number;
   /** Failures in a row, 0 once a list or watch succeeds. */
   failures: number;
   /** Clock time of the last event or bookmark. */

@@ -1,11 +1,13 @@
 // A scripted stand-in for the Transport in unit tests of watch() and the informer: the test
 // answers each LIST and drives each WATCH stream by hand.
-import { KubeApiError, type Query, type RequestOptions, type KubeObject } from '@nestor/core';
+import { KubeApiError, type ObjectTooDeepError, type Query, type RequestOptions, type KubeObject } from '@nestor/core';
 import type { WatchTransport } from '../runtime/watch.js';
 
 export interface FakeList {
   items: KubeObject[];
   metadata: { resourceVersion?: string; continue?: string };
+  /** Items the protobuf decoder refused, as a protobuf page reports them. */
+  refused?: ObjectTooDeepError[];
 }
 
 /** One WATCH request: the test pushes its events and ends or breaks it. */
@@ -23,6 +25,11 @@ export class FakeStream implements AsyncIterable<unknown> {
 
   push(type: string, object: object): void {
     this.settle({ value: { type, object } });
+  }
+
+  /** An event whose object the protobuf decoder refused: its metadata only, and the error. */
+  pushRefused(type: string, refused: ObjectTooDeepError): void {
+    this.settle({ value: { type, object: refused.object, refused } });
   }
 
   end(): void {
@@ -79,7 +86,8 @@ export class FakeWatchTransport implements WatchTransport {
     this.lists.push(options.query ?? {});
     const answer = this.onList(options.query ?? {});
     if (answer instanceof Error) throw answer;
-    return structuredClone(answer) as T;
+    const { refused, ...page } = answer;
+    return { ...structuredClone(page), ...(refused ? { refused } : {}) } as T;
   }
 
   stream<T = unknown>(path: string, query: Query = {}, signal?: AbortSignal): AsyncIterable<T> {

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import fc from 'fast-check';
 import { admissionReviewResponse, MalformedReviewError, parseAdmissionReview } from './admission-review.js';
 
 const request = {
@@ -62,5 +63,39 @@ describe('admissionReviewResponse', () => {
       kind: 'AdmissionReview',
       response: { uid: 'u', allowed: true },
     });
+  });
+});
+
+describe('parseAdmissionReview on arbitrary input', () => {
+  const refusedOrParsed = (body: unknown) => {
+    try {
+      const parsed = parseAdmissionReview(body);
+      // What it accepts is a review a handler can rely on.
+      assert.equal(parsed.kind, 'AdmissionReview');
+      assert.equal(typeof parsed.request.uid, 'string');
+      assert.ok(['CREATE', 'UPDATE', 'DELETE', 'CONNECT'].includes(parsed.request.operation));
+      assert.equal(typeof parsed.request.userInfo, 'object');
+    } catch (error) {
+      assert.ok(error instanceof MalformedReviewError, `threw ${String(error)}`);
+      assert.ok(error.message.length > 0);
+    }
+  };
+
+  it('parses or refuses with MalformedReviewError any string', () => {
+    fc.assert(fc.property(fc.string({ maxLength: 200 }), refusedOrParsed), { numRuns: 300 });
+  });
+
+  it('parses or refuses with MalformedReviewError any JSON value', () => {
+    fc.assert(fc.property(fc.jsonValue({ maxDepth: 4 }), refusedOrParsed), { numRuns: 300 });
+  });
+
+  it('parses or refuses reviews with any field replaced by any JSON value', () => {
+    const fields = Object.keys(request);
+    fc.assert(
+      fc.property(fc.constantFrom(...fields), fc.jsonValue({ maxDepth: 3 }), (field, value) =>
+        refusedOrParsed(review({ ...request, [field]: value })),
+      ),
+      { numRuns: 300 },
+    );
   });
 });

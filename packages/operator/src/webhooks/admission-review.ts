@@ -1,6 +1,6 @@
 // The AdmissionReview wire format (admission.k8s.io/v1, kubernetes/api admission/v1/types.go):
 // reading a request without trusting it, and the response the API server accepts.
-import { isRecord, MalformedReviewError, readReviewEnvelope } from './review-envelope.js';
+import { isRecord, MalformedReviewError, readReviewEnvelope, shown } from './review-envelope.js';
 
 export type AdmissionOperation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
 
@@ -82,7 +82,7 @@ export function parseAdmissionReview(body: unknown): AdmissionReview {
   const { apiVersion, request } = readReviewEnvelope(body, 'AdmissionReview', API_VERSIONS);
   if (typeof request.operation !== 'string' || !OPERATIONS.includes(request.operation)) {
     throw new MalformedReviewError(
-      `request.operation ${JSON.stringify(request.operation)} is not one of ${OPERATIONS.join(', ')}`,
+      `request.operation ${shown(request.operation)} is not one of ${OPERATIONS.join(', ')}`,
     );
   }
   for (const field of ['kind', 'resource'] as const) {

@@ -1,7 +1,7 @@
 // The ConversionReview wire format (apiextensions.k8s.io/v1, kubernetes/apiextensions-apiserver
 // pkg/apis/apiextensions/v1/types.go): reading a request without trusting it, and the
 // response the API server accepts (always HTTP 200; a failure is `result.status: Failure`).
-import { isRecord, MalformedReviewError, readReviewEnvelope } from './review-envelope.js';
+import { isRecord, MalformedReviewError, readReviewEnvelope, shown } from './review-envelope.js';
 
 /** v1 is what the CRDs declare (`conversionReviewVersions: ['v1']`); v1beta1 has the same shape. */
 const API_VERSIONS: readonly string[] = ['apiextensions.k8s.io/v1', 'apiextensions.k8s.io/v1beta1'];
@@ -63,7 +63,7 @@ export function parseConversionReview(body: string | unknown): ConversionReview 
   const desired = request.desiredAPIVersion;
   if (typeof desired !== 'string' || !/^[^/\s]+\/[^/\s]+$/.test(desired)) {
     throw new MalformedReviewError(
-      `request.desiredAPIVersion ${JSON.stringify(desired)} is not <group>/<version>: custom resources always have a group`,
+      `request.desiredAPIVersion ${shown(desired)} is not <group>/<version>: custom resources always have a group`,
     );
   }
   if (!Array.isArray(request.objects)) throw new MalformedReviewError('request.objects is not a list');

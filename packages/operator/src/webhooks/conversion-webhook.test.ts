@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { MalformedReviewError } from './admission-review.js';
-import { applyMergePatch, CONVERSION_DATA_ANNOTATION, jsonEqual, mergePatch, patchLeaves } from './conversion-data.js';
-import { parseConversionReview, type ConvertibleObject } from './conversion-review.js';
+import { applyMergePatch, CONVERSION_DATA_ANNOTATION, jsonEqual, mergePatch, splitPatch } from './conversion-data.js';
+import { parseConversionReview, type ConversionReviewResponse, type ConvertibleObject } from './conversion-review.js';
 import { ConversionWebhook } from './conversion-webhook.js';
 import { HubSpokeConverter, type SpokeConversion } from './hub-spoke-converter.js';
 
@@ -106,7 +106,9 @@ describe('merge patches', () => {
     assert.ok(jsonEqual(applyMergePatch(from, patch), to));
     assert.deepEqual(from.b, { c: 2, d: [1, 2] }, 'the target is not changed');
     assert.equal(mergePatch({ a: [1] }, { a: [1] }), undefined);
-    assert.deepEqual(patchLeaves(patch), [{ b: { c: 3 } }, { b: { d: [1] } }, { added: { y: 'z' } }, { gone: null }]);
+    assert.deepEqual(splitPatch(patch), [{ b: { c: 3, d: [1] }, added: { y: 'z' } }, { gone: null }]);
+    assert.deepEqual(splitPatch({ a: { b: { c: 1, d: 2 } } }), [{ a: { b: { c: 1 } } }, { a: { b: { d: 2 } } }]);
+    assert.equal(splitPatch({ a: { b: 1 } }), undefined, 'one change');
   });
 });
 
@@ -295,5 +297,120 @@ describe('ConversionWebhook', () => {
     );
     const answer = await slow.review(review('example.com/v2', [cache('v1', {})]));
     assert.match(answer.response.result.message!, /took longer than 20 ms/);
+  });
+
+  it('reports conversion data it ignores, naming the object, and converts without it', async () => {
+    const ignored: Array<[string | undefined, string]> = [];
+    const reporting = new ConversionWebhook([converter()], {
+      onDataIgnored: (object, reason) => ignored.push([object.metadata?.name, reason]),
+    });
+    const large = JSON.stringify({ spec: { tier: 'x'.repeat(70_000) } });
+    const answer = await reporting.review(
+      review('example.com/v2', [cache('v1', { size: 2 }, { [CONVERSION_DATA_ANNOTATION]: large })]),
+    );
+    assert.deepEqual(answer.response.result, { status: 'Success' });
+    assert.deepEqual((answer.response.convertedObjects[0] as Obj).spec, { replicas: 2 });
+    assert.deepEqual(ignored, [
+      [
+        'c',
+        `its ${CONVERSION_DATA_ANNOTATION} annotation is ${large.length} bytes, over the limit of 65536: ignored, the hub's data v1 cannot hold is not restored`,
+      ],
+    ]);
+  });
+
+  it('answers Failure at the deadline while converting a large LIST, and converts no more after it', async () => {
+    let calls = 0;
+    const passThrough: SpokeConversion<Obj, Obj> = {
+      toHub: (spoke) => ({ spec: { ...spoke.spec, replicas: spoke.spec.size } }),
+      fromHub: (hub) => {
+        calls++;
+        return { spec: { ...hub.spec, size: hub.spec.replicas } };
+      },
+    };
+    const slow = new ConversionWebhook(
+      [new HubSpokeConverter({ group: 'example.com', kind: 'Cache', hub: 'v2', spokes: { v1: passThrough } })],
+      { timeoutMs: 10 },
+    );
+    // Each object's data has 4,000 fields the spoke shows as they are: none fits, all are tried.
+    const spec: Record<string, unknown> = { replicas: 9 };
+    for (let i = 0; i < 4_000; i++) spec[`f${i}`] = i;
+    const data = JSON.stringify({ spec });
+    const objects = Array.from({ length: 50 }, () => cache('v1', { size: 3 }, { [CONVERSION_DATA_ANNOTATION]: data }));
+    const answer = await slow.review(review('example.com/v2', objects));
+    assert.match(answer.response.result.message!, /converting 50 object\(s\) took longer than 10 ms/);
+    const atAnswer = calls;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(calls, atAnswer, 'no conversion goes on after the answer');
+    assert.ok(atAnswer < 50 * 34, `stopped after ${atAnswer} fromHub calls`);
+  });
+
+  it('answers a normal review sent while a hostile one converts, before the hostile one ends', async () => {
+    const passThrough: SpokeConversion<Obj, Obj> = {
+      toHub: (spoke) => ({ spec: { ...spoke.spec, replicas: spoke.spec.size } }),
+      fromHub: (hub) => ({ spec: { ...hub.spec, size: hub.spec.replicas } }),
+    };
+    const shared = new ConversionWebhook([
+      new HubSpokeConverter({ group: 'example.com', kind: 'Cache', hub: 'v2', spokes: { v1: passThrough } }),
+    ]);
+    const spec: Record<string, unknown> = { replicas: 9 };
+    for (let i = 0; i < 500; i++) spec[`f${i}`] = i;
+    const data = JSON.stringify({ spec });
+    const hostile = Array.from({ length: 10 }, () => cache('v1', { size: 3 }, { [CONVERSION_DATA_ANNOTATION]: data }));
+    const order: string[] = [];
+    const slow = shared.review(review('example.com/v2', hostile)).then(() => order.push('hostile'));
+    // Arriving as a request does: in a callback of its own once the hostile one has started.
+    const normal = new Promise<ConversionReviewResponse>((resolve) =>
+      setTimeout(() => resolve(shared.review(review('example.com/v2', [cache('v1', { size: 2 })]))), 0),
+    ).then((answer) => {
+      order.push('normal');
+      return answer;
+    });
+    assert.deepEqual((await normal).response.result, { status: 'Success' });
+    await slow;
+    assert.deepEqual(order, ['normal', 'hostile']);
+  });
+
+  it('keeps __proto__ a field through /convert, in the object and in the conversion data', async () => {
+    const polluted = review('example.com/v2', [
+      cache('v1alpha1', { count: 2 }, { [CONVERSION_DATA_ANNOTATION]: '{"spec":{"__proto__":{"tier":"data"}}}' }),
+    ]).replace('"spec":{', '"spec":{"__proto__":{"tier":"gold"},');
+    const seen: unknown[] = [];
+    const watching = new ConversionWebhook([
+      new HubSpokeConverter({
+        group: 'example.com',
+        kind: 'Cache',
+        hub: 'v2',
+        spokes: {
+          v1alpha1: {
+            toHub: (spoke: Obj) => {
+              seen.push(spoke.spec.tier);
+              return { spec: { ...spoke.spec, replicas: spoke.spec.count, count: undefined } };
+            },
+            fromHub: (hub: Obj) => {
+              seen.push(hub.spec.tier);
+              return { spec: { ...hub.spec, count: hub.spec.replicas, replicas: undefined } };
+            },
+          },
+        },
+      }),
+    ]);
+    const answer = await watching.review(polluted);
+    assert.deepEqual(answer.response.result, { status: 'Success' });
+    assert.ok(seen.length > 0 && seen.every((tier) => tier === undefined), 'no tier read through a prototype');
+    const text = JSON.stringify(answer.response.convertedObjects[0]);
+    assert.match(text, /"spec":\{"__proto__":\{"tier":"gold"\},"replicas":2\}/);
+  });
+
+  it('fails an object nested deeper than MAX_OBJECT_DEPTH, naming it', async () => {
+    const deep = `${'['.repeat(5_000)}${']'.repeat(5_000)}`;
+    const body = review('example.com/v1', [cache('v2', { replicas: 1 })]).replace(
+      '"spec":{',
+      `"spec":{"deep":${deep},`,
+    );
+    const answer = await webhook.review(body);
+    assert.equal(
+      answer.response.result.message,
+      'converting Cache ns/c from example.com/v2 to example.com/v1: the object nests deeper than 1000 levels (objects and arrays inside each other): refused',
+    );
   });
 });

@@ -9,6 +9,7 @@ import {
   type ConversionReviewResponse,
   type ConvertibleObject,
 } from './conversion-review.js';
+import { turn } from './event-loop-turn.js';
 import { ConversionError, type HubSpokeConverter } from './hub-spoke-converter.js';
 
 /** controller-runtime's path for every kind's conversions, the one the CRDs name. */
@@ -31,6 +32,12 @@ export interface ConversionWebhookOptions {
   timeoutMs?: number;
   /** A converter that threw (not a conversion it cannot do): for the caller's log. */
   onFailure?: (error: unknown, object: ConvertibleObject, request: ConversionRequest) => void;
+  /**
+   * Conversion data on the object not kept or not restored (an annotation too large, not
+   * JSON, or too tangled to sort out): the conversion succeeds without it. For the caller's
+   * log and an Event on the object; `reason` says what and why.
+   */
+  onDataIgnored?: (object: ConvertibleObject, reason: string, request: ConversionRequest) => void;
 }
 
 export class ConversionWebhook {
@@ -57,27 +64,36 @@ export class ConversionWebhook {
     return conversionReviewResponse(review, await this.convert(review.request, options));
   }
 
-  /** Converts every object of the request, in order; the first failure fails them all. */
+  /**
+   * Converts every object of the request, in order; the first failure fails them all. The
+   * event loop turns between objects and between a converter's steps, so the deadline fires
+   * and other requests are served meanwhile; past the deadline the work stops.
+   */
   async convert(request: ConversionRequest, options: { timeoutMs?: number } = {}): Promise<ConversionResponse> {
     const timeoutMs = options.timeoutMs ?? this.options.timeoutMs ?? DEFAULT_CONVERSION_TIMEOUT_MS;
-    const deadline = Date.now() + timeoutMs;
+    const deadline = new AbortController();
     const convertedObjects: ConvertibleObject[] = [];
     let timer: NodeJS.Timeout | undefined;
+    // The race answers even when a converter's promise never settles; the abort stops the rest.
     const timedOut = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new ConversionTimeout(timeoutMs, request.objects.length)), timeoutMs);
+      timer = setTimeout(() => {
+        const error = new ConversionTimeout(timeoutMs, request.objects.length);
+        deadline.abort(error);
+        reject(error);
+      }, timeoutMs);
     });
-    // The clock is read between objects too: synchronous converters never yield to the timer.
     const converting = (async () => {
       for (const object of request.objects) {
-        if (Date.now() > deadline) throw new ConversionTimeout(timeoutMs, request.objects.length);
-        convertedObjects.push(await this.convertOne(object, request));
+        await turn(deadline.signal);
+        convertedObjects.push(await this.convertOne(object, request, deadline.signal));
       }
     })();
     try {
       await Promise.race([converting, timedOut]);
       return { uid: request.uid, convertedObjects, result: { status: 'Success' } };
     } catch (error) {
-      converting.catch(() => {}); // a timed-out run stops at its next object
+      deadline.abort(error); // a failed or timed-out run stops at its next step
+      converting.catch(() => {});
       return {
         uid: request.uid,
         convertedObjects: [],
@@ -89,10 +105,14 @@ export class ConversionWebhook {
     }
   }
 
-  private async convertOne(object: ConvertibleObject, request: ConversionRequest): Promise<ConvertibleObject> {
+  private async convertOne(
+    object: ConvertibleObject,
+    request: ConversionRequest,
+    signal: AbortSignal,
+  ): Promise<ConvertibleObject> {
     const group = object.apiVersion.includes('/') ? object.apiVersion.split('/')[0]! : '';
     const converter = this.converters.get(`${object.kind}.${group}`);
-    const name = `${object.kind} ${object.metadata?.namespace ? `${object.metadata.namespace}/` : ''}${object.metadata?.name ?? ''}`;
+    const name = `${object.kind} ${objectName(object)}`;
     if (!converter) {
       const known = [...this.converters.keys()].join(', ') || 'none';
       throw new ConversionError(
@@ -100,7 +120,11 @@ export class ConversionWebhook {
       );
     }
     try {
-      return await converter.convert(object, request.desiredAPIVersion);
+      const onDataIgnored = this.options.onDataIgnored;
+      return await converter.convert(object, request.desiredAPIVersion, {
+        signal,
+        ...(onDataIgnored ? { onDataIgnored: (reason: string) => onDataIgnored(object, reason, request) } : {}),
+      });
     } catch (error) {
       if (error instanceof ConversionError && error.cause !== undefined) {
         this.options.onFailure?.(error.cause, object, request);
@@ -114,6 +138,16 @@ export class ConversionWebhook {
       );
     }
   }
+}
+
+/**
+ * `<namespace>/<name>` of an object from the request, or as much of it as it has: only
+ * strings are shown (a name that is an object with its own `toString` must not throw here).
+ */
+export function objectName(object: ConvertibleObject): string {
+  const text = (value: unknown) => (typeof value === 'string' ? value : '');
+  const namespace = text(object.metadata?.namespace);
+  return `${namespace ? `${namespace}/` : ''}${text(object.metadata?.name)}`;
 }
 
 class ConversionTimeout extends ConversionError {

@@ -2,17 +2,22 @@
 // Convertible: one hub version, and per other version (a spoke) a toHub and a fromHub;
 // spoke -> spoke goes through the hub, a version to itself is the identity. Round trips
 // through a spoke keep the hub's data in the conversion-data annotation (conversion-data.ts).
+import { MAX_OBJECT_DEPTH } from '@nestor/core';
 import {
   applyMergePatch,
   CONVERSION_DATA_ANNOTATION,
   dataOf,
+  DEFAULT_MAX_CONVERSION_DATA_BYTES,
   isPlainObject,
   jsonEqual,
   mergePatch,
-  patchLeaves,
+  nestsDeeperThan,
   readConversionData,
+  setOwn,
+  splitPatch,
 } from './conversion-data.js';
 import type { ConvertibleObject } from './conversion-review.js';
+import { turn } from './event-loop-turn.js';
 
 /**
  * How one spoke converts. Each function gets its own copy of the object: change it in place
@@ -46,7 +51,33 @@ export interface HubSpokeOptions {
    * nothing. Off, what a spoke cannot hold is gone after an update through it.
    */
   keepLostData?: boolean;
+  /**
+   * The largest conversion data, in bytes of JSON, kept on a spoke or restored from one
+   * (default 64 KiB). Past it the data is not kept, or the annotation is ignored, and the
+   * conversion reports it (ConvertOptions.onDataIgnored): any user who can write a spoke can
+   * write the annotation, and restoring it costs work in proportion to its size.
+   */
+  maxConversionDataBytes?: number;
 }
+
+/** What one conversion is given besides the object. */
+export interface ConvertOptions {
+  /** Aborted, the conversion stops at its next step and throws the signal's reason. */
+  signal?: AbortSignal;
+  /**
+   * Conversion data the converter did not keep or restore (too large, not JSON, or too
+   * tangled to sort out in MAX_RESTORE_TRIALS): why, for the log and an Event on the object.
+   */
+  onDataIgnored?: (reason: string) => void;
+}
+
+/**
+ * fromHub calls, past the whole patch, to find which parts of a spoke's conversion data it
+ * still agrees with: halving the parts that do not fit finds one change the user made
+ * through the spoke among n in about 2 log2(n) calls, and the bound keeps a hostile
+ * annotation of thousands of such changes to a fixed number of calls, each linear in size.
+ */
+export const MAX_RESTORE_TRIALS = 32;
 
 /** A conversion the converter cannot do, or a converter that threw: the message says which. */
 export class ConversionError extends Error {
@@ -60,6 +91,7 @@ export class HubSpokeConverter {
   readonly hub: string;
   private readonly spokes: ReadonlyMap<string, SpokeConversion>;
   private readonly keepLostData: boolean;
+  private readonly maxDataBytes: number;
 
   constructor(options: HubSpokeOptions) {
     this.group = options.group;
@@ -67,6 +99,7 @@ export class HubSpokeConverter {
     this.hub = options.hub;
     this.spokes = new Map(Object.entries(options.spokes));
     this.keepLostData = options.keepLostData ?? true;
+    this.maxDataBytes = options.maxConversionDataBytes ?? DEFAULT_MAX_CONVERSION_DATA_BYTES;
     if (this.spokes.has(this.hub)) {
       throw new Error(`${this.kind}: version ${this.hub} is the hub and cannot be a spoke too`);
     }
@@ -84,17 +117,30 @@ export class HubSpokeConverter {
 
   /**
    * The object at `desiredAPIVersion` (`<group>/<version>`). Name, namespace, uid and the
-   * rest of metadata stay; throws ConversionError saying why when it cannot.
+   * rest of metadata stay; throws ConversionError saying why when it cannot. Gives the event
+   * loop a turn between its steps; an aborted `signal` stops it at the next one.
    */
-  async convert(object: ConvertibleObject, desiredAPIVersion: string): Promise<ConvertibleObject> {
+  async convert(
+    object: ConvertibleObject,
+    desiredAPIVersion: string,
+    options: ConvertOptions = {},
+  ): Promise<ConvertibleObject> {
+    // Before anything walks it: copies and diffs recurse, and so does JSON.stringify of the answer.
+    if (nestsDeeperThan(object, MAX_OBJECT_DEPTH)) {
+      throw new ConversionError(
+        `the object nests deeper than ${MAX_OBJECT_DEPTH} levels (objects and arrays inside each other): refused`,
+      );
+    }
     if (object.apiVersion === desiredAPIVersion) return object;
     const from = this.versionOf(object.apiVersion, 'the object');
     const to = this.versionOf(desiredAPIVersion, 'the desired apiVersion');
     if (object.kind !== this.kind) {
       throw new ConversionError(`the object is a ${object.kind}, not a ${this.kind}`);
     }
-    const hub = from === this.hub ? object : await this.toHub(object, from);
-    return to === this.hub ? hub : this.fromHub(hub, to);
+    const hub = from === this.hub ? object : await this.toHub(object, from, options);
+    if (to === this.hub) return hub;
+    if (hub !== object) await turn(options.signal);
+    return this.fromHub(hub, to, options);
   }
 
   private versionOf(apiVersion: string, what: string): string {
@@ -112,36 +158,65 @@ export class HubSpokeConverter {
     return version;
   }
 
-  private async toHub(spoke: ConvertibleObject, version: string): Promise<ConvertibleObject> {
+  private async toHub(spoke: ConvertibleObject, version: string, options: ConvertOptions): Promise<ConvertibleObject> {
     const conversion = this.spokes.get(version)!;
     const hubVersion = `${this.group}/${this.hub}`;
     const base = assemble(spoke, await call(conversion, 'toHub', version, spoke), hubVersion);
     setConversionData(base, undefined);
-    const stored = this.keepLostData ? readConversionData(spoke) : undefined;
+    const stored = this.keepLostData ? readConversionData(spoke, this.maxDataBytes) : undefined;
     if (!stored) return base;
+    if ('ignored' in stored) {
+      options.onDataIgnored?.(`${stored.ignored}: ignored, the hub's data ${version} cannot hold is not restored`);
+      return base;
+    }
     // Restore what this spoke lost, but only what the spoke as written still agrees with:
     // restoring a value must not change how the hub looks from this spoke. A value the user
     // changed through the spoke (so the hub's old one no longer fits) is left as converted.
+    // The whole patch first; a part that does not fit is halved, and the halves tried in
+    // order, each on top of what fitted before.
+    await turn(options.signal);
     const seen = dataOf(await call(conversion, 'fromHub', version, base));
     const fits = async (candidate: ConvertibleObject) =>
       jsonEqual(dataOf(await call(conversion, 'fromHub', version, candidate)), seen);
-    const whole = withData(base, applyMergePatch(dataOf(base), stored));
-    if (await fits(whole)) return whole;
     let restored = base;
-    for (const leaf of patchLeaves(stored)) {
-      const candidate = withData(restored, applyMergePatch(dataOf(restored), leaf));
-      if (await fits(candidate)) restored = candidate;
+    // Never apiVersion, kind or metadata: the patch is of dataOf, whatever the annotation says.
+    const pending: unknown[] = [dataOf(stored.patch)];
+    for (let trials = 0; pending.length; trials++) {
+      if (trials > MAX_RESTORE_TRIALS) {
+        options.onDataIgnored?.(
+          `its ${CONVERSION_DATA_ANNOTATION} annotation holds more changes that ${version} no longer agrees with than ${MAX_RESTORE_TRIALS} trials sort out: ${pending.length} part(s) of it not restored`,
+        );
+        break;
+      }
+      await turn(options.signal);
+      const patch = pending.pop();
+      const candidate = withData(restored, applyMergePatch(dataOf(restored), patch));
+      await turn(options.signal);
+      if (await fits(candidate)) {
+        restored = candidate;
+        continue;
+      }
+      const halves = splitPatch(patch);
+      if (halves) pending.push(halves[1], halves[0]);
     }
     return restored;
   }
 
-  private async fromHub(hub: ConvertibleObject, version: string): Promise<ConvertibleObject> {
+  private async fromHub(hub: ConvertibleObject, version: string, options: ConvertOptions): Promise<ConvertibleObject> {
     const conversion = this.spokes.get(version)!;
     const spoke = assemble(hub, await call(conversion, 'fromHub', version, hub), `${this.group}/${version}`);
-    let lost: unknown;
+    let lost: string | undefined;
     if (this.keepLostData) {
       const back = await call(conversion, 'toHub', version, spoke);
-      lost = mergePatch(dataOf(back), dataOf(hub));
+      const patch = mergePatch(dataOf(back), dataOf(hub));
+      lost = patch === undefined ? undefined : JSON.stringify(patch);
+      const bytes = lost === undefined ? 0 : Buffer.byteLength(lost);
+      if (bytes > this.maxDataBytes) {
+        options.onDataIgnored?.(
+          `the hub's data ${version} cannot hold is ${bytes} bytes of JSON, over the limit of ${this.maxDataBytes}: not kept in the ${CONVERSION_DATA_ANNOTATION} annotation, so converting back to the hub loses it`,
+        );
+        lost = undefined;
+      }
     }
     setConversionData(spoke, lost);
     return spoke;
@@ -178,7 +253,7 @@ function assemble(source: ConvertibleObject, converted: Record<string, unknown>,
   const metadata = { ...source.metadata };
   if (isPlainObject(set)) {
     for (const key of ['labels', 'annotations'] as const) {
-      if (!(key in set)) continue;
+      if (!Object.hasOwn(set, key)) continue;
       if (set[key] === undefined) delete metadata[key];
       else metadata[key] = set[key] as Record<string, string>;
     }
@@ -190,22 +265,25 @@ function withData(object: ConvertibleObject, data: unknown): ConvertibleObject {
   return { apiVersion: object.apiVersion, kind: object.kind, metadata: object.metadata, ...(data as object) };
 }
 
-/** Sets the annotation to `lost` (a merge patch), or removes it when nothing was lost. */
-function setConversionData(object: ConvertibleObject, lost: unknown): void {
+/** Sets the annotation to `lost` (a merge patch as JSON), or removes it when nothing was lost. */
+function setConversionData(object: ConvertibleObject, lost: string | undefined): void {
   const metadata = (object.metadata ??= {});
   const annotations = { ...metadata.annotations };
   if (lost === undefined) delete annotations[CONVERSION_DATA_ANNOTATION];
-  else annotations[CONVERSION_DATA_ANNOTATION] = JSON.stringify(lost);
+  else annotations[CONVERSION_DATA_ANNOTATION] = lost;
   if (Object.keys(annotations).length) metadata.annotations = annotations;
   else delete metadata.annotations;
 }
 
-/** A deep copy of a JSON value (what the API server sends): far cheaper than structuredClone. */
+/**
+ * A deep copy of a JSON value (what the API server sends): far cheaper than structuredClone.
+ * Own keys only, each defined as data: a `__proto__` key stays a field of the copy.
+ */
 function copyJson<T>(value: T): T {
   if (typeof value !== 'object' || value === null) return value;
   if (Array.isArray(value)) return value.map(copyJson) as T;
   const copy: Record<string, unknown> = {};
-  for (const key in value) copy[key] = copyJson((value as Record<string, unknown>)[key]);
+  for (const key of Object.keys(value)) setOwn(copy, key, copyJson((value as Record<string, unknown>)[key]));
   return copy as T;
 }
 

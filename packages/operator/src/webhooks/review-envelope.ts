@@ -23,7 +23,7 @@ export function readReviewEnvelope(
   if (!isRecord(value)) throw new MalformedReviewError('the body is not a JSON object');
   if (value.kind !== kind || typeof value.apiVersion !== 'string' || !apiVersions.includes(value.apiVersion)) {
     throw new MalformedReviewError(
-      `expected ${kind === 'AdmissionReview' ? 'an' : 'a'} ${kind} of ${apiVersions.join(' or ')}, got kind ${JSON.stringify(value.kind)} apiVersion ${JSON.stringify(value.apiVersion)}`,
+      `expected ${kind === 'AdmissionReview' ? 'an' : 'a'} ${kind} of ${apiVersions.join(' or ')}, got kind ${shown(value.kind)} apiVersion ${shown(value.apiVersion)}`,
     );
   }
   const request = value.request;
@@ -34,4 +34,12 @@ export function readReviewEnvelope(
 
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A value from the request for a message: a string quoted and cut short, anything else by its type. */
+export function shown(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value.length > 100 ? `${value.slice(0, 100)}...` : value);
+  if (value === undefined || value === null) return String(value);
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 }

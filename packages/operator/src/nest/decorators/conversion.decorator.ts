@@ -8,6 +8,12 @@ export interface ConversionOptions {
    * the spoke, and restore it when the spoke is converted back (default true).
    */
   keepLostData?: boolean;
+  /**
+   * The largest conversion data kept or restored, in bytes of JSON (default 64 KiB): past it
+   * the data is not kept, or the annotation is ignored, with a warning in the log and a
+   * `ConversionDataIgnored` Event on the object.
+   */
+  maxConversionDataBytes?: number;
 }
 
 export interface ConversionMetadata {
