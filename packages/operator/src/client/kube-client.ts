@@ -44,7 +44,7 @@ export abstract class KubeClient {
   abstract readonly kinds: KindRegistry;
 
   constructor() {
-    // JavaScript lets `new KubeClient(transport)` through (it was the HTTP client until 0.2): say what to use.
+    // JavaScript lets `new KubeClient(transport)` through (KubeClient was the HTTP client once): say what to use.
     if (new.target === KubeClient) {
       throw new TypeError(
         'KubeClient is the interface of the clients: construct HttpKubeClient (`new HttpKubeClient(transport, options)`), or inject KubeClient in Nest',
