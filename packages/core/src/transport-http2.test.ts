@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http2 from 'node:http2';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -28,11 +28,11 @@ before(() => {
 });
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-function kubeConfig(port: number): KubeConfig {
+function kubeConfig(port: number, user: object = { name: 'u', token: 'secret' }): KubeConfig {
   const kc = new KubeConfig();
   kc.loadFromOptions({
     clusters: [{ name: 'c', server: `https://127.0.0.1:${port}`, caData: tlsFiles.cert.toString('base64') }],
-    users: [{ name: 'u', token: 'secret' }],
+    users: [user],
     contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
     currentContext: 'x',
   });
@@ -135,6 +135,169 @@ describe('Transport to a server whose ALPN offers only HTTP/1.1', () => {
       for (let i = 0; i < 3; i++) {
         assert.equal((await transport.json<{ version: string }>('GET', '/api/v1/x')).version, '1.1');
       }
+      assert.equal(transport.protocol, 'http/1.1');
+    } finally {
+      transport.close();
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+});
+
+/** An exec plugin user whose token is the file's content, read again each time it is asked (it is already expired). */
+function execUser(tokenFile: string): object {
+  const script = `const t=require('fs').readFileSync(${JSON.stringify(tokenFile)},'utf8');console.log(JSON.stringify({apiVersion:'client.authentication.k8s.io/v1',kind:'ExecCredential',status:{token:t,expirationTimestamp:'2000-01-01T00:00:00Z'}}))`;
+  return {
+    name: 'u',
+    exec: { apiVersion: 'client.authentication.k8s.io/v1', command: process.execPath, args: ['-e', script] },
+  };
+}
+
+// Auth, resends, deadlines and aborts are written once above the protocols: the same
+// behaviour on each.
+for (const http2Wanted of [false, true]) {
+  const protocol = http2Wanted ? 'h2' : 'http/1.1';
+  describe(`Transport over ${protocol}: what every protocol shares`, () => {
+    type Handler = (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void;
+    let server: http2.Http2SecureServer;
+    let port: number;
+    let handler: Handler;
+    const sessions = new Set<http2.ServerHttp2Session>();
+    before(async () => {
+      server = http2.createSecureServer({ ...tlsFiles, allowHTTP1: true });
+      server.on('session', (session) => sessions.add(session));
+      server.on('request', (req, res) => handler(req, res));
+      port = await listen(server);
+    });
+    after(() => {
+      for (const session of sessions) session.destroy();
+      server.close();
+    });
+
+    it('reads expiring credentials again on a 401 and sends once more, once', async () => {
+      const tokenFile = join(dir, `token-${http2Wanted ? 'h2' : 'h1'}`);
+      writeFileSync(tokenFile, 'first');
+      const transport = await Transport.fromKubeConfig(kubeConfig(port, execUser(tokenFile)), {
+        http2: http2Wanted,
+        authRefreshMs: 3_600_000,
+      });
+      try {
+        const tokens: string[] = [];
+        handler = (req, res) => {
+          tokens.push(`${req.httpVersion} ${req.headers.authorization}`);
+          res.statusCode = req.headers.authorization === 'Bearer second' ? 200 : 401;
+          res.end('{}');
+        };
+        writeFileSync(tokenFile, 'second');
+        await transport.json('POST', '/api/v1/x', { body: {} });
+        const version = http2Wanted ? '2.0' : '1.1';
+        assert.deepEqual(tokens, [`${version} Bearer first`, `${version} Bearer second`]);
+        assert.equal(transport.protocol, protocol);
+
+        tokens.length = 0;
+        writeFileSync(tokenFile, 'third');
+        handler = (req, res) => {
+          tokens.push(`${req.httpVersion} ${req.headers.authorization}`);
+          res.statusCode = 401;
+          res.end('{}');
+        };
+        const error = await transport.json('GET', '/api/v1/x').catch((e: unknown) => e);
+        assert.deepEqual(tokens, [`${version} Bearer second`, `${version} Bearer third`], 'one refresh, one resend');
+        assert.ok(error instanceof KubeApiError && error.status === 401);
+      } finally {
+        transport.close();
+      }
+    });
+
+    it('cuts a streamed body at its deadline and on abort, and the connection serves the next request', async () => {
+      const transport = await Transport.fromKubeConfig(kubeConfig(port), { http2: http2Wanted });
+      try {
+        handler = (req, res) => {
+          if (req.url === '/ok') return void res.end('{"ok":true}');
+          res.write('{"part":1}\n'); // and nothing more
+        };
+        const slow = await transport.requestStreamed('GET', '/slow', { timeoutMs: 100 });
+        const read: Buffer[] = [];
+        const timedOut = await (async () => {
+          for await (const chunk of slow.chunks) read.push(chunk);
+        })().catch((e: unknown) => e);
+        slow.release();
+        assert.equal(Buffer.concat(read).toString(), '{"part":1}\n');
+        assert.ok(timedOut instanceof KubeApiError && timedOut.reason === 'Timeout', String(timedOut));
+
+        const abort = new AbortController();
+        const reason = new Error('enough');
+        const values: unknown[] = [];
+        await assert.rejects(async () => {
+          for await (const value of transport.stream('/watch', { watch: true }, abort.signal)) {
+            values.push(value);
+            abort.abort(reason);
+          }
+        }, reason);
+        assert.deepEqual(values, [{ part: 1 }]);
+        assert.deepEqual(await transport.json('GET', '/ok'), { ok: true });
+      } finally {
+        transport.close();
+      }
+    });
+  });
+}
+
+describe('Transport over HTTP/2 when the server refuses a stream', () => {
+  it('sends a write again once, since the server never processed it', async () => {
+    const server = http2.createSecureServer(tlsFiles);
+    const seen: string[] = [];
+    server.on('stream', (stream, headers) => {
+      stream.on('error', () => {}); // the refusal, on the server's side
+      seen.push(String(headers[':method']));
+      if (seen.length === 1) return stream.close(http2.constants.NGHTTP2_REFUSED_STREAM);
+      stream.respond({ ':status': 201 });
+      stream.end('{"created":true}');
+    });
+    const port = await listen(server);
+    const transport = await Transport.fromKubeConfig(kubeConfig(port), { http2: true });
+    try {
+      assert.deepEqual(await transport.json('POST', '/api/v1/x', { body: {} }), { created: true });
+      assert.deepEqual(seen, ['POST', 'POST']);
+
+      // Refused twice: the second refusal is the caller's error.
+      seen.length = 0;
+      server.removeAllListeners('stream');
+      server.on('stream', (stream, headers) => {
+        stream.on('error', () => {});
+        seen.push(String(headers[':method']));
+        stream.close(http2.constants.NGHTTP2_REFUSED_STREAM);
+      });
+      const error = await transport.json('POST', '/api/v1/x', { body: {} }).catch((e: unknown) => e);
+      assert.ok(error instanceof KubeApiError && error.status === 0, String(error));
+      assert.match(error.message, /REFUSED_STREAM/);
+      assert.deepEqual(seen, ['POST', 'POST']);
+    } finally {
+      transport.close();
+      server.close();
+    }
+  });
+});
+
+describe('Transport to a server whose ALPN offers only HTTP/1.1, with expiring credentials', () => {
+  it('does not count the switch to HTTP/1.1 as an attempt: a 401 on the first request still refreshes', async () => {
+    const tokenFile = join(dir, 'token-fallback');
+    writeFileSync(tokenFile, 'first');
+    const tokens: string[] = [];
+    const server = https.createServer(tlsFiles, (req, res) => {
+      tokens.push(String(req.headers.authorization));
+      res.statusCode = req.headers.authorization === 'Bearer second' ? 200 : 401;
+      res.end('{}');
+    });
+    const port = await listen(server);
+    const transport = await Transport.fromKubeConfig(kubeConfig(port, execUser(tokenFile)), {
+      http2: true,
+      authRefreshMs: 3_600_000,
+    });
+    try {
+      writeFileSync(tokenFile, 'second');
+      await transport.json('GET', '/api/v1/x');
+      assert.deepEqual(tokens, ['Bearer first', 'Bearer second']);
       assert.equal(transport.protocol, 'http/1.1');
     } finally {
       transport.close();

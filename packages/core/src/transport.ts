@@ -1,16 +1,14 @@
-import type http2 from 'node:http2';
-import http, { type ClientRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
-import https from 'node:https';
-import tls from 'node:tls';
+import type { IncomingHttpHeaders } from 'node:http';
 import type { KubeConfigSource } from './cluster-config.js';
 import { silentLogger, type RuntimeLogger } from './logger.js';
 import { Connectivity } from './connectivity.js';
 import { readCredentials, tlsChanged, type Credentials } from './credentials.js';
 import { KubeApiError, type FailedRequest } from './errors.js';
 import { JsonLineDecoder } from './json-lines.js';
-import { Http2Exchange } from './http2-exchange.js';
+import { ProtocolFallback, type Exchange, type Exchanger, type ResponseHead } from './exchange.js';
+import { Http1Exchanger } from './http1-exchange.js';
+import { Http2Exchanger } from './http2-exchange.js';
 import { DEFAULT_HTTP2_PING_TIMEOUT_MS, DEFAULT_HTTP2_READ_IDLE_MS } from './http2-liveness.js';
-import { Http2Sessions } from './http2-sessions.js';
 import { errorBody, isProtobuf, PROTOBUF_WATCH_ACCEPT } from './protobuf/envelope.js';
 import { loadProtobufSchema, type ProtobufSchema } from './protobuf/schema.js';
 import { ProtobufWatchDecoder } from './protobuf/watch-frames.js';
@@ -61,20 +59,6 @@ export interface StreamedTransportResponse {
   release(): void;
 }
 
-/** A streamed response as the line decoder reads it, over HTTP/1.1 or HTTP/2. */
-interface StreamedResponse {
-  /** Status, Retry-After and Content-Type, once the head arrived (rejects when no answer came). */
-  head(): Promise<{ status: number; retryAfter: string | string[] | undefined; contentType: string | undefined }>;
-  body: AsyncIterable<Buffer>;
-  readBody(): Promise<Buffer>;
-  /** Each chunk read (HTTP/2: the connection is alive). */
-  onData?(): void;
-  /** The deadline's error, when it cut the response. */
-  fired(): Error | undefined;
-  /** Frees the connection or stream, however the read ended. */
-  release(): void;
-}
-
 export interface TransportOptions {
   /**
    * HTTP/2 when the API server offers it over TLS (default false): one multiplexed
@@ -106,18 +90,22 @@ export interface TransportOptions {
   protobuf?: boolean;
 }
 
-const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS']);
-/** Below the API server's 90 s idle timeout, so a request rarely meets a socket the server is closing. */
-const FREE_SOCKET_TIMEOUT_MS = 60_000;
+/** An exchange whose head came, with its deadline and signal still watching it. */
+interface Answered {
+  head: ResponseHead;
+  exchange: Exchange;
+  guard: Guard;
+}
 
 /**
- * The HTTP path to one API server as one user. By default HTTP/1.1: a keep-alive pool for
- * requests and another for watches (a watch holds its connection for minutes and must never
- * wait behind, or starve, ordinary requests). With `http2: true` over TLS, HTTP/2 as
- * client-go: requests and watches are streams multiplexed on one connection, each
- * connection checked by PING when silent. TLS material and auth come from the kubeconfig
- * (`ClusterConfig` or client-node's `KubeConfig`); auth that can expire is read again
- * periodically and once on a 401.
+ * The HTTP path to one API server as one user. This class holds what every request shares,
+ * written once: auth (read again periodically when it can expire, and once on a 401), the
+ * resend rules, the deadline and the abort signal, errors and connectivity, the watch
+ * decoding. Below it an `Exchanger` holds the connections: by default HTTP/1.1 keep-alive
+ * pools (`Http1Exchanger`: one for requests, one for watches); with `http2: true` over TLS,
+ * HTTP/2 as client-go (`Http2Exchanger`: requests and watches multiplexed as streams on one
+ * connection, checked by PING when silent). TLS material and auth come from the kubeconfig
+ * (`ClusterConfig` or client-node's `KubeConfig`).
  */
 export class Transport {
   /** Requests and watch streams opened, for tests and metrics. */
@@ -131,9 +119,7 @@ export class Transport {
   private readonly port: number;
   private readonly prefix: string;
   private readonly log: RuntimeLogger;
-  private sessions?: Http2Sessions;
-  private requestAgent!: http.Agent;
-  private watchAgent!: http.Agent;
+  private readonly exchanger: Exchanger;
   private headers!: Record<string, string>;
   private authDueAt: number;
   private refreshing?: Promise<void>;
@@ -155,14 +141,12 @@ export class Transport {
     this.protobuf = options.protobuf ?? true;
     this.authDueAt = credentials.expiring ? Date.now() + this.refreshMs : Infinity;
     this.useCredentials(credentials);
-    this.createAgents();
-    this.sessions = this.createSessions();
+    this.exchanger = this.createExchanger();
   }
 
   /** 'h2' once a connection negotiated it, 'http/1.1' when that is the path, undefined before the first connection. */
   get protocol(): 'h2' | 'http/1.1' | undefined {
-    if (!this.sessions) return 'http/1.1';
-    return this.sessions.negotiated ? 'h2' : undefined;
+    return this.exchanger.protocol;
   }
 
   static async fromKubeConfig(kubeConfig: KubeConfigSource, options: TransportOptions = {}): Promise<Transport> {
@@ -176,26 +160,15 @@ export class Transport {
   /** One request; the body is read whole. Never throws on an HTTP status, only on no response. */
   async request(method: string, path: string, options: RequestOptions = {}): Promise<TransportResponse> {
     this.stats.requests++;
-    const timeoutMs = options.timeoutMs ?? this.options.requestTimeoutMs ?? 60_000;
     const failed = { method, path };
-    const exchange = this.sessions && (await this.openHttp2(method, path, options, failed, timeoutMs));
-    if (exchange) {
-      try {
-        const status = Number((await exchange.response)[':status']);
-        return { status, headers: await exchange.response, body: await exchange.readBody() };
-      } catch (error) {
-        throw this.failure(failed, error, options.signal, exchange.fired);
-      } finally {
-        exchange.clear();
-      }
-    }
-    const { res, req } = await this.open(method, path, options, this.requestAgent, failed, timeoutMs);
+    const { head, exchange, guard } = await this.send(method, path, options, failed, false, this.timeoutOf(options));
     try {
-      return { status: res.statusCode ?? 0, headers: res.headers, body: await readBody(res) };
+      return { status: head.status, headers: head.headers, body: await exchange.readBody() };
     } catch (error) {
-      throw this.failure(failed, error, options.signal, deadlines.get(req)?.fired);
+      throw this.failure(failed, error, options.signal, guard.fired);
     } finally {
-      clearDeadline(req);
+      guard.clear();
+      exchange.release();
     }
   }
 
@@ -209,52 +182,23 @@ export class Transport {
     options: RequestOptions = {},
   ): Promise<StreamedTransportResponse> {
     this.stats.requests++;
-    const timeoutMs = options.timeoutMs ?? this.options.requestTimeoutMs ?? 60_000;
     const failed = { method, path };
-    const fail = (error: unknown, fired: Error | undefined) => this.failure(failed, error, options.signal, fired);
-    const exchange = this.sessions && (await this.openHttp2(method, path, options, failed, timeoutMs));
-    if (exchange) {
-      const head = await exchange.response.catch((error: unknown) => {
-        exchange.clear();
-        throw fail(error, exchange.fired);
-      });
-      const stream = exchange.stream!;
-      return {
-        status: Number(head[':status']),
-        headers: head,
-        chunks: (async function* () {
-          try {
-            for await (const chunk of stream) {
-              exchange.read();
-              yield chunk as Buffer;
-            }
-          } catch (error) {
-            throw fail(error, exchange.fired);
-          }
-        })(),
-        readBody: () => exchange.readBody().catch((error: unknown) => Promise.reject(fail(error, exchange.fired))),
-        release: () => {
-          exchange.clear();
-          exchange.cut();
-        },
-      };
-    }
-    const { res, req } = await this.open(method, path, options, this.requestAgent, failed, timeoutMs);
+    const { head, exchange, guard } = await this.send(method, path, options, failed, false, this.timeoutOf(options));
+    const fail = (error: unknown) => this.failure(failed, error, options.signal, guard.fired);
     return {
-      status: res.statusCode ?? 0,
-      headers: res.headers,
+      status: head.status,
+      headers: head.headers,
       chunks: (async function* () {
         try {
-          for await (const chunk of res) yield chunk as Buffer;
-          if (!res.complete) throw new Error('the connection closed before the response was complete');
+          yield* exchange.body;
         } catch (error) {
-          throw fail(error, deadlines.get(req)?.fired);
+          throw fail(error);
         }
       })(),
-      readBody: () => readBody(res).catch((error: unknown) => Promise.reject(fail(error, deadlines.get(req)?.fired))),
+      readBody: () => exchange.readBody().catch((error: unknown) => Promise.reject(fail(error))),
       release: () => {
-        clearDeadline(req);
-        if (!res.complete) res.destroy();
+        guard.clear();
+        exchange.release();
       },
     };
   }
@@ -285,13 +229,15 @@ export class Transport {
   /** Closes every connection; later calls fail. */
   close(): void {
     this.closed = true;
-    this.sessions?.destroy(true);
-    this.requestAgent.destroy();
-    this.watchAgent.destroy();
+    this.exchanger.close();
   }
 
   private get refreshMs(): number {
     return this.options.authRefreshMs ?? 60_000;
+  }
+
+  private timeoutOf(options: RequestOptions): number {
+    return options.timeoutMs ?? this.options.requestTimeoutMs ?? 60_000;
   }
 
   private async *lines<T>(
@@ -312,72 +258,28 @@ export class Transport {
       ...(signal ? { signal } : {}),
       ...(schema ? { accept: PROTOBUF_WATCH_ACCEPT } : options.accept ? { accept: options.accept } : {}),
     };
-    const exchange = this.sessions && (await this.openHttp2('GET', path, request, failed));
-    if (exchange) {
-      yield* this.decodeLines<T>(
-        {
-          head: async () => {
-            const head = await exchange.response;
-            return {
-              status: Number(head[':status']),
-              retryAfter: head['retry-after'],
-              contentType: head['content-type'],
-            };
-          },
-          body: exchange.stream!,
-          readBody: () => exchange.readBody(),
-          onData: () => exchange.read(),
-          fired: () => exchange.fired,
-          release: () => {
-            exchange.clear();
-            exchange.cut();
-          },
-        },
-        failed,
-        signal,
-        schema,
-      );
-      return;
-    }
-    const { res, req } = await this.open('GET', path, request, this.watchAgent, failed);
-    yield* this.decodeLines<T>(
-      {
-        head: () =>
-          Promise.resolve({
-            status: res.statusCode ?? 0,
-            retryAfter: res.headers['retry-after'],
-            contentType: res.headers['content-type'],
-          }),
-        body: res,
-        readBody: () => readBody(res),
-        fired: () => deadlines.get(req)?.fired,
-        release: () => {
-          if (!res.complete) res.destroy();
-        },
-      },
-      failed,
-      signal,
-      schema,
-    );
+    // No deadline: a watch lasts as long as the server keeps it (its timeoutSeconds).
+    yield* this.decodeLines<T>(await this.send('GET', path, request, failed, true), failed, signal, schema);
   }
 
   /** A streamed response's values (JSON lines or protobuf frames), whichever protocol carries it. */
   private async *decodeLines<T>(
-    response: StreamedResponse,
+    answered: Answered,
     failed: FailedRequest,
     signal: AbortSignal | undefined,
     schema: ProtobufSchema | undefined,
   ): AsyncGenerator<T, void> {
+    const { head, exchange, guard } = answered;
     let decoder: { write(chunk: Buffer): unknown[]; end(): unknown } = new JsonLineDecoder<T>();
     try {
-      const { status, retryAfter, contentType } = await response.head();
+      const { status, headers } = head;
+      const contentType = headers['content-type'];
       if (status >= 400) {
-        const body = await response.readBody();
-        throw KubeApiError.fromResponse(failed, status, errorBody(body, contentType, schema), retryAfter);
+        const body = await exchange.readBody();
+        throw KubeApiError.fromResponse(failed, status, errorBody(body, contentType, schema), headers['retry-after']);
       }
       if (schema && isProtobuf(contentType)) decoder = new ProtobufWatchDecoder(schema);
-      for await (const chunk of response.body) {
-        response.onData?.();
+      for await (const chunk of exchange.body) {
         for (const value of decoder.write(chunk)) {
           if (signal?.aborted) throw signal.reason;
           yield value as T;
@@ -386,9 +288,10 @@ export class Transport {
     } catch (error) {
       throw error instanceof KubeApiError || error instanceof SyntaxError || error instanceof ProtobufDecodeError
         ? error
-        : this.failure(failed, error, signal, response.fired());
+        : this.failure(failed, error, signal, guard.fired);
     } finally {
-      response.release();
+      guard.clear();
+      exchange.release();
     }
     // Aborted as the response completed: nothing was cut, but the caller asked to stop.
     if (signal?.aborted) throw signal.reason;
@@ -396,140 +299,58 @@ export class Transport {
     if (last !== undefined) yield last as T;
   }
 
-  /** Sends the request and resolves with the response head; retries once on a stale socket or a 401. */
-  private async open(
-    method: string,
-    path: string,
-    options: RequestOptions,
-    agent: http.Agent,
-    failed: FailedRequest,
-    timeoutMs?: number,
-  ): Promise<{ res: IncomingMessage; req: ClientRequest }> {
-    if (this.closed) throw new Error(`${method} ${path}: the transport is closed`);
-    if (Date.now() >= this.authDueAt) await this.refreshAuth();
-    const payload = encodeBody(options.body);
-    const target = this.prefix + path + queryString(options.query);
-    for (let attempt = 1; ; attempt++) {
-      const req = this.send(method, target, payload, options, agent, timeoutMs);
-      let res: IncomingMessage;
-      try {
-        res = await responseOf(req);
-      } catch (error) {
-        // No answer at all within the deadline: the connection may have died without closing
-        // (a NAT or load balancer that dropped it), and its idle siblings with it.
-        if (deadlines.get(req)?.fired) dropIdleSockets(agent);
-        clearDeadline(req);
-        // A kept-alive socket the server closed just as we reused it: safe to resend a read.
-        const stale = req.reusedSocket && (error as NodeJS.ErrnoException).code === 'ECONNRESET';
-        if (attempt === 1 && stale && IDEMPOTENT.has(method) && !options.signal?.aborted) continue;
-        throw this.failure(failed, error, options.signal, deadlines.get(req)?.fired);
-      }
-      this.connectivity.answered();
-      if (res.statusCode === 401 && attempt === 1 && this.credentials.expiring) {
-        res.resume();
-        clearDeadline(req);
-        await this.refreshAuth();
-        continue;
-      }
-      return { res, req };
-    }
-  }
-
-  private send(
-    method: string,
-    target: string,
-    payload: Buffer | undefined,
-    options: RequestOptions,
-    agent: http.Agent,
-    timeoutMs: number | undefined,
-  ): ClientRequest {
-    let headers: Record<string, string | number> = this.headers;
-    if (payload || options.accept) headers = { ...headers, ...(options.accept ? { accept: options.accept } : {}) };
-    if (payload) {
-      headers['content-type'] = options.contentType ?? 'application/json';
-      headers['content-length'] = payload.length;
-    }
-    const req = (this.secure ? https : http).request({
-      hostname: this.hostname,
-      port: this.port,
-      path: target,
-      method,
-      agent,
-      headers,
-    });
-    // Not http.request's `signal` option: Node passes it on to the socket it creates, so a
-    // kept-alive socket would die with the first request's signal while serving another.
-    const signal = options.signal;
-    if (signal) {
-      const abort = () => cut(req);
-      if (signal.aborted) abort();
-      else {
-        signal.addEventListener('abort', abort, { once: true });
-        req.once('close', () => signal.removeEventListener('abort', abort));
-      }
-    }
-    if (timeoutMs) {
-      const deadline: Deadline = {
-        timer: setTimeout(() => {
-          deadline.fired = Object.assign(new Error(`no complete answer within ${timeoutMs} ms`), { code: 'ETIMEDOUT' });
-          cut(req);
-        }, timeoutMs),
-      };
-      deadline.timer.unref();
-      deadlines.set(req, deadline);
-    }
-    req.end(payload);
-    return req;
-  }
-
   /**
-   * Sends the request on an HTTP/2 stream and waits for its head; resends once when the
-   * server refused the stream unprocessed or on a 401. Undefined when ALPN chose HTTP/1.1:
-   * then the transport uses HTTP/1.1 from now on.
+   * Sends the request on whichever protocol the exchanger speaks and resolves once the
+   * response head came. Sends it again, once, when the exchange says the server never
+   * processed it (a stale kept-alive socket for a read, a refused HTTP/2 stream), or on a
+   * 401 with credentials that can expire, read again first.
    */
-  private async openHttp2(
+  private async send(
     method: string,
     path: string,
     options: RequestOptions,
     failed: FailedRequest,
+    watch: boolean,
     timeoutMs?: number,
-  ): Promise<Http2Exchange | undefined> {
+  ): Promise<Answered> {
     if (this.closed) throw new Error(`${method} ${path}: the transport is closed`);
     if (Date.now() >= this.authDueAt) await this.refreshAuth();
     const payload = encodeBody(options.body);
     const target = this.prefix + path + queryString(options.query);
+    const signal = options.signal;
     for (let attempt = 1; ; attempt++) {
-      const headers: http2.OutgoingHttpHeaders = {
-        ...this.headers,
-        ':method': method,
-        ':path': target,
-        ...(payload ? { 'content-type': options.contentType ?? 'application/json' } : {}),
-        ...(options.accept ? { accept: options.accept } : {}),
-      };
-      const exchange = new Http2Exchange(this.sessions!, headers, payload, options.signal, timeoutMs);
-      let status: number;
+      const headers = this.headersFor(payload, options);
+      const exchange = this.exchanger.open({ method, target, headers, payload, watch });
+      const guard = new Guard(exchange, signal, timeoutMs);
+      let head: ResponseHead;
       try {
-        status = Number((await exchange.response)[':status']);
+        head = await exchange.head;
       } catch (error) {
-        exchange.clear();
-        if (attempt === 1 && Http2Exchange.unprocessed(error) && !options.signal?.aborted) continue;
-        throw this.failure(failed, error, options.signal, exchange.fired);
-      }
-      if (exchange.fallback) {
-        exchange.clear();
-        this.log.info(`the API server at ${this.server} does not offer HTTP/2 (ALPN); using HTTP/1.1`);
-        this.sessions = undefined;
-        return undefined;
+        guard.clear();
+        // The server chose HTTP/1.1 before anything was sent: not an attempt.
+        if (error instanceof ProtocolFallback) attempt--;
+        else if (attempt > 1 || signal?.aborted || !exchange.resendable(error)) {
+          throw this.failure(failed, error, signal, guard.fired);
+        }
+        continue;
       }
       this.connectivity.answered();
-      if (status === 401 && attempt === 1 && this.credentials.expiring) {
-        exchange.stream!.resume();
-        exchange.clear();
+      if (head.status === 401 && attempt === 1 && this.credentials.expiring) {
+        guard.clear();
+        exchange.discard();
         await this.refreshAuth();
         continue;
       }
-      return exchange;
+      return { head, exchange, guard };
     }
+  }
+
+  private headersFor(payload: Buffer | undefined, options: RequestOptions): Record<string, string> {
+    if (!payload && !options.accept) return this.headers;
+    const headers = { ...this.headers };
+    if (options.accept) headers['accept'] = options.accept;
+    if (payload) headers['content-type'] = options.contentType ?? 'application/json';
+    return headers;
   }
 
   private failure(failed: FailedRequest, error: unknown, signal: AbortSignal | undefined, fired?: Error): unknown {
@@ -551,14 +372,7 @@ export class Transport {
       const next = await readCredentials(this.kubeConfig);
       const rotated = tlsChanged(this.credentials.tls, next.tls);
       this.useCredentials(next);
-      if (rotated) {
-        // As client-go on certificate rotation: drop every connection made with the old one.
-        this.requestAgent.destroy();
-        this.watchAgent.destroy();
-        this.createAgents();
-        this.sessions?.destroy();
-        if (this.sessions) this.sessions = this.createSessions();
-      }
+      if (rotated) this.exchanger.rotate(next);
       this.authDueAt = Date.now() + this.refreshMs;
     } catch (error) {
       this.authDueAt = Date.now() + Math.min(this.refreshMs, 10_000);
@@ -577,98 +391,62 @@ export class Transport {
     };
   }
 
-  /** The HTTP/2 path, unless plain HTTP, a proxy, or opted out. */
-  private createSessions(): Http2Sessions | undefined {
+  /** HTTP/2 when asked for over TLS with no proxy, else HTTP/1.1. */
+  private createExchanger(): Exchanger {
+    const { secure, hostname, port } = this;
+    const http1 = (credentials: Credentials) =>
+      new Http1Exchanger({ secure, hostname, port, maxSockets: this.options.maxSockets ?? 32 }, credentials);
     const wanted = this.options.http2 === true && !process.env['DISABLE_HTTP2'];
-    if (!this.secure || this.credentials.proxyAgent || !wanted) return undefined;
-    return new Http2Sessions(
-      { hostname: this.hostname, port: this.port, tls: agentTls(true, this.credentials) as tls.ConnectionOptions },
+    if (!secure || this.credentials.proxyAgent || !wanted) return http1(this.credentials);
+    return new Http2Exchanger(
       {
-        readIdleMs: this.options.http2ReadIdleMs ?? DEFAULT_HTTP2_READ_IDLE_MS,
-        pingTimeoutMs: this.options.http2PingTimeoutMs ?? DEFAULT_HTTP2_PING_TIMEOUT_MS,
+        hostname,
+        port,
+        liveness: {
+          readIdleMs: this.options.http2ReadIdleMs ?? DEFAULT_HTTP2_READ_IDLE_MS,
+          pingTimeoutMs: this.options.http2PingTimeoutMs ?? DEFAULT_HTTP2_PING_TIMEOUT_MS,
+        },
+        onDead: (error) => this.log.warn(`HTTP/2 connection to ${this.server} closed: ${error.message}`),
+        onFallback: () =>
+          this.log.info(`the API server at ${this.server} does not offer HTTP/2 (ALPN); using HTTP/1.1`),
+        fallback: http1,
       },
-      (error) => this.log.warn(`HTTP/2 connection to ${this.server} closed: ${error.message}`),
+      this.credentials,
     );
   }
-
-  private createAgents(): void {
-    const credentials = this.credentials;
-    if (credentials.proxyAgent) {
-      this.requestAgent = this.watchAgent = credentials.proxyAgent;
-      return;
-    }
-    const common = { keepAlive: true, scheduling: 'lifo' as const, ...agentTls(this.secure, credentials) };
-    const maxSockets = this.options.maxSockets ?? 32;
-    const Agent = this.secure ? https.Agent : http.Agent;
-    this.requestAgent = new Agent({
-      ...common,
-      maxSockets,
-      maxFreeSockets: maxSockets,
-      timeout: FREE_SOCKET_TIMEOUT_MS,
-    });
-    this.watchAgent = new Agent(common);
-  }
 }
 
-/** Closes the agent's idle kept-alive sockets, so the next requests open fresh connections. */
-function dropIdleSockets(agent: http.Agent): void {
-  for (const sockets of Object.values(agent.freeSockets)) {
-    for (const socket of sockets ?? []) socket.destroy();
-  }
-}
-
-/**
- * The agents' TLS options: the CA, client certificate and key parsed once into one
- * SecureContext. Given as ca/cert/key, https.Agent would copy them into every request's
- * options and stringify them into its pool key (getName) on every request and socket
- * release, and tls.connect would parse them again for every new connection.
- */
-function agentTls(secure: boolean, credentials: Credentials): https.AgentOptions {
-  const { ca, cert, key, pfx, passphrase, ...rest } = credentials.tls;
-  if (!secure) return credentials.tls;
-  const material = Object.fromEntries(
-    Object.entries({ ca, cert, key, pfx, passphrase }).filter(([, value]) => value !== undefined),
-  );
-  return { ...rest, secureContext: tls.createSecureContext(material) };
-}
-
-interface Deadline {
-  timer: NodeJS.Timeout;
+/** The deadline and the abort signal of one exchange, whatever carries it. */
+class Guard {
+  /** Set when the deadline cut the exchange. */
   fired?: Error;
-}
+  private readonly timer?: NodeJS.Timeout;
+  private removeAbort?: () => void;
 
-const deadlines = new WeakMap<ClientRequest, Deadline>();
+  constructor(exchange: Exchange, signal: AbortSignal | undefined, timeoutMs: number | undefined) {
+    if (timeoutMs) {
+      this.timer = setTimeout(() => {
+        this.fired = Object.assign(new Error(`no complete answer within ${timeoutMs} ms`), { code: 'ETIMEDOUT' });
+        exchange.expire();
+      }, timeoutMs);
+      this.timer.unref();
+    }
+    // Not http.request's `signal` option: Node passes it on to the socket it creates, so a
+    // kept-alive socket would die with the first request's signal while serving another.
+    if (signal) {
+      const abort = () => exchange.cut();
+      if (signal.aborted) abort();
+      else {
+        signal.addEventListener('abort', abort, { once: true });
+        this.removeAbort = () => signal.removeEventListener('abort', abort);
+      }
+    }
+  }
 
-/**
- * Ends an exchange in flight. With no error object, and not once the response is complete:
- * then its socket has left the request for the pool and an 'error' on it would go unheard.
- */
-function cut(req: ClientRequest): void {
-  const res = (req as { res?: IncomingMessage }).res;
-  if (!res?.complete) req.destroy();
-}
-
-function clearDeadline(req: ClientRequest): void {
-  clearTimeout(deadlines.get(req)?.timer);
-}
-
-function responseOf(req: ClientRequest): Promise<IncomingMessage> {
-  return new Promise((resolve, reject) => {
-    req.once('response', resolve);
-    req.once('error', reject);
-  });
-}
-
-function readBody(res: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    res.on('data', (chunk: Buffer) => chunks.push(chunk));
-    res.once('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
-    res.once('error', reject);
-    res.once('close', () => {
-      if (!res.complete) reject(new Error('the connection closed before the response was complete'));
-    });
-  });
+  clear(): void {
+    clearTimeout(this.timer);
+    this.removeAbort?.();
+  }
 }
 
 function encodeBody(body: unknown): Buffer | undefined {

@@ -78,6 +78,38 @@ describe('EventRecorder', () => {
     assert.equal(recorder.stats.dropped.fenced, 1);
   });
 
+  it("asks a fence with of() for the recording controller's fence by name, the one given explicitly first", async () => {
+    const { transport, sent } = fakeApi();
+    const asked: Array<string | undefined> = [];
+    const fence = {
+      assertWritable: () => assert.fail('the recorder must ask of(controller), not the ambient fence'),
+      of: (controller: string | undefined) => {
+        asked.push(controller);
+        return {
+          assertWritable: () => {
+            if (controller === 'audit') throw new Error('the leader Lease may have expired');
+          },
+        };
+      },
+    };
+    const recorder = new EventRecorder(transport, { clock: new ManualClock(T0), fence });
+    recorder.record(pod('a'), 'Normal', 'Audited', 'seen', { controller: 'audit' });
+    withReportingController('audit', () =>
+      recorder.record(pod('b'), 'Normal', 'Scaled', 'scaled', { controller: 'shards' }),
+    );
+    recorder.record(pod('c'), 'Normal', 'Seen', 'outside any controller');
+    await settle();
+    assert.deepEqual(asked, ['audit', 'shards', undefined]);
+    assert.deepEqual(
+      sent.map((s) => [(s.body['regarding'] as { name: string }).name, s.body['reportingController']]),
+      [
+        ['b', 'shards'],
+        ['c', 'nestor'],
+      ],
+    );
+    assert.equal(recorder.stats.dropped.fenced, 1);
+  });
+
   it('writes an events.k8s.io/v1 Event with reporting controller and instance, without waiting', async () => {
     const { transport, sent } = fakeApi();
     const clock = new ManualClock(T0);

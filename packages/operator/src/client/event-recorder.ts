@@ -19,6 +19,7 @@ import {
   type EventType,
 } from './event-series.js';
 import { EventSink, type EventsApi } from './event-sink.js';
+import type { WriteFence } from './write-fence.js';
 
 // client-go's EventRecorder and broadcaster, for one event loop. record() is synchronous and
 // O(1): it counts a repeat into its series or queues a new Event, and returns. Writes happen
@@ -69,8 +70,11 @@ export interface EventRecorderOptions {
   concurrency?: number;
   /** Bound on each write (default 10 s). */
   requestTimeoutMs?: number;
-  /** Checked before each write: a replica that lost its lease writes no Events. */
-  fence?: { assertWritable(): void };
+  /**
+   * Checked before each write: a replica that lost its lease writes no Events. Asked for
+   * the fence of the controller that recorded the Event (`fence.of`) when it has one.
+   */
+  fence?: WriteFence;
   clock?: Clock;
   logger?: RuntimeLogger;
   metrics?: EventRecorderMetrics;
@@ -83,6 +87,11 @@ export interface RecordOptions {
   related?: KubeObject;
   /** Overrides the reporting controller (default: the reconciling controller's name). */
   reportingController?: string;
+  /**
+   * The controller that records it: its Lease fences the write and its name reports the
+   * Event (default: the controller whose reconcile or timer runs the caller, if any).
+   */
+  controller?: string;
 }
 
 /** The recorder's counts since it started (also in metrics). */
@@ -183,7 +192,7 @@ export class EventRecorder {
       );
       return this.drop('invalid');
     }
-    const scope = controllerScope.getStore();
+    const scope = options.controller ?? controllerScope.getStore();
     const reportingController = qualifiedName(options.reportingController ?? scope ?? this.defaultController);
     const shortReason = limitBytes(reason, 128);
     const action = limitBytes(options.action ?? reason, 128);
@@ -295,10 +304,15 @@ export class EventRecorder {
       }
       try {
         // Writes are batched outside the recording code's async context: the fence is asked
-        // in the context of the controller that recorded the Event (see Manager.writeFence).
-        const check = () => this.options.fence?.assertWritable();
-        if (series.scope === undefined) controllerScope.exit(check);
-        else controllerScope.run(series.scope, check);
+        // for the controller that recorded the Event, by name (`of`); a fence without `of`
+        // is asked in that controller's context instead.
+        const fence = this.options.fence;
+        if (fence?.of) fence.of(series.scope).assertWritable();
+        else if (fence) {
+          const check = () => fence.assertWritable();
+          if (series.scope === undefined) controllerScope.exit(check);
+          else controllerScope.run(series.scope, check);
+        }
       } catch {
         series.state = 'idle';
         if (series.written === 0) this.series.forget(series);

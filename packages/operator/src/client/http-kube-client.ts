@@ -16,14 +16,18 @@ import {
 } from '@nestor/core';
 import { EventRecorder, type RecordOptions } from './event-recorder.js';
 import { KindRegistry } from './kind-registry.js';
+import type { WriteFence } from './write-fence.js';
 import {
   KubeClient,
   type ApplyOptions,
+  type ClientScope,
   type DeleteOptions,
   type EventType,
   type ListOptions,
   type PatchType,
 } from './kube-client.js';
+
+export type { WriteFence };
 
 /**
  * Where reads may be served from instead of the API server: the runtime's InformerCache
@@ -35,11 +39,6 @@ export interface CacheReader {
     resource: ResourceDescriptor<T>,
     namespace?: string,
   ): { get(key: string): T | undefined; list(namespace?: string): T[] } | undefined;
-}
-
-/** Checked before every write: throws when this replica must not write (with leader election: its lease may have expired). */
-export interface WriteFence {
-  assertWritable(): void;
 }
 
 export interface KubeClientOptions {
@@ -56,11 +55,13 @@ export interface KubeClientOptions {
    */
   events?: EventRecorder;
   /**
-   * Fences every write (create, replace, delete, patch, apply, status, finalizers, events):
-   * the Nest module passes the leader election's lease, so a replica that lost it, or was
-   * frozen past it, writes nothing.
+   * Fences every write (create, replace, delete, patch, apply, status, finalizers, events),
+   * so a replica that lost its Lease, or was frozen past it, writes nothing. The manager's
+   * client (`manager.client`, the Nest module's KubeClient) has its Leases' fence.
    */
   fence?: WriteFence;
+  /** See ClientScope: set by scoped(); without it, the ambient context is read per call. */
+  scope?: ClientScope;
 }
 
 const CONTENT_TYPES: Record<PatchType | 'apply', string> = {
@@ -74,12 +75,20 @@ const CONTENT_TYPES: Record<PatchType | 'apply', string> = {
  * The KubeClient of the API server: reads from the informer cache when one holds the kind,
  * writes over the operator's pooled transport, server-side apply with the operator's field
  * manager, status, finalizers, events.
+ *
+ * Whose write it is and what cuts it short is explicit in a scoped client (the one a
+ * reconcile gets as `request.client`): the controller's Lease fences its writes and the
+ * reconcile's signal cuts its requests. The unscoped client reads both from the ambient
+ * context (the reconcile the caller runs in), so a helper handed the shared client is
+ * fenced and cut alike.
  */
 export class HttpKubeClient extends KubeClient {
   readonly fieldManager: string;
   readonly kinds: KindRegistry;
   /** The best-effort Event recorder recordEvent hands Events to. */
   readonly events: EventRecorder;
+  /** What fences this client's writes: the scope's controller's fence when scoped. */
+  private readonly fence: WriteFence | undefined;
 
   constructor(
     readonly transport: Transport,
@@ -94,6 +103,17 @@ export class HttpKubeClient extends KubeClient {
         reportingController: options.component ?? this.fieldManager,
         ...(options.fence ? { fence: options.fence } : {}),
       });
+    const { fence, scope } = options;
+    this.fence = scope && fence?.of ? fence.of(scope.controller) : fence;
+  }
+
+  /**
+   * This client, for one controller's writes cut by one signal: it shares the transport,
+   * the cache, the kinds and the Event recorder, and reads nothing from the ambient
+   * context. The manager hands one to each reconcile (`request.client`).
+   */
+  scoped(scope: ClientScope): HttpKubeClient {
+    return new HttpKubeClient(this.transport, { ...this.options, kinds: this.kinds, events: this.events, scope });
   }
 
   /** The object, or undefined when it does not exist. From the cache when an informer holds the kind. */
@@ -118,7 +138,7 @@ export class HttpKubeClient extends KubeClient {
     const query = { labelSelector: options.labelSelector, fieldSelector: options.fieldSelector };
     const pages = listPages<T>(this.transport, resourcePath(resource, options.namespace), {
       query,
-      signal: ambientSignal(),
+      signal: signalOf(this.options.scope),
     });
     for await (const page of pages) {
       if (page.restarted) items = [];
@@ -128,7 +148,7 @@ export class HttpKubeClient extends KubeClient {
   }
 
   async create<T extends KubeObject>(object: T, resource = this.kinds.forObject(object)): Promise<T> {
-    this.options.fence?.assertWritable();
+    this.fence?.assertWritable();
     const { namespace } = object.metadata ?? {};
     return this.json<T>('POST', resourcePath(resource, namespace), {
       body: object,
@@ -138,7 +158,7 @@ export class HttpKubeClient extends KubeClient {
 
   /** PUT: replaces the object; fails with 409 Conflict when its resourceVersion is stale. */
   async replace<T extends KubeObject>(object: T, resource = this.kinds.forObject(object)): Promise<T> {
-    this.options.fence?.assertWritable();
+    this.fence?.assertWritable();
     const { namespace, name } = requireName(object);
     return this.json<T>('PUT', resourcePath(resource, namespace, name), {
       body: object,
@@ -148,7 +168,7 @@ export class HttpKubeClient extends KubeClient {
 
   /** Deletes the object; true when it was there. */
   async delete(resource: ResourceDescriptor, ref: ObjectRef, options: DeleteOptions = {}): Promise<boolean> {
-    this.options.fence?.assertWritable();
+    this.fence?.assertWritable();
     try {
       await this.json('DELETE', resourcePath(resource, ref.namespace, ref.name), {
         body: { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: options.propagationPolicy ?? 'Background' },
@@ -167,7 +187,7 @@ export class HttpKubeClient extends KubeClient {
     type: PatchType = 'merge',
     subresource?: 'status' | 'scale',
   ): Promise<T> {
-    this.options.fence?.assertWritable();
+    this.fence?.assertWritable();
     const path = resourcePath(resource, ref.namespace, ref.name) + (subresource ? `/${subresource}` : '');
     return this.json<T>('PATCH', path, {
       body: patch,
@@ -181,7 +201,7 @@ export class HttpKubeClient extends KubeClient {
    * Idempotent, conflict-free for controllers, and the object carries only what you say.
    */
   async apply<T extends KubeObject>(object: T, options: ApplyOptions = {}): Promise<T> {
-    this.options.fence?.assertWritable();
+    this.fence?.assertWritable();
     const resource = this.kinds.forObject(object);
     const { namespace, name } = requireName(object);
     const body = options.owner ? withOwner(object, options.owner) : object;
@@ -200,7 +220,7 @@ export class HttpKubeClient extends KubeClient {
 
   /** Server-side applies the status subresource (fields owned by this operator's field manager). */
   async applyStatus<T extends KubeObject>(object: T, status: Record<string, unknown> | object): Promise<T> {
-    this.options.fence?.assertWritable();
+    this.fence?.assertWritable();
     const resource = this.kinds.forObject(object);
     const { namespace, name } = requireName(object);
     return this.json<T>('PATCH', `${resourcePath(resource, namespace, name)}/status`, {
@@ -250,12 +270,13 @@ export class HttpKubeClient extends KubeClient {
     message: string,
     options: RecordOptions = {},
   ): Promise<void> {
-    this.events.record(object, type, reason, message, options);
+    const controller = this.options.scope?.controller;
+    this.events.record(object, type, reason, message, controller === undefined ? options : { controller, ...options });
   }
 
-  /** Every request of this client: the ambient abort signal (a reconcile's) cuts it when it aborts. */
+  /** Every request of this client, cut when its signal aborts. */
   private json<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
-    const signal = ambientSignal();
+    const signal = signalOf(this.options.scope);
     return this.transport.json<T>(method, path, signal ? { ...options, signal } : options);
   }
 
@@ -295,6 +316,11 @@ export class HttpKubeClient extends KubeClient {
       }
     }
   }
+}
+
+/** What cuts a client's requests: its scope's signal, else the ambient one (a reconcile's). */
+function signalOf(scope: ClientScope | undefined): AbortSignal | undefined {
+  return scope ? scope.signal : ambientSignal();
 }
 
 /** A controller owner reference to `owner`, as controllerutil.SetControllerReference sets it. */

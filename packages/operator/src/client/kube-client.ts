@@ -29,6 +29,14 @@ export interface DeleteOptions {
   propagationPolicy?: 'Foreground' | 'Background' | 'Orphan';
 }
 
+/** Whose writes a client makes, and what cuts them short (see KubeClient.scoped). */
+export interface ClientScope {
+  /** The controller whose writes these are: its Lease fences them, its name reports their Events. */
+  controller?: string;
+  /** Cuts every request of the client when it aborts (a reconcile's signal). */
+  signal?: AbortSignal;
+}
+
 /** The patch formats of `patch`: JSON merge patch, JSON patch, strategic merge patch. */
 export type PatchType = 'merge' | 'json' | 'strategic';
 
@@ -51,6 +59,12 @@ export abstract class KubeClient {
       );
     }
   }
+
+  /**
+   * This client for one controller's writes, cut by one signal, reading nothing from the
+   * ambient context. The manager hands one to each reconcile (`request.client`).
+   */
+  abstract scoped(scope: ClientScope): KubeClient;
 
   /** The object, or undefined when it does not exist. */
   abstract get<T>(resource: ResourceDescriptor<T>, ref: ObjectRef): Promise<T | undefined>;

@@ -163,6 +163,11 @@ export class FakeKubeClient extends KubeClient {
       .sort(byKey);
   }
 
+  /** This fake itself: one in-memory store whoever writes, and no requests to cut. */
+  override scoped(): KubeClient {
+    return this;
+  }
+
   /** The calls that wrote something (not get or list). */
   get writes(): FakeAction[] {
     return this.actions.filter((a) => a.verb !== 'get' && a.verb !== 'list');

@@ -1,16 +1,20 @@
 // A ReconcileContext for calling a @Reconcile() method directly in a unit test.
 import type { KubeObject, ObjectRef } from '@nestor/core';
 import type { ReconcileContext } from '../nest/reconcile-context.js';
+import { FakeKubeClient } from './fake-kube-client.js';
 
 /** A ReconcileContext whose log lines are kept in `logs` (level and message). */
 export type FakeReconcileContext = ReconcileContext & { readonly logs: Array<{ level: string; message: string }> };
 
 let runs = 0;
 
-/** The context the runtime would pass for this object (or ref): attempt 1, a live signal, a recording logger. */
+/**
+ * The context the runtime would pass for this object (or ref): attempt 1, a live signal, a
+ * recording logger, and `client` (pass the FakeKubeClient your assertions read; default: a new one).
+ */
 export function reconcileContext(
   target: KubeObject | ObjectRef,
-  overrides: Partial<Pick<ReconcileContext, 'attempt' | 'signal' | 'reconcileId'>> = {},
+  overrides: Partial<Pick<ReconcileContext, 'attempt' | 'signal' | 'reconcileId' | 'client'>> = {},
 ): FakeReconcileContext {
   const ref = 'metadata' in target ? (target.metadata ?? {}) : (target as ObjectRef);
   const request: ObjectRef = ref.namespace ? { namespace: ref.namespace, name: ref.name! } : { name: ref.name! };
@@ -22,6 +26,7 @@ export function reconcileContext(
     signal: overrides.signal ?? new AbortController().signal,
     attempt: overrides.attempt ?? 1,
     reconcileId: overrides.reconcileId ?? `fake-${++runs}`,
+    client: overrides.client ?? new FakeKubeClient(),
     log: { log: record('log'), warn: record('warn'), error: record('error'), debug: record('debug') },
     logs,
   };

@@ -14,7 +14,6 @@ import {
   Transport,
   whyNotServed,
 } from '@nestor/core';
-import { KubeClient } from '../client/kube-client.js';
 import { customResourceDefinitions } from '../crd/crd-generator.js';
 import { allVersionsOf } from '../crd/custom-resource.decorator.js';
 import { customResourcesOf } from '../crd/controller-resources.js';
@@ -40,7 +39,6 @@ export class OperatorLifecycle implements OnApplicationBootstrap, OnModuleDestro
     private readonly explorer: OperatorExplorer,
     private readonly registry: OperatorRegistry,
     private readonly manager: Manager,
-    private readonly kube: KubeClient,
     private readonly transport: Transport,
     @Inject(OPERATOR_MODULE_OPTIONS) private readonly options: OperatorModuleOptions,
     modules: ModulesContainer,
@@ -97,15 +95,15 @@ export class OperatorLifecycle implements OnApplicationBootstrap, OnModuleDestro
   }
 
   /**
-   * Makes every kind the controllers use known to the KubeClient (so `apply(object)` finds
-   * its resource), and fails at start-up, naming the class, when one is not served.
+   * Makes every kind the controllers use known to the manager's client, the KubeClient
+   * provider (so `apply(object)` finds its resource), and fails at start-up, naming the class, when one is not served.
    */
   private async registerKinds(found: DiscoveredController[]): Promise<void> {
     const discovery = new Map<string, Promise<Set<string> | undefined>>();
     for (const controller of found) {
       for (const type of kindsOf(controller)) {
         const resource = describeKind(controller.className, type);
-        this.kube.kinds.register(resource);
+        this.manager.client.kinds.register(resource);
         const why = await whyNotServed(this.transport, resource, discovery);
         if (why) throw new Error(messages.RESOURCE_NOT_SERVED(controller.className, resourceName(resource), why));
       }

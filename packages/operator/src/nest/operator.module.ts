@@ -1,7 +1,6 @@
 import { type DynamicModule, Module, type Provider } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { EventRecorder } from '../client/event-recorder.js';
-import { HttpKubeClient } from '../client/http-kube-client.js';
 import { KubeClient } from '../client/kube-client.js';
 import { type KubeConfigSource, loadKubeConfig, resourceName, Transport } from '@nestor/core';
 import { InformerCache } from '../runtime/informer.js';
@@ -56,19 +55,14 @@ function createManager(
     : undefined;
   if (election) metrics.setLeader(election.id, false);
   const sharding = shardCoordinator(transport, informers, metrics, options);
-  const fence = sharding?.membership ?? lock;
-  const events = new EventRecorder(transport, {
-    logger: runtimeLogger('Events'),
-    metrics: metrics.eventSink(),
-    ...(options.fieldManager ? { reportingController: options.fieldManager } : {}),
-    ...(fence?.assertWritable ? { fence: { assertWritable: () => fence.assertWritable!() } } : {}),
-  });
   metrics.trackWatches(() => informers.all().map((i) => ({ resource: resourceName(i.resource), stats: i.stats })));
   const manager = new Manager({
     transport,
     informers,
     metrics,
-    events,
+    // The manager makes the recorder and the client, both fenced by its Leases.
+    events: { logger: runtimeLogger('Events') },
+    ...(options.fieldManager ? { fieldManager: options.fieldManager } : {}),
     logger: log,
     ...(lock ? { leaderElection: lock } : {}),
     ...(sharding ? { sharding } : {}),
@@ -154,19 +148,7 @@ const providers: Provider[] = [
     inject: [Transport, InformerCache, OperatorMetrics, OPERATOR_MODULE_OPTIONS],
     useFactory: createManager,
   },
-  {
-    provide: KubeClient,
-    inject: [Transport, InformerCache, Manager, OPERATOR_MODULE_OPTIONS],
-    useFactory: (transport: Transport, informers: InformerCache, manager: Manager, options: OperatorModuleOptions) => {
-      const fence = manager.writeFence;
-      return new HttpKubeClient(transport, {
-        informers,
-        events: manager.events,
-        ...(fence ? { fence } : {}),
-        ...(options.fieldManager ? { fieldManager: options.fieldManager } : {}),
-      });
-    },
-  },
+  { provide: KubeClient, inject: [Manager], useFactory: (manager: Manager) => manager.client },
   { provide: EventRecorder, inject: [Manager], useFactory: (manager: Manager) => manager.events },
   OperatorRegistry,
   OperatorExplorer,

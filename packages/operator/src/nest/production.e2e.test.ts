@@ -421,6 +421,7 @@ describe('production runtime in process', () => {
     await app.init();
     const manager = app.get(Manager);
     const kube = app.get(KubeClient);
+    assert.equal(kube, manager.client, "the injected KubeClient is the manager's, fenced by its Lease");
     await waitFor(() => manager.isLeader, { what: 'the lead' });
     await createConfigMap(env.client, namespace, 'before');
     await waitFor(() => app.get(BehavingController).reconciled.has(`${namespace}/before`), { what: 'a reconcile' });

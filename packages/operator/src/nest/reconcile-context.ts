@@ -1,5 +1,6 @@
 import type { LoggerService } from '@nestjs/common';
 import type { ObjectRef } from '@nestor/core';
+import type { KubeClient } from '../client/kube-client.js';
 
 /** What a @Reconcile() method gets beside the object. */
 export interface ReconcileContext {
@@ -13,6 +14,12 @@ export interface ReconcileContext {
   readonly attempt: number;
   /** Unique per run, in every log line of it. */
   readonly reconcileId: string;
+  /**
+   * The operator's client for this run: writes fenced by this controller's Lease, requests
+   * cut by `signal`, Events reported by this controller. The injected KubeClient does the
+   * same from the ambient context; this one needs none.
+   */
+  readonly client: KubeClient;
   /** Nest logger bound to the controller, the object and the reconcile ID. */
   readonly log: Pick<LoggerService, 'log' | 'warn' | 'error' | 'debug'>;
 }

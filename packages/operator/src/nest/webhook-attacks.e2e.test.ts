@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { connect, constants, type ClientHttp2Session } from 'node:http2';
 import { request } from 'node:https';
+import { connect as netConnect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { INestApplicationContext } from '@nestjs/common';
 import { freePort, TestEnvironment, waitFor, type LocalWebhooks } from '@nestor/testing';
@@ -278,6 +279,25 @@ describe('the webhook port under attack', () => {
       what: 'the intake to release every stalled body',
     });
     assert.equal(allowed, sent, `${sent - allowed} of ${sent} legitimate reviews were not allowed meanwhile`);
+  });
+
+  it('caps the connections one address keeps open, and still answers another', async () => {
+    // Plain TCP connections that never start TLS: the cap acts before any handshake.
+    let closed = 0;
+    const sockets = Array.from({ length: 300 }, () => {
+      const socket = netConnect({ host: webhooks.host, port: webhooks.port, localAddress: '127.0.0.2' });
+      socket.on('error', () => {});
+      socket.once('close', () => closed++);
+      return socket;
+    });
+    await waitFor(() => closed >= 300 - 256, {
+      timeoutMs: 10_000,
+      what: 'the server to close the connections past 256 from one address',
+    });
+    const answer = await post(VALIDATE, review(widget(NS, 'beside-the-cap', { size: 1 })));
+    assert.equal(answer.response?.allowed, true);
+    assert.ok(closed <= 300 - 256 + 5, `${closed} closed: the cap is per address, not lower`);
+    for (const socket of sockets) socket.destroy();
   });
 
   it('HTTP/2: closes idle connections, caps streams per connection, drops a dripping body', async () => {

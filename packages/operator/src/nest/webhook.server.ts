@@ -26,7 +26,7 @@ import {
   type AdmissionRequest,
   type AdmissionResponse,
 } from '../webhooks/admission-review.js';
-import { http1Limits, http2Limits, limitHttp2Sessions } from '../webhooks/connection-limits.js';
+import { http1Limits, http2Limits, limitConnections, limitHttp2Sessions } from '../webhooks/connection-limits.js';
 import { CONVERSION_PATH, ConversionWebhook, conversionTimeoutMs, objectName } from '../webhooks/conversion-webhook.js';
 import type { ConvertibleObject } from '../webhooks/conversion-review.js';
 import type { ReviewEnvelopeFields } from '../webhooks/json-scanner.js';
@@ -146,6 +146,7 @@ export class WebhookServer implements OnModuleInit, OnApplicationShutdown {
     } else {
       server = createServer({ ...certificate.current, ...http1Limits() }, handler);
     }
+    limitConnections(server);
     const host = options.host ?? '0.0.0.0';
     const port = options.port ?? DEFAULT_WEBHOOK_PORT;
     this.port = await listenOn(server, host, port, {

@@ -10,6 +10,7 @@ export { KindRegistry } from '../client/kind-registry.js';
 export {
   KubeClient,
   type ApplyOptions,
+  type ClientScope,
   type DeleteOptions,
   type EventType,
   type ListOptions,
@@ -79,15 +80,10 @@ export type { ObjectTimer } from './object-timers.js';
 export { withFinalizer, defaultFinalizerName, type FinalizerOptions } from './reconcilers/finalizer.js';
 export { withTracing } from './reconcilers/tracing.js';
 export { TerminalError, ReconcileTimeoutError, toError, type ReconcileResult } from './result.js';
-export {
-  Manager,
-  type ManagerOptions,
-  type ManagerHealth,
-  type HealthCheck,
-  type ManagerMetrics,
-  type LeaderElection,
-} from './manager.js';
-export { LeaseLock, LeaseLostError, type LeaseLockOptions } from './leader-election.js';
+export { Manager, type ManagerOptions, type ManagerHealth, type HealthCheck, type ManagerMetrics } from './manager.js';
+export { Coordination, type CoordinationEvents, type CoordinationOptions } from './coordination.js';
+export { LeaseFence, type LeaseFenceOptions, type FencingLease } from './write-fence.js';
+export { LeaseLock, LeaseLostError, type LeaseLockOptions, type LeaderElection } from './leader-election.js';
 
 // Sharding: shard Leases, ring membership, consistent-hash assignment, shard labels.
 export * from '../sharding/index.js';

@@ -3,7 +3,18 @@ import { hostname } from 'node:os';
 import type { V1Lease } from '@kubernetes/client-node';
 import { KubeApiError, resourcePath, type RuntimeLogger, silentLogger, sleep, type Transport } from '@nestor/core';
 import { Lease as LeaseResource } from '../client/kinds.js';
-import type { LeaderElection } from './manager.js';
+
+/** Runs while this process should reconcile; returns when it must stop (lease lost). */
+export interface LeaderElection {
+  /** Resolves once this process leads. */
+  acquire(signal: AbortSignal): Promise<void>;
+  /** Gives the lead up at once so a standby takes over (clean shutdown). */
+  release(): Promise<void>;
+  /** Registers what to do when the lead is lost while running. */
+  onLost(listener: () => void): void;
+  /** Throws unless this replica may write now (see LeaseLock.assertWritable); the write fence asks it. */
+  assertWritable?(): void;
+}
 
 export interface LeaseLockOptions {
   /** The Lease's name: one per operator, shared by its replicas. */

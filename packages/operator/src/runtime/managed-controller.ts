@@ -25,6 +25,7 @@ import type { Informer, InformerCache, InformerHandle, InformerSelector } from '
 import type { Predicate } from './predicates.js';
 import { positiveDuration, positiveInteger, show } from './options-check.js';
 import type { EventRecorder } from '../client/event-recorder.js';
+import type { KubeClient } from '../client/kube-client.js';
 import { isTimerItem, objectGroupOf, ObjectTimers, type ObjectTimer } from './object-timers.js';
 import { WorkQueue } from './queue.js';
 import { defaultControllerRateLimiter, type RateLimiter } from './rate-limiter.js';
@@ -94,6 +95,11 @@ export interface ManagedControllerOptions<T> {
   shard?: { selector: string; bypass(object: KubeObject): boolean };
   /** Records the Warning Event of maxRetries (the manager passes its recorder). */
   events?: EventRecorder;
+  /**
+   * Scoped to this controller and each run's signal, it is `request.client` in its
+   * reconciles and timers (the manager passes `manager.client`).
+   */
+  client?: KubeClient;
   /** Set by the manager, whose OutageGate holds dispatch while the API server is unreachable. */
   outageHold?: boolean;
   logger?: RuntimeLogger;
@@ -163,6 +169,7 @@ export class ManagedController<T extends KubeObject = KubeObject> {
       ...(options.metrics ? { metrics: options.metrics } : {}),
       ...(options.maxRetries !== undefined ? { maxRetries: options.maxRetries } : {}),
       ...(options.events ? { events: options.events } : {}),
+      ...(options.client ? { client: options.client } : {}),
     });
     if (options.timers?.length) {
       this.timers = new ObjectTimers<T>({
@@ -172,6 +179,7 @@ export class ManagedController<T extends KubeObject = KubeObject> {
         read: (key) => this.read(key),
         held: (key) => this.loop.holds(key),
         ...(options.reconcileTimeoutMs ? { timeoutMs: options.reconcileTimeoutMs } : {}),
+        ...(options.client ? { client: options.client } : {}),
         log: this.log,
       });
     }

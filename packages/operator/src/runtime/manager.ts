@@ -7,10 +7,13 @@ import {
   resourceName,
   type RuntimeLogger,
   silentLogger,
-  sleep,
   type Transport,
 } from '@nestor/core';
-import { currentReportingController, EventRecorder, type EventRecorderMetrics } from '../client/event-recorder.js';
+import { EventRecorder, type EventRecorderMetrics, type EventRecorderOptions } from '../client/event-recorder.js';
+import type { KindRegistry } from '../client/kind-registry.js';
+import { HttpKubeClient } from '../client/http-kube-client.js';
+import type { KubeClient } from '../client/kube-client.js';
+import { Coordination, type LeaderElection } from './coordination.js';
 import { ManagedController, type ManagedControllerOptions } from './managed-controller.js';
 import type { ControllerMetricsSink } from './reconcile-loop.js';
 import { InformerCache, type Informer } from './informer.js';
@@ -19,20 +22,9 @@ import type { ShardScope } from './shard-scope.js';
 import { positiveDuration, positiveInteger } from './options-check.js';
 import { OutageGate } from './outage-gate.js';
 import { WorkerPool } from './worker-pool.js';
+import type { LeaseFence } from './write-fence.js';
 
-export type { EventRecorderMetrics };
-
-/** Runs while this process should reconcile; returns when it must stop (lease lost). */
-export interface LeaderElection {
-  /** Resolves once this process leads. */
-  acquire(signal: AbortSignal): Promise<void>;
-  /** Gives the lead up at once so a standby takes over (clean shutdown). */
-  release(): Promise<void>;
-  /** Registers what to do when the lead is lost while running. */
-  onLost(listener: () => void): void;
-  /** Throws unless this replica may write now (see LeaseLock.assertWritable); KubeClient fences its writes with it. */
-  assertWritable?(): void;
-}
+export type { EventRecorderMetrics, LeaderElection };
 
 /** Where controllers report metrics (OperatorMetrics binds this to Prometheus). */
 export interface ManagerMetrics {
@@ -55,11 +47,15 @@ export interface ManagerOptions {
   leaderElection?: LeaderElection;
   metrics?: ManagerMetrics;
   /**
-   * The Event recorder the controllers' maxRetries warnings go to, and KubeClient should
-   * share (`new KubeClient(transport, { events: manager.events })`). Default: one on the
-   * transport, fenced by the lease. stop() flushes it.
+   * The Event recorder the controllers' maxRetries warnings and `manager.client`'s Events
+   * go to, or the options of the one the manager makes on the transport, fenced by its
+   * Leases (the default). stop() flushes it.
    */
-  events?: EventRecorder;
+  events?: EventRecorder | Omit<EventRecorderOptions, 'fence'>;
+  /** `manager.client`'s field manager (default 'nestor'); also its Events' reporting controller. */
+  fieldManager?: string;
+  /** `manager.client`'s kinds (default: a registry of its own). */
+  kinds?: KindRegistry;
   /** Bound on the flush of pending Events on stop (default 5 s). */
   eventFlushMs?: number;
   /**
@@ -96,9 +92,9 @@ export interface ManagerHealth {
 }
 
 /**
- * Owns the worker pool, the shared informer cache and the controllers. Start order:
- * informers synced (bounded wait) -> leader election -> controllers. Stop order reverse,
- * with a drain grace period.
+ * Owns the worker pool, the shared informer cache, the client and the controllers. Start
+ * order: informers synced (bounded wait) -> the Lease loops (Coordination) -> controllers.
+ * Stop order reverse, with a drain grace period.
  */
 export class Manager {
   readonly pool: WorkerPool;
@@ -107,46 +103,63 @@ export class Manager {
   readonly informers: InformerCache;
   /** Records Events best effort (see EventRecorder); flushed on stop. */
   readonly events: EventRecorder;
+  /**
+   * The client of this manager's controllers (controller-runtime's mgr.GetClient()): reads
+   * from its informers, writes fenced by whichever of its Leases applies, Events to its
+   * recorder. Each reconcile gets it scoped to its controller and signal as `request.client`;
+   * used as is, it reads both from the ambient context.
+   */
+  readonly client: KubeClient;
+  /** The leader and shard Lease loops, and the write fence they make. */
+  private readonly coordination: Coordination;
   private readonly controllers = new Map<string, ManagedController<KubeObject>>();
   private readonly started = new Set<ManagedController<KubeObject>>();
   /** Controllers that run on this shard's objects (sharding only); the others run on the leader. */
   private readonly sharded = new Set<ManagedController<KubeObject>>();
-  /** The background wait for the lease (leader election only). */
-  private campaigning?: Promise<void>;
-  /** The background hold of the shard Lease (sharding only). */
-  private sharding?: Promise<void>;
-  /** This replica holds its shard Lease. */
-  private shardHeld = false;
-  /** Ends the assigner when the lead is lost. */
-  private assigning?: { abort: AbortController; done: Promise<void> };
   private readonly log: RuntimeLogger;
   private readonly syncTimeoutMs: number;
   private readonly shutdownGraceMs: number;
   private state: State = 'idle';
   private readonly abort = new AbortController();
-  private leading = false;
   /** Caches synced: a standby waiting for the lease is ready. */
   private caches = false;
 
   constructor(private readonly options: ManagerOptions) {
     this.log = options.logger ?? silentLogger;
-    if (options.sharding && !options.leaderElection) {
-      throw new Error('sharding needs leader election: the elected leader assigns the objects to the shards');
-    }
+    this.coordination = new Coordination({
+      ...(options.leaderElection ? { leaderElection: options.leaderElection } : {}),
+      ...(options.sharding ? { sharding: options.sharding } : {}),
+      runsOnLeader: (name) => {
+        const controller = this.controllers.get(name);
+        return controller !== undefined && !this.sharded.has(controller);
+      },
+      logger: this.log,
+    });
     this.pool = new WorkerPool({
       concurrency: positiveInteger(options.concurrency ?? DEFAULT_CONCURRENCY, "the manager's concurrency"),
     });
     this.informers = options.informers ?? new InformerCache(options.transport, { logger: this.log });
     this.outage = new OutageGate({ transport: options.transport, pool: this.pool, logger: this.log });
-    const fence = this.writeFence;
+    const fence = this.coordination.fence;
     const eventMetrics = options.metrics?.eventSink?.();
+    const { events, fieldManager } = options;
     this.events =
-      options.events ??
-      new EventRecorder(options.transport, {
-        logger: this.log,
-        ...(fence ? { fence } : {}),
-        ...(eventMetrics ? { metrics: eventMetrics } : {}),
-      });
+      events instanceof EventRecorder
+        ? events
+        : new EventRecorder(options.transport, {
+            logger: this.log,
+            ...(fieldManager ? { reportingController: fieldManager } : {}),
+            ...(eventMetrics ? { metrics: eventMetrics } : {}),
+            ...events,
+            ...(fence.fences ? { fence } : {}),
+          });
+    this.client = new HttpKubeClient(options.transport, {
+      informers: this.informers,
+      events: this.events,
+      ...(fence.fences ? { fence } : {}),
+      ...(fieldManager ? { fieldManager } : {}),
+      ...(options.kinds ? { kinds: options.kinds } : {}),
+    });
     this.syncTimeoutMs = positiveDuration(
       options.syncTimeoutMs ?? DEFAULT_CACHE_SYNC_TIMEOUT_MS,
       'the cache sync timeout',
@@ -166,36 +179,19 @@ export class Manager {
   }
 
   /**
-   * What KubeClient checks before each write: the lease, with leader election; nothing
-   * without. When sharded, the Lease of whoever writes: the leader Lease inside a
-   * `sharded: false` controller's reconcile or timer, the shard's Lease everywhere else.
+   * What every write asks first (see LeaseFence): the lease, with leader election; nothing
+   * without. When sharded, the Lease of whoever writes: the leader Lease for a `sharded:
+   * false` controller's writes, the shard's Lease for every other. `manager.client` and
+   * the manager's Event recorder are fenced by it.
    */
-  get writeFence(): { assertWritable(): void } | undefined {
-    const leader = this.options.leaderElection;
-    const shard = this.options.sharding?.membership;
-    if (!shard) {
-      const leading = this.assertLeading;
-      return leading ? { assertWritable: leading } : undefined;
-    }
-    return {
-      assertWritable: () => {
-        const name = currentReportingController();
-        const controller = name === undefined ? undefined : this.controllers.get(name);
-        const lease = controller && !this.sharded.has(controller) ? leader : shard;
-        lease?.assertWritable?.();
-      },
-    };
-  }
-
-  /** The leader Lease's fence: throws once this replica cannot be sure it leads; undefined without one. */
-  private get assertLeading(): (() => void) | undefined {
-    const election = this.options.leaderElection;
-    return election?.assertWritable ? () => election.assertWritable!() : undefined;
+  get writeFence(): LeaseFence | undefined {
+    const fence = this.coordination.fence;
+    return fence.fences ? fence : undefined;
   }
 
   /** True once this process leads (always, without leader election). */
   get isLeader(): boolean {
-    return this.leading;
+    return this.coordination.isLeader;
   }
 
   /** Objects the sharded controllers cache: this shard's share (0 without sharding). */
@@ -232,6 +228,7 @@ export class Manager {
       logger: this.log,
       outageHold: true,
       events: this.events,
+      client: this.client,
       ...(metrics ? { metrics: metrics.controllerSink(options.name, options.maxConcurrentReconciles ?? 1) } : {}),
       ...options,
       ...(sharded
@@ -283,7 +280,11 @@ export class Manager {
         name: 'manager',
         ok: this.state === 'running' || (this.state === 'starting' && this.caches),
         detail:
-          this.options.leaderElection && this.state === 'running' ? (this.leading ? 'leading' : 'standby') : this.state,
+          this.options.leaderElection && this.state === 'running'
+            ? this.isLeader
+              ? 'leading'
+              : 'standby'
+            : this.state,
       },
     ];
     for (const controller of this.controllers.values()) {
@@ -333,92 +334,27 @@ export class Manager {
     this.caches = true;
     if (this.abort.signal.aborted) return;
     this.state = 'running';
-    const election = this.options.leaderElection;
-    if (!election) return this.lead();
-    const sharding = this.options.sharding;
-    if (sharding) this.sharding = this.holdShard(sharding);
-    this.log.info('caches synced; waiting to become the leader');
-    this.campaigning = this.campaign(election);
-  }
-
-  /** Whether a controller may run now: its shard's Lease is held, or this replica leads. */
-  private mayRun(controller: ManagedController<KubeObject>): boolean {
-    return this.sharded.has(controller) ? this.shardHeld : this.leading;
-  }
-
-  /**
-   * Holds this replica's shard Lease in the background: the sharded controllers run while
-   * it is held; on loss their reconciles are aborted at once and it is taken again.
-   */
-  private holdShard(sharding: ShardScope): Promise<void> {
-    return this.holdLease(sharding.membership, `shard ${sharding.shardId}: taking its Lease`, {
-      acquired: () => {
-        this.shardHeld = true;
+    this.coordination.start({
+      led: () => this.lead(),
+      lostLead: async () => {
+        await this.standBy([...this.started].filter((controller) => !this.sharded.has(controller)));
+        this.options.onLeadershipLost?.();
+      },
+      heldShard: () => {
         for (const controller of this.sharded) {
           if (controller.informers.every((i) => i.synced)) this.startController(controller);
         }
         this.log.info(
-          `shard ${sharding.shardId}: holding its Lease; ${this.sharded.size} sharded controller(s) running`,
+          `shard ${this.options.sharding?.shardId}: holding its Lease; ${this.sharded.size} sharded controller(s) running`,
         );
       },
-      lost: async () => {
-        this.shardHeld = false;
-        this.log.error(`shard ${sharding.shardId} lost its Lease: aborting its reconciles at once and taking it again`);
-        await this.standBy([...this.sharded]);
-      },
+      lostShard: () => this.standBy([...this.sharded]),
     });
   }
 
-  /**
-   * Waits for the lease in the background and leads while it holds it; on loss, aborts the
-   * running reconciles at once, stands the controllers by, and campaigns again.
-   */
-  private campaign(election: LeaderElection): Promise<void> {
-    return this.holdLease(election, 'leader election', {
-      acquired: () => this.lead(),
-      lost: async () => {
-        this.leading = false;
-        this.log.error('this replica lost the lease: aborting its reconciles at once and standing by');
-        await this.stopAssigning();
-        await this.standBy([...this.started].filter((controller) => !this.sharded.has(controller)));
-        this.options.onLeadershipLost?.();
-      },
-    });
-  }
-
-  /**
-   * Takes a lease, runs `acquired`, and when the lease is lost runs `lost` and takes it
-   * again, until the manager stops (stop() drains what runs then; `lost` is not called).
-   */
-  private async holdLease(
-    election: LeaderElection,
-    what: string,
-    on: { acquired: () => void; lost: () => Promise<void> },
-  ): Promise<void> {
-    const signal = this.abort.signal;
-    let lost: (() => void) | undefined;
-    election.onLost(() => lost?.());
-    while (!signal.aborted) {
-      try {
-        await election.acquire(signal);
-      } catch (error) {
-        this.log.error(`${what} failed: ${(error as Error).message}; trying again`);
-        await sleep(1000, signal);
-        continue;
-      }
-      if (signal.aborted) return;
-      let stopped = () => {};
-      const lease = new Promise<void>((resolve) => {
-        lost = resolve;
-        stopped = () => resolve();
-        signal.addEventListener('abort', stopped, { once: true });
-      });
-      on.acquired();
-      await lease;
-      signal.removeEventListener('abort', stopped); // one listener per hold, not one per loss
-      if (signal.aborted) return;
-      await on.lost();
-    }
+  /** Whether a controller may run now: its shard's Lease is held, or this replica leads. */
+  private mayRun(controller: ManagedController<KubeObject>): boolean {
+    return this.sharded.has(controller) ? this.coordination.holdsShard : this.isLeader;
   }
 
   /** Aborts the running reconciles of these controllers at once; they start again with their lease. */
@@ -428,29 +364,13 @@ export class Manager {
     for (const controller of running) this.started.delete(controller);
   }
 
-  /**
-   * Starts every leader's controller whose caches are synced (the others start when theirs
-   * are) and, when sharded, the assigner.
-   */
+  /** Starts every leader's controller whose caches are synced (the others start when theirs are). */
   private lead(): void {
-    this.leading = true;
     for (const controller of this.controllers.values()) {
       if (!this.sharded.has(controller) && controller.informers.every((i) => i.synced))
         this.startController(controller);
     }
-    const sharding = this.options.sharding;
-    if (sharding) {
-      const abort = new AbortController();
-      this.assigning = { abort, done: sharding.assign(abort.signal, this.assertLeading) };
-    }
     this.log.info(`manager started ${this.started.size} controller(s) with ${this.pool.concurrency} workers`);
-  }
-
-  private async stopAssigning(): Promise<void> {
-    const assigning = this.assigning;
-    this.assigning = undefined;
-    assigning?.abort.abort();
-    await assigning?.done;
   }
 
   private startController(controller: ManagedController<KubeObject>): void {
@@ -464,19 +384,13 @@ export class Manager {
     if (this.state === 'stopped' || this.state === 'stopping') return;
     this.state = 'stopping';
     this.abort.abort();
+    this.coordination.halt();
     const drained = await this.stopControllers();
     // Events still pending are written while this replica still holds the lease.
     if (!(await this.events.close(this.options.eventFlushMs ?? 5_000)))
       this.log.warn('some Events were still unwritten when the flush bound ran out; they are dropped');
-    await this.stopAssigning();
-    // The campaign ends on the abort; a lease it won meanwhile is released too. The shard's
-    // Lease goes first: released, the shard is dead at once and the leader moves its objects.
-    await this.campaigning;
-    await this.sharding;
-    this.shardHeld = false;
-    await this.options.sharding?.membership.release();
-    await this.options.leaderElection?.release();
-    this.leading = false;
+    // The Leases last: the reconciles and the Events above were written while they were held.
+    await this.coordination.stop();
     this.informers.stopAll();
     this.outage.stop();
     this.state = 'stopped';

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { refOf, silentLogger, withAbortSignal, type KubeObject, type RuntimeLogger } from '@nestor/core';
 import { withReportingController } from '../client/event-recorder.js';
+import type { KubeClient } from '../client/kube-client.js';
 import type { WorkQueue } from './queue.js';
 import type { ReconcileRequest } from './reconciler.js';
 import { positiveDuration } from './options-check.js';
@@ -48,6 +49,8 @@ export interface ObjectTimersOptions<T> {
   held(key: string): boolean;
   /** Abort a run after this long (the controller's reconcile timeout). */
   timeoutMs?: number;
+  /** Scoped to the controller and each run's signal: the run's `request.client`. */
+  client?: KubeClient;
   log?: RuntimeLogger;
 }
 
@@ -99,9 +102,12 @@ export class ObjectTimers<T extends KubeObject> {
       warn: (message, extra) => log.warn(message, { ...fields, reconcileId, ...extra }),
       error: (message, extra) => log.error(message, { ...fields, reconcileId, ...extra }),
     };
-    const run = withReportingController(this.options.controller, () =>
-      withAbortSignal(abort.signal, async () =>
-        timer.run({ ref, key, object, signal: abort.signal, attempt: 1, reconcileId, log: bound }),
+    const { controller, client: shared } = this.options;
+    const signal = abort.signal;
+    const client = shared?.scoped({ controller, signal });
+    const run = withReportingController(controller, () =>
+      withAbortSignal(signal, async () =>
+        timer.run({ ref, key, object, signal, attempt: 1, reconcileId, log: bound, ...(client ? { client } : {}) }),
       ),
     );
     this.running.add(abort);

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { isUnreachable, refOf, withAbortSignal, type KubeObject, type RuntimeLogger } from '@nestor/core';
 import { withReportingController, type EventRecorder } from '../client/event-recorder.js';
+import type { KubeClient } from '../client/kube-client.js';
 import type { QueueMetricsSink, WorkQueue } from './queue.js';
 import type { Reconciler } from './reconciler.js';
 import { show } from './options-check.js';
@@ -47,6 +48,8 @@ export interface ReconcileLoopOptions<T> {
   maxRetries?: number;
   /** Where the Warning Event of an object given up on goes. */
   events?: Pick<EventRecorder, 'record'>;
+  /** Scoped to this controller and each run's signal: the run's `request.client`. */
+  client?: KubeClient;
   log: RuntimeLogger;
   metrics?: ControllerMetricsSink;
 }
@@ -122,11 +125,23 @@ export class ReconcileLoop<T> {
     metrics?.activeWorkers(1);
     let outcome: ReconcileOutcome;
     let failure: Error | undefined;
-    // The signal is ambient too: KubeClient's requests inside the reconcile are cut when it
-    // aborts; and so is the controller's name, the reporting controller of its Events.
-    const run = withReportingController(this.options.name, () =>
-      withAbortSignal(abort.signal, async () =>
-        this.options.reconcile({ ref, key, object, signal: abort.signal, attempt, reconcileId, log }),
+    // The controller and the signal are explicit in the run's client, and ambient too: the
+    // shared client used inside the reconcile is fenced and cut alike.
+    const { name, client: shared } = this.options;
+    const signal = abort.signal;
+    const client = shared?.scoped({ controller: name, signal });
+    const run = withReportingController(name, () =>
+      withAbortSignal(signal, async () =>
+        this.options.reconcile({
+          ref,
+          key,
+          object,
+          signal,
+          attempt,
+          reconcileId,
+          log,
+          ...(client ? { client } : {}),
+        }),
       ),
     );
     this.unsettled.add(run);

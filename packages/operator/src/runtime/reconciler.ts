@@ -1,4 +1,5 @@
 import type { ObjectRef, RuntimeLogger } from '@nestor/core';
+import type { KubeClient } from '../client/kube-client.js';
 import type { ReconcileResult } from './result.js';
 
 /** Everything one reconcile gets: the request, the cached object, a bound logger, a signal. */
@@ -17,6 +18,12 @@ export interface ReconcileRequest<T> {
   readonly reconcileId: string;
   /** A logger bound to controller, namespace, name and reconcile ID. */
   readonly log: RuntimeLogger;
+  /**
+   * The manager's client for this run: its writes fenced by this controller's Lease, its
+   * requests cut by `signal`, its Events reported by this controller, all explicit (no
+   * ambient context read). Set whenever a Manager runs the controller.
+   */
+  readonly client?: KubeClient;
 }
 
 /**

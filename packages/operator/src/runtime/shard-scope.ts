@@ -1,5 +1,5 @@
 import type { KubeObject, ResourceDescriptor } from '@nestor/core';
-import type { LeaderElection } from './manager.js';
+import type { LeaderElection } from './leader-election.js';
 import type { ObjectTimer } from './object-timers.js';
 import type { Reconciler } from './reconciler.js';
 

@@ -3,8 +3,10 @@
 // closed after a short idle time. Node enforces these for HTTP/1.1 (headersTimeout,
 // keepAliveTimeout, requestTimeout); an HTTP/2 session has none of them, so they are kept
 // here per session, and the streams one session may open at once are capped (rapid reset:
-// without a cap, one connection opens thousands).
+// without a cap, one connection opens thousands). Open connections are capped, in all and
+// per remote address.
 import type { ServerOptions as HttpsServerOptions } from 'node:https';
+import type { Server, Socket } from 'node:net';
 import type { Http2SecureServer, SecureServerOptions, ServerHttp2Session } from 'node:http2';
 import { DEFAULT_BODY_TIMEOUT_MS } from './review-intake.js';
 
@@ -18,9 +20,11 @@ export const WEBHOOK_MAX_CONCURRENT_STREAMS = 32;
 /** HTTPS (HTTP/1.1) server options with the bounds above. */
 export function http1Limits(): Pick<
   HttpsServerOptions,
-  'headersTimeout' | 'requestTimeout' | 'keepAliveTimeout' | 'connectionsCheckingInterval'
+  'headersTimeout' | 'requestTimeout' | 'keepAliveTimeout' | 'connectionsCheckingInterval' | 'handshakeTimeout'
 > {
   return {
+    // A TLS handshake not done in this is dropped (Node's default: 120 s).
+    handshakeTimeout: WEBHOOK_HEADERS_TIMEOUT_MS,
     headersTimeout: WEBHOOK_HEADERS_TIMEOUT_MS,
     // The API server waits 30 s at most for any review: a request not read by then is dead.
     requestTimeout: DEFAULT_BODY_TIMEOUT_MS,
@@ -31,8 +35,11 @@ export function http1Limits(): Pick<
 }
 
 /** HTTP/2 server options: the stream cap, advertised in SETTINGS and enforced by nghttp2. */
-export function http2Limits(): Pick<SecureServerOptions, 'settings'> {
-  return { settings: { maxConcurrentStreams: WEBHOOK_MAX_CONCURRENT_STREAMS } };
+export function http2Limits(): Pick<SecureServerOptions, 'settings' | 'handshakeTimeout'> {
+  return {
+    settings: { maxConcurrentStreams: WEBHOOK_MAX_CONCURRENT_STREAMS },
+    handshakeTimeout: WEBHOOK_HEADERS_TIMEOUT_MS,
+  };
 }
 
 /**
@@ -69,4 +76,35 @@ export function limitHttp2Sessions(server: Http2SecureServer): Set<ServerHttp2Se
     });
   });
   return sessions;
+}
+
+/** Connections the webhook port keeps open at once (each TLS connection costs ~50-80 KB before it sends a byte). */
+export const WEBHOOK_MAX_CONNECTIONS = 1024;
+/** Connections one remote address keeps open at once: an attacker's pod cannot take the whole port. */
+export const WEBHOOK_MAX_CONNECTIONS_PER_PEER = 256;
+
+/**
+ * Caps open connections, in all and per remote address: a connection past either cap is
+ * closed as it arrives, before its TLS handshake costs anything. The API server is one
+ * address per replica and keeps a few dozen connections to a webhook at most.
+ */
+export function limitConnections(server: Server): void {
+  const peers = new Map<string, number>();
+  let open = 0;
+  server.on('connection', (socket: Socket) => {
+    const address = socket.remoteAddress ?? '';
+    const fromPeer = peers.get(address) ?? 0;
+    if (open >= WEBHOOK_MAX_CONNECTIONS || fromPeer >= WEBHOOK_MAX_CONNECTIONS_PER_PEER) {
+      socket.destroy();
+      return;
+    }
+    open++;
+    peers.set(address, fromPeer + 1);
+    socket.once('close', () => {
+      open--;
+      const left = (peers.get(address) ?? 1) - 1;
+      if (left === 0) peers.delete(address);
+      else peers.set(address, left);
+    });
+  });
 }

@@ -7,7 +7,7 @@ export interface FinalizerOptions<T extends KubeObject> {
   name: string;
   /** Cleans up for an object being deleted; throw to retry. The finalizer is removed once it returns. */
   finalize(object: T, request: ReconcileRequest<T>): Promise<void> | void;
-  /** Writes the finalizer list. */
+  /** Writes the finalizer list when the request carries no client of its own (`request.client`). */
   client: Pick<KubeClient, 'addFinalizer' | 'removeFinalizer'>;
   /** How long a finalized UID is remembered against a stale cache (default 60 s). */
   rememberMs?: number;
@@ -28,12 +28,13 @@ export function withFinalizer<T extends KubeObject>(
   reconcile: Reconciler<T>,
   options: FinalizerOptions<T>,
 ): Reconciler<T> {
-  const { name, client } = options;
+  const { name } = options;
   // UIDs whose finalizer this process just removed. The cache may still show the finalizer
   // for a moment, and a reconcile queued meanwhile must not run the cleanup again.
   const finalized = new RecentSet(options.rememberMs ?? 60_000);
   return async (request) => {
     const object = request.object;
+    const client = request.client ?? options.client;
     if (!object) return reconcile(request);
     const finalizers = object.metadata?.finalizers ?? [];
     if (object.metadata?.deletionTimestamp) {

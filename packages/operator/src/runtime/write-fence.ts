@@ -1,0 +1,60 @@
+import { currentReportingController } from '../client/event-recorder.js';
+import type { WriteFence } from '../client/write-fence.js';
+
+/** A Lease that fences writes: LeaseLock and the shard's Lease. */
+export interface FencingLease {
+  /** Throws unless this replica may write now (see LeaseLock.assertWritable). */
+  assertWritable?(): void;
+}
+
+export interface LeaseFenceOptions {
+  /** The leader Lease (leader election), if any. */
+  leader?: FencingLease | undefined;
+  /** This replica's shard Lease (sharding), if any. */
+  shard?: FencingLease | undefined;
+  /** True for a controller that runs on the leader (`sharded: false`) rather than on the shard. */
+  runsOnLeader(controller: string): boolean;
+}
+
+const open: WriteFence = { assertWritable: () => {} };
+
+/**
+ * The one definition of which Lease a write needs. Without sharding: the leader Lease, for
+ * every write. With sharding: the leader Lease for a `sharded: false` controller's writes,
+ * the shard's Lease for every other write, those made outside any controller included.
+ * Without leader election nothing is fenced.
+ *
+ * `of(controller)` is the explicit path (the client a reconcile gets, the Event recorder);
+ * `assertWritable()` reads the controller from the ambient context (the shared client in a
+ * user's nested helper) and asks `of` for it.
+ */
+export class LeaseFence implements WriteFence {
+  /** The leader Lease's fence (undefined without one): the assigner's writes need it. */
+  readonly leading: WriteFence | undefined;
+  private readonly shard: WriteFence | undefined;
+
+  constructor(private readonly options: LeaseFenceOptions) {
+    this.leading = fenceOf(options.leader);
+    this.shard = fenceOf(options.shard);
+  }
+
+  /** True when some Lease fences writes (leader election is on). */
+  get fences(): boolean {
+    return this.leading !== undefined || this.shard !== undefined;
+  }
+
+  of(controller: string | undefined): WriteFence {
+    if (!this.options.shard) return this.leading ?? open;
+    const leader = controller !== undefined && this.options.runsOnLeader(controller);
+    return (leader ? this.leading : this.shard) ?? open;
+  }
+
+  assertWritable(): void {
+    // Only sharding makes the answer depend on the controller: read the context only then.
+    this.of(this.options.shard ? currentReportingController() : undefined).assertWritable();
+  }
+}
+
+function fenceOf(lease: FencingLease | undefined): WriteFence | undefined {
+  return lease?.assertWritable ? { assertWritable: () => lease.assertWritable!() } : undefined;
+}
