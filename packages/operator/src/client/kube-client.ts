@@ -42,8 +42,8 @@ export type PatchType = 'merge' | 'json' | 'strategic';
 
 /**
  * Typed reads and writes of Kubernetes objects for reconcilers: get and list, create,
- * replace, delete, patch, server-side apply, status, finalizers, Events. Inject it by this
- * class; `new HttpKubeClient(transport, options)` makes one outside Nest.
+ * replace, delete, patch, server-side apply, status, finalizers, Events. In Nest, inject it
+ * by this class; without Nest, the manager makes one (`manager.client`).
  */
 export abstract class KubeClient {
   /** Field manager of writes and server-side applies. */
@@ -55,7 +55,7 @@ export abstract class KubeClient {
     // JavaScript lets `new KubeClient(transport)` through (KubeClient was the HTTP client once): say what to use.
     if (new.target === KubeClient) {
       throw new TypeError(
-        'KubeClient is the interface of the clients: construct HttpKubeClient (`new HttpKubeClient(transport, options)`), or inject KubeClient in Nest',
+        "KubeClient is the interface of the clients: use the manager's (`manager.client`), inject KubeClient in Nest, or construct `new HttpKubeClient(transport, options)`",
       );
     }
   }
