@@ -10,7 +10,7 @@ import { Recorder, args, fail, onCommands, onSyncCommands, send } from './protoc
 // NESTOR_STREAMING_LIST=true syncs by a streamed list (WatchList) where the API server offers it.
 // NESTOR_PROTOBUF=false lists and watches built-in kinds in JSON (bench/run.mjs --impls nestor-json).
 const dist = process.env.NESTOR_OPERATOR_DIST;
-const operator = await import(dist ? pathToFileURL(`${dist}/runtime/index.js`).href : '@nestor/operator/runtime');
+const operator = await import(dist ? pathToFileURL(`${dist}/runtime-entry.js`).href : '@nestor/operator/runtime');
 const { ClusterConfig, ConfigMap, InformerCache, KindRegistry, Manager, Transport, generationChanged } = operator;
 // Builds before the client seam (issue 26) call the HTTP client KubeClient.
 const HttpKubeClient = operator.HttpKubeClient ?? operator.KubeClient;

@@ -7,14 +7,11 @@ import type { KubeObject, ObjectRef, ResourceDescriptor } from '@nestor/core';
 import type { RecordOptions } from './event-recorder.js';
 import type { EventType } from './event-series.js';
 import type { KindRegistry } from './kind-registry.js';
+import type { ObjectSelector } from './object-selector.js';
 
 export type { EventType };
 
-export interface ListOptions {
-  namespace?: string;
-  labelSelector?: string;
-  fieldSelector?: string;
-}
+export type ListOptions = ObjectSelector;
 
 export interface ApplyOptions {
   /** Makes this object the controller owner of the applied one (and lets GC delete it with the owner). */

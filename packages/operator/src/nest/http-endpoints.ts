@@ -1,4 +1,4 @@
-import type { OperatorModuleOptions } from './operator-options.interface.js';
+import type { OperatorModuleOptions } from './interfaces/operator-options.interface.js';
 
 export interface MetricsEndpoint {
   port: number;

@@ -1,4 +1,4 @@
-import type { OperatorModuleOptions } from './operator-options.interface.js';
+import type { OperatorModuleOptions } from './interfaces/operator-options.interface.js';
 
 /**
  * The settings a deployment gives an operator without code: kubebuilder's manager flags

@@ -10,7 +10,7 @@ import { MetricsAccess } from './metrics-access.js';
 import { listenOn } from './listen-on.js';
 import { runtimeLogger } from './nest-logger.js';
 import { OPERATOR_MODULE_OPTIONS } from './operator.module-definition.js';
-import type { OperatorModuleOptions } from './operator-options.interface.js';
+import type { OperatorModuleOptions } from './interfaces/operator-options.interface.js';
 import { probeChecks, probeResponse, type Probe } from './probe-response.js';
 import { ServingCertificate } from './serving-certificate.js';
 import { WebhookServer } from './webhook.server.js';

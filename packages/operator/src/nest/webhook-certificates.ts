@@ -4,7 +4,7 @@ import { retryWhileUnreachable, type Transport } from '@nestor/core';
 import type { CaBundleTarget } from '../webhooks/ca-bundle-injection.js';
 import { SelfManagedCertificates } from '../webhooks/self-managed-certificates.js';
 import { runtimeLogger } from './nest-logger.js';
-import type { WebhookServerOptions } from './operator-options.interface.js';
+import type { WebhookServerOptions } from './interfaces/operator-options.interface.js';
 import { ownNamespace } from './own-namespace.js';
 import { ServingCertificate, type KeyPair } from './serving-certificate.js';
 

@@ -35,7 +35,7 @@ import { webhookPath } from '../webhooks/webhook-configuration.js';
 import { converterOf } from './conversion-metadata.js';
 import { listenOn } from './listen-on.js';
 import { OPERATOR_MODULE_OPTIONS } from './operator.module-definition.js';
-import type { OperatorModuleOptions } from './operator-options.interface.js';
+import type { OperatorModuleOptions } from './interfaces/operator-options.interface.js';
 import { webhookCertificate, type WebhookCertificate } from './webhook-certificates.js';
 import { WebhookEnhancers } from './webhook-enhancers.js';
 import { WebhookExplorer, type DiscoveredConversion, type DiscoveredWebhook } from './webhook.explorer.js';
