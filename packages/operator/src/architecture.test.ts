@@ -20,7 +20,9 @@ const ALLOWED: Record<string, readonly string[]> = {
   metrics: ['runtime'],
   manifests: ['crd'],
   webhooks: [],
-  nest: ['runtime', 'client', 'crd', 'metrics', 'manifests', 'webhooks', 'sharding'],
+  serving: ['runtime', 'webhooks'],
+  config: ['serving'],
+  nest: ['runtime', 'client', 'crd', 'metrics', 'manifests', 'webhooks', 'sharding', 'serving', 'config'],
   terminus: ['runtime'],
   sharding: ['runtime', 'client'],
 };
@@ -32,7 +34,7 @@ const ALLOWED: Record<string, readonly string[]> = {
 const ENTRIES = [join('runtime', 'index.ts')];
 
 /** Folders that must run without Nest (the `@nestor/operator/runtime` entry loads them). */
-const NEST_FREE = ['crd', 'client', 'runtime', 'metrics', 'manifests', 'webhooks', 'sharding'];
+const NEST_FREE = ['crd', 'client', 'runtime', 'metrics', 'manifests', 'webhooks', 'sharding', 'serving', 'config'];
 
 interface SourceFile {
   path: string;

@@ -30,6 +30,15 @@ export {
 export type { EventObjectReference } from '../client/event-series.js';
 export type { EventsApi } from '../client/event-sink.js';
 
+// Serving: /metrics and its authorization, the probes, the webhook HTTPS server, certificates.
+export * from '../serving/index.js';
+// What the webhook server serves: admission and conversion reviews, their handlers, configurations.
+export * from '../webhooks/index.js';
+// kubebuilder's manager flags and their environment variables.
+export * from '../config/index.js';
+// Prometheus metrics with controller-runtime's names, which /metrics serves.
+export { OperatorMetrics, type WatchStatsSource } from '../metrics/operator-metrics.js';
+
 // Custom resource classes (reflect-metadata only).
 export {
   CustomResource,
