@@ -193,6 +193,19 @@ describe('architecture', () => {
     assert.deepEqual(violations, []);
   });
 
+  it('listens only in serving/: no other folder opens a server', () => {
+    // What listens (ports, certificates, callers' authorization) is one room, which nest/ binds.
+    const opening = /\b(?:createServer|createSecureServer)\s*\(|\.listen\s*\(/;
+    const listeners = operatorFiles
+      .filter((file) => opening.test(readFileSync(file.path, 'utf8')))
+      .map((file) => relative(SRC, file.path));
+    assert.ok(listeners.length > 0, 'the servers are found');
+    assert.deepEqual(
+      listeners.filter((path) => !path.startsWith(`serving${sep}`)),
+      [],
+    );
+  });
+
   it('finds the imports it checks (the check is not vacuous)', () => {
     const graph = folderGraph();
     assert.ok(graph.get('nest')?.has('runtime'), 'nest -> runtime is seen');
