@@ -2,7 +2,8 @@ package main
 
 // The controller-runtime peer of the webhook benchmark (bench/webhooks.mjs): a webhook.Server
 // serving the Widget's validating webhook (a typed admission.Validator, what
-// ctrl.NewWebhookManagedBy(mgr, &Widget{}).WithValidator registers) and the conversion webhook
+// ctrl.NewWebhookManagedBy(mgr, &Widget{}).WithValidator registers), its defaulting webhook
+// (an admission.Defaulter, for the attack suite bench/attack.mjs) and the conversion webhook
 // of a two-version Widget (conversion.Hub / conversion.Convertible), TLS from -cert-dir as
 // kubebuilder's main.go sets it up (HTTP/2 off, its default flag; -http2 turns it on). The same line protocol as
 // the operator modes: hello, ready {port}, stats {cpuUs, rss, maxRss, reviews, conversions, connections}, exit.
@@ -68,6 +69,19 @@ func checkWidgetSize(w *Widget) (admission.Warnings, error) {
 	}
 	return nil, nil
 }
+
+// WidgetDefaulter is the kubebuilder-style defaulter of the Widget (the attack suite's
+// mutating path, bench/attack.mjs): a Widget without a size gets size 1, as Nestor's @Default.
+type WidgetDefaulter struct{}
+
+func (WidgetDefaulter) Default(_ context.Context, w *Widget) error {
+	if w.Spec.Size == 0 {
+		w.Spec.Size = defaultWidgetSize
+	}
+	return nil
+}
+
+const defaultWidgetSize = 1
 
 // invalid is a 422 Invalid denial, as Nestor's AdmissionDenied(message, {code: 422, reason: 'Invalid'}).
 func invalid(message string) error {
@@ -189,9 +203,11 @@ func runWebhook(certDir, host string, port int, http2 bool) {
 		}},
 	})
 	validating := &counted{next: admission.WithValidator[*Widget](scheme, WidgetValidator{})}
+	defaulting := &counted{next: admission.WithDefaulter[*Widget](scheme, WidgetDefaulter{})}
 	converting := &counted{next: crconversion.NewWebhookHandler(scheme, crconversion.NewRegistry())}
 	// The path ctrl.NewWebhookManagedBy generates for bench.nestor.dev/v1 Widget.
 	server.Register("/validate-bench-nestor-dev-v1-widget", validating)
+	server.Register("/mutate-bench-nestor-dev-v1-widget", defaulting)
 	server.Register("/convert", converting)
 
 	ctx, cancel := context.WithCancel(ctrl.SetupSignalHandler())
@@ -220,7 +236,7 @@ func runWebhook(certDir, host string, port int, http2 bool) {
 			m["ev"] = "stats"
 			m["cpuUs"] = cpuUs()
 			m["at"] = nowUs()
-			m["reviews"] = validating.reviews.Load()
+			m["reviews"] = validating.reviews.Load() + defaulting.reviews.Load()
 			m["conversions"] = converting.reviews.Load()
 			m["connections"] = handshakes.Load()
 			send(m)

@@ -110,10 +110,10 @@ export function updateReviewTemplate({ namespace = 'bench', name = 'widget-0' } 
 
 /**
  * Posts reviews to one webhook server over keep-alive HTTPS (LeanHttpsClient: the generator
- * must cost the shared cores as little as it can), trusting `ca`.
+ * must cost the shared cores as little as it can), trusting `ca`, from `localAddress` if given.
  */
-export function reviewClient({ host, port, path, ca, maxSockets = 32 }) {
-  const client = new LeanHttpsClient({ host, port, ca, maxSockets });
+export function reviewClient({ host, port, path, ca, maxSockets = 32, localAddress }) {
+  const client = new LeanHttpsClient({ host, port, ca, maxSockets, localAddress });
   const template = updateReviewTemplate();
   const target = `${path}?timeout=10s`;
   /** Posts one review; resolves with true when answered 200 allowed with the same uid. */

@@ -10,8 +10,8 @@ const CRLF2 = Buffer.from('\r\n\r\n');
 const LAST_CHUNK = Buffer.from('0\r\n\r\n');
 
 export class LeanHttpsClient {
-  constructor({ host, port, ca, maxSockets = 32 }) {
-    this.options = { host, port, ca, servername: undefined, ALPNProtocols: ['http/1.1'] };
+  constructor({ host, port, ca, maxSockets = 32, localAddress }) {
+    this.options = { host, port, ca, servername: undefined, ALPNProtocols: ['http/1.1'], localAddress };
     this.maxSockets = maxSockets;
     this.idle = [];
     this.open = 0;

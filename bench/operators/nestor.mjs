@@ -11,7 +11,7 @@ import { Recorder, args, fail, onCommands, onSyncCommands, send } from './protoc
 // NESTOR_PROTOBUF=false lists and watches built-in kinds in JSON (bench/run.mjs --impls nestor-json).
 const dist = process.env.NESTOR_OPERATOR_DIST;
 const { ClusterConfig, ConfigMap, InformerCache, KindRegistry, KubeClient, Manager, Transport, generationChanged } =
-  await import(dist ? pathToFileURL(`${dist}/runtime/index.js`).href : '@nestor/operator/runtime');
+  await import(dist ? pathToFileURL(`${dist}/runtime-entry.js`).href : '@nestor/operator/runtime');
 /** Start-up phases (ms since process start): modules loaded, then the manager started. */
 const importedMs = performance.now();
 

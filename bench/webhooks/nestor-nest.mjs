@@ -2,7 +2,8 @@
 // The webhook peer written as users write it: a Nest application context importing
 // OperatorModule, a @Webhook(Widget) class with @ValidateCreate/@ValidateUpdate methods,
 // served by Nestor's WebhookServer (HTTPS, certificate from --cert-dir, watched for rotation),
-// metrics and probes on as in production. Driven by bench/lib/webhook-scenarios.mjs.
+// metrics and probes on as in production, and a @Default method (size 1 when unset, the attack
+// suite's mutating path). Driven by bench/lib/webhook-scenarios.mjs and bench/attack.mjs.
 //   node bench/webhooks/nestor-nest.mjs --kubeconfig F --cert-dir DIR --port P [--host 127.0.0.1] [--http2 true]
 // Decorators are applied by hand (this file is JavaScript); the result is what TypeScript emits.
 import 'reflect-metadata';
@@ -14,7 +15,8 @@ import { conversionProviders } from './conversion.mjs';
 import { args, counters, fail, send, serveCommands } from './protocol.mjs';
 import { widgetRule } from './rule.mjs';
 
-const { AdmissionDenied, OperatorModule, ValidateCreate, ValidateUpdate, Webhook } = await import('@nestor/operator');
+const { AdmissionDenied, Default, OperatorModule, ValidateCreate, ValidateUpdate, Webhook } =
+  await import('@nestor/operator');
 const { kubeconfig, 'cert-dir': certDir, port, host = '127.0.0.1', http2 } = args();
 const rule = widgetRule(AdmissionDenied);
 
@@ -28,10 +30,18 @@ class WidgetWebhook {
     counters.reviews++;
     return rule.update(widget, old);
   }
+
+  // The Go peer's WidgetDefaulter does the same (bench/controller-runtime/webhook.go).
+  default(widget) {
+    counters.reviews++;
+    widget.spec ??= {};
+    if (!widget.spec.size) widget.spec.size = 1;
+  }
 }
 for (const [method, decorator] of [
   ['create', ValidateCreate()],
   ['update', ValidateUpdate()],
+  ['default', Default()],
 ]) {
   Reflect.decorate(
     [decorator],

@@ -15,8 +15,9 @@ const CORE_SRC = fileURLToPath(new URL('../../core/src/', import.meta.url));
 /** Folder -> the folders it may import. Anything else is a layering error. */
 const ALLOWED: Record<string, readonly string[]> = {
   crd: [],
+  conditions: ['crd'],
   client: [],
-  runtime: ['client', 'crd'],
+  runtime: ['client', 'crd', 'conditions'],
   metrics: ['runtime'],
   manifests: ['crd'],
   webhooks: [],
@@ -27,14 +28,19 @@ const ALLOWED: Record<string, readonly string[]> = {
   sharding: ['runtime', 'client'],
 };
 
-/**
- * Entry files: they assemble layers for a package entry (`@nestor/operator/runtime` also
- * exports sharding, which sits on top of the runtime), so they count as the root.
- */
-const ENTRIES = [join('runtime', 'index.ts')];
-
 /** Folders that must run without Nest (the `@nestor/operator/runtime` entry loads them). */
-const NEST_FREE = ['crd', 'client', 'runtime', 'metrics', 'manifests', 'webhooks', 'sharding', 'serving', 'config'];
+const NEST_FREE = [
+  'crd',
+  'conditions',
+  'client',
+  'runtime',
+  'metrics',
+  'manifests',
+  'webhooks',
+  'sharding',
+  'serving',
+  'config',
+];
 
 interface SourceFile {
   path: string;
@@ -57,7 +63,7 @@ function sources(root: string): SourceFile[] {
           ...text.matchAll(/\bimport\(\s*'([^']+)'\s*\)/g),
         ].map((m) => m[1]!);
         const rel = relative(root, path);
-        const folder = rel.includes(sep) && !ENTRIES.includes(rel) ? rel.split(sep)[0]! : '.';
+        const folder = rel.includes(sep) ? rel.split(sep)[0]! : '.';
         files.push({ path, folder, imports });
       }
     }
@@ -105,6 +111,116 @@ function cycles(graph: Map<string, Set<string>>): string[][] {
   for (const node of graph.keys()) if (!state.has(node)) visit(node);
   return found;
 }
+
+// Every package of the repo, not only this one: no cycle between the folders of a package
+// (a file at a package's root is a node of its own, since a root holds unrelated modules),
+// and no cycle between the files of one folder, type-only imports included: a cycle means
+// two files hold one concept, or one holds a piece the other's concept needs.
+
+const REPO = fileURLToPath(new URL('../../../', import.meta.url));
+
+/** Each package's sources: its `src/` and any other source folder, tests left out. */
+function packageSources(pkg: string): SourceFile[] {
+  const root = join(REPO, pkg);
+  const files: SourceFile[] = [];
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) {
+        if (!SKIPPED.includes(entry.name)) walk(path);
+      } else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts') && !entry.name.endsWith('.d.ts')) {
+        files.push({ path, folder: nodeOf(root, path), imports: importsOf(readFileSync(path, 'utf8')) });
+      }
+    }
+  };
+  walk(root);
+  return files;
+}
+
+const SKIPPED = ['node_modules', 'dist', 'test-support', 'fixtures', 'controlplane'];
+
+function importsOf(text: string): string[] {
+  return [
+    ...text.matchAll(/^\s*(?:import|export)\s[^;]*?\bfrom\s+'([^']+)'/gm),
+    ...text.matchAll(/^\s*import\s+'([^']+)'/gm),
+    ...text.matchAll(/\bimport\(\s*'([^']+)'\s*\)/g),
+  ].map((m) => m[1]!);
+}
+
+/** A package's folder graph node: its top folder under src/, or the file itself at the root. */
+function nodeOf(root: string, path: string): string {
+  let rel = relative(root, path);
+  if (rel.startsWith(`src${sep}`)) rel = rel.slice(4);
+  return rel.includes(sep) ? rel.split(sep)[0]! : rel;
+}
+
+/** The relative imports of the files, resolved to the .ts file they name. */
+function targets(file: SourceFile): string[] {
+  return file.imports
+    .filter((s) => s.startsWith('.'))
+    .map((s) => resolve(dirname(file.path), s).replace(/\.js$/, '.ts'))
+    .filter((target) => !target.endsWith('.json'));
+}
+
+/** The workspaces of the root package.json that hold TypeScript sources. */
+const PACKAGES = (JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { workspaces: string[] }).workspaces
+  .flatMap((workspace) =>
+    workspace.endsWith('/*')
+      ? readdirSync(join(REPO, workspace.slice(0, -2)), { withFileTypes: true })
+          .filter((entry) => entry.isDirectory())
+          .map((entry) => join(workspace.slice(0, -2), entry.name))
+      : [workspace],
+  )
+  .filter((pkg) => packageSources(pkg).length > 0);
+
+describe('architecture of every package', () => {
+  it('checks every workspace with TypeScript sources', () => {
+    for (const pkg of ['packages/core', 'packages/operator', 'packages/cli', 'packages/testing', 'sample-operator']) {
+      assert.ok(PACKAGES.includes(pkg.split('/').join(sep)), `${pkg} is checked`);
+    }
+  });
+
+  for (const pkg of PACKAGES) {
+    const files = packageSources(pkg);
+    const root = join(REPO, pkg);
+
+    it(`has no import cycle between the folders of ${pkg}`, () => {
+      const graph = new Map<string, Set<string>>();
+      for (const file of files) {
+        const edges = graph.get(file.folder) ?? new Set<string>();
+        graph.set(file.folder, edges);
+        for (const target of targets(file)) {
+          const node = nodeOf(root, target);
+          if (node !== file.folder && !relative(root, target).startsWith('..')) edges.add(node);
+        }
+      }
+      assert.ok(graph.size > 1, `${pkg}: the walk found its files`);
+      assert.deepEqual(
+        cycles(graph).map((c) => c.join(' -> ')),
+        [],
+      );
+    });
+
+    it(`has no import cycle between the files of one folder in ${pkg}`, () => {
+      const graph = new Map<string, Set<string>>();
+      for (const file of files) {
+        const folder = dirname(file.path);
+        graph.set(
+          relative(root, file.path),
+          new Set(
+            targets(file)
+              .filter((t) => dirname(t) === folder)
+              .map((t) => relative(root, t)),
+          ),
+        );
+      }
+      assert.deepEqual(
+        cycles(graph).map((c) => c.join(' -> ')),
+        [],
+      );
+    });
+  }
+});
 
 describe('architecture', () => {
   it('has no import cycle between the folders of @nestor/operator', () => {

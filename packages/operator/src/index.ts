@@ -11,7 +11,7 @@ export type {
   CacheOptions,
   KindCacheOptions,
   ShardingModuleOptions,
-} from './nest/operator-options.interface.js';
+} from './nest/interfaces/operator-options.interface.js';
 export { OPERATOR_MODULE_OPTIONS } from './nest/operator.module-definition.js';
 export {
   readOperatorFlags,
@@ -21,7 +21,7 @@ export {
   type OperatorFlags,
   type BindAddress,
 } from './config/operator-flags.js';
-export { operatorLogger, type OperatorLoggerOptions } from './nest/operator-logger.js';
+export { operatorLogger, type OperatorLoggerOptions } from './nest/operator.logger.js';
 export { KUBE_CONFIG } from './nest/operator.constants.js';
 export {
   Controller,
@@ -57,7 +57,10 @@ export {
 } from './nest/decorators/webhook.decorator.js';
 export { WebhookServer } from './nest/webhook.server.js';
 export { WEBHOOK_CONTEXT_TYPE, webhookContextOf } from './nest/webhook-enhancers.js';
-export type { SelfManagedCertificateOptions, WebhookServerOptions } from './nest/operator-options.interface.js';
+export type {
+  SelfManagedCertificateOptions,
+  WebhookServerOptions,
+} from './nest/interfaces/operator-options.interface.js';
 export { webhookConfigurationsOf, readWebhookDefinition, type WebhookDefinition } from './nest/webhook-metadata.js';
 export {
   Conversion,
@@ -67,8 +70,8 @@ export {
 } from './nest/decorators/conversion.decorator.js';
 export { readConversionDefinition, converterOf, type ConversionDefinition } from './nest/conversion-metadata.js';
 
-// Core, client, custom resource classes, runtime; serving, webhooks without Nest, flags
-export * from './runtime/index.js';
+// Core, client, custom resource classes, runtime, sharding; serving, webhooks without Nest, flags
+export * from './runtime-entry.js';
 
 // CRDs from decorated classes
 export {

@@ -7,18 +7,9 @@ import { fileURLToPath } from 'node:url';
 import { acquireLock, nestorCacheRoot } from './cache.js';
 import { downloadEnvtestBinaries, EnvtestVersionUnavailable } from './envtest-download.js';
 import { exactVersion } from './envtest-index.js';
+import type { ControlPlaneBinaries } from './binary-paths.js';
 
-/** Paths of the control-plane binaries one environment runs. */
-export interface ControlPlaneBinaries {
-  kubeApiServer: string;
-  etcd: string;
-  /** Absent when the assets come from a directory that has none (envtest ships none). */
-  kubeControllerManager?: string;
-  /** envtest's archives carry one. */
-  kubectl?: string;
-  /** Where they came from, for error messages. */
-  origin: string;
-}
+export type { ControlPlaneBinaries } from './binary-paths.js';
 
 export interface EnsureBinariesOptions {
   /** Called with human-readable progress lines while a build runs. */

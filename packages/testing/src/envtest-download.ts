@@ -12,7 +12,7 @@ import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { acquireLock, isAlive, nestorCacheRoot } from './cache.js';
-import type { ControlPlaneBinaries } from './controlplane-binaries.js';
+import type { ControlPlaneBinaries } from './binary-paths.js';
 import {
   DEFAULT_ENVTEST_INDEX_URL,
   envtestPlatform,

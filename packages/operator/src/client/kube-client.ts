@@ -18,6 +18,7 @@ import { EventRecorder, type RecordOptions } from './event-recorder.js';
 import type { EventType } from './event-series.js';
 import { KindRegistry } from './kind-registry.js';
 import type { WriteFence } from './write-fence.js';
+import type { ObjectSelector } from './object-selector.js';
 
 export type { WriteFence };
 
@@ -64,11 +65,7 @@ export interface KubeClientOptions {
   scope?: ClientScope;
 }
 
-export interface ListOptions {
-  namespace?: string;
-  labelSelector?: string;
-  fieldSelector?: string;
-}
+export type ListOptions = ObjectSelector;
 
 export interface ApplyOptions {
   /** Makes this object the controller owner of the applied one (and lets GC delete it with the owner). */

@@ -4,7 +4,7 @@ import type { ControllerAccess } from '../manifests/rbac.js';
 import { readConversionDefinition, type ConversionDefinition } from './conversion-metadata.js';
 import { controllerAccess, readControllerDefinition } from './controller-metadata.js';
 import { GIVEN_OPERATOR_OPTIONS } from './operator.module-definition.js';
-import type { OperatorModuleOptions } from './operator-options.interface.js';
+import type { OperatorModuleOptions } from './interfaces/operator-options.interface.js';
 import { readWebhookDefinition } from './webhook-metadata.js';
 
 /** A `@Controller` class as its decorators describe it, read without creating it. */

@@ -5,7 +5,7 @@ import { Manager } from '../runtime/manager.js';
 import { MetricsAndProbesServer } from '../serving/metrics-and-probes-server.js';
 import { runtimeLogger } from './nest-logger.js';
 import { OPERATOR_MODULE_OPTIONS } from './operator.module-definition.js';
-import type { OperatorModuleOptions } from './operator-options.interface.js';
+import type { OperatorModuleOptions } from './interfaces/operator-options.interface.js';
 import { WebhookServer } from './webhook.server.js';
 
 /**

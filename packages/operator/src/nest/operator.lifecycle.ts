@@ -22,7 +22,7 @@ import { controllerAccess, describeKind, kindsOf } from './controller-metadata.j
 import { runtimeLogger } from './nest-logger.js';
 import { OperatorExplorer, type DiscoveredController } from './operator.explorer.js';
 import { OPERATOR_MODULE_OPTIONS } from './operator.module-definition.js';
-import type { OperatorModuleOptions } from './operator-options.interface.js';
+import type { OperatorModuleOptions } from './interfaces/operator-options.interface.js';
 import * as messages from './operator.messages.js';
 import { OperatorRegistry } from './operator.registry.js';
 

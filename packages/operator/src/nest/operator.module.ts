@@ -3,8 +3,9 @@ import { DiscoveryModule } from '@nestjs/core';
 import { EventRecorder } from '../client/event-recorder.js';
 import { KubeClient } from '../client/kube-client.js';
 import { type KubeConfigSource, loadKubeConfig, resourceName, Transport } from '@nestor/core';
-import { InformerCache } from '../runtime/informer.js';
+import { InformerCache } from '../runtime/informer-cache.js';
 import { LeaseLock } from '../runtime/leader-election.js';
+import { leaseTiming } from '../runtime/lease-timing.js';
 import { Manager } from '../runtime/manager.js';
 import { ShardCoordinator } from '../sharding/shard-coordinator.js';
 import { hostname } from 'node:os';
@@ -22,7 +23,7 @@ import {
   OPERATOR_MODULE_OPTIONS,
   type OPERATOR_OPTIONS_TYPE,
 } from './operator.module-definition.js';
-import type { OperatorModuleOptions } from './operator-options.interface.js';
+import type { OperatorModuleOptions } from './interfaces/operator-options.interface.js';
 import { OperatorRegistry } from './operator.registry.js';
 import { ownNamespace } from './own-namespace.js';
 import { WebhookExplorer } from './webhook.explorer.js';
@@ -48,9 +49,7 @@ function createManager(
         logger: runtimeLogger('LeaderElection'),
         onLeadershipChange: (leading) => metrics.setLeader(election.id, leading),
         ...(election.identity ? { identity: election.identity } : {}),
-        ...(election.leaseDurationMs ? { leaseDurationMs: election.leaseDurationMs } : {}),
-        ...(election.renewDeadlineMs ? { renewDeadlineMs: election.renewDeadlineMs } : {}),
-        ...(election.retryPeriodMs ? { retryPeriodMs: election.retryPeriodMs } : {}),
+        ...leaseTiming(election),
       })
     : undefined;
   if (election) metrics.setLeader(election.id, false);
@@ -97,19 +96,13 @@ function shardCoordinator(
   }
   const sharding = options.sharding === true ? {} : options.sharding;
   const shardId = (sharding.shardId ?? process.env['POD_NAME'] ?? hostname()).toLowerCase();
-  const timing = (name: 'leaseDurationMs' | 'renewDeadlineMs' | 'retryPeriodMs') => {
-    const value = sharding[name] ?? election[name];
-    return value ? { [name]: value } : {};
-  };
   const ring = sharding.ring ?? election.id;
   return new ShardCoordinator(transport, informers, {
     ring,
     metrics: metrics.shardingSink(ring, shardId),
     shardId,
     namespace: leaseNamespace(options),
-    ...timing('leaseDurationMs'),
-    ...timing('renewDeadlineMs'),
-    ...timing('retryPeriodMs'),
+    ...leaseTiming(sharding, election),
     ...(sharding.tokensPerShard ? { tokensPerShard: sharding.tokensPerShard } : {}),
     ...(sharding.resyncMs ? { resyncMs: sharding.resyncMs } : {}),
     logger: runtimeLogger('Sharding'),

@@ -6,7 +6,7 @@ import { Manager } from '../runtime/manager.js';
 import { bindController } from './controller-binding.js';
 import type { DiscoveredController } from './operator.explorer.js';
 import { OPERATOR_MODULE_OPTIONS } from './operator.module-definition.js';
-import type { OperatorModuleOptions } from './operator-options.interface.js';
+import type { OperatorModuleOptions } from './interfaces/operator-options.interface.js';
 
 /** The controllers the application runs: inspect them, or add one at run time. */
 @Injectable()

@@ -8,7 +8,7 @@ import type { DefaultingHandler, HandlerFailure, ValidationHandlers } from '../w
 import { converterOf } from './conversion-metadata.js';
 import { runtimeLogger } from './nest-logger.js';
 import { OPERATOR_MODULE_OPTIONS } from './operator.module-definition.js';
-import type { OperatorModuleOptions } from './operator-options.interface.js';
+import type { OperatorModuleOptions } from './interfaces/operator-options.interface.js';
 import { ownNamespace } from './own-namespace.js';
 import { WebhookEnhancers } from './webhook-enhancers.js';
 import { WebhookExplorer, type DiscoveredWebhook } from './webhook.explorer.js';

@@ -4,6 +4,7 @@ import { Backoff } from './backoff.js';
 import type { Informer } from './informer.js';
 import type { Predicate, ResourceEvent } from './predicates.js';
 import { toError } from './result.js';
+import type { ObjectSelector } from '../client/object-selector.js';
 
 // The four kinds of event source a controller has, each turned into its own stream of queue
 // keys: its primary kind, the kinds it owns, the kinds it watches through a mapper, and
@@ -11,16 +12,12 @@ import { toError } from './result.js';
 // event, a source that fails is subscribed again, and none can end the others.
 
 /** A related kind whose events are mapped to requests of the primary kind. */
-export interface WatchSource<R = KubeObject> {
+export interface WatchSource<R = KubeObject> extends ObjectSelector {
   resource: ResourceDescriptor<R>;
   /** Method syntax on purpose: a mapper of a concrete kind is a mapper of KubeObject. */
   map(object: R, event: ResourceEvent<R>): ObjectRef[] | ObjectRef | undefined | null;
-  namespace?: string;
   /** Several namespaces, one informer each (instead of `namespace`). */
   namespaces?: readonly string[];
-  labelSelector?: string;
-  /** Only objects matching this field selector (e.g. `metadata.name=config`, `spec.nodeName=n1`). */
-  fieldSelector?: string;
   /**
    * Cache and deliver only the objects' metadata (PartialObjectMetadata, as controller-runtime's
    * `OnlyMetadata`): the mapper sees apiVersion, kind and metadata, no spec or status. For

@@ -1,5 +1,6 @@
-// @nestor/operator/runtime: everything needed to run controllers without Nest. Importing
-// it loads neither @nestjs/* nor the decorators' Nest glue (checked by architecture.test).
+// The runtime layer's public surface, and with it the layers below (core, client, custom
+// resource classes). The package entry `@nestor/operator/runtime` is ../runtime-entry.ts,
+// which adds sharding: sharding sits on top of the runtime, so the runtime may not import it.
 
 // The base layer: transport, errors, descriptors, refs, clock, logger, CRD installation.
 export * from '@nestor/core';
@@ -30,15 +31,6 @@ export {
 export type { EventObjectReference } from '../client/event-series.js';
 export type { EventsApi } from '../client/event-sink.js';
 
-// Serving: /metrics and its authorization, the probes, the webhook HTTPS server, certificates.
-export * from '../serving/index.js';
-// What the webhook server serves: admission and conversion reviews, their handlers, configurations.
-export * from '../webhooks/index.js';
-// kubebuilder's manager flags and their environment variables.
-export * from '../config/index.js';
-// Prometheus metrics with controller-runtime's names, which /metrics serves.
-export { OperatorMetrics, type WatchStatsSource } from '../metrics/operator-metrics.js';
-
 // Custom resource classes (reflect-metadata only).
 export {
   CustomResource,
@@ -50,7 +42,7 @@ export {
 } from '../crd/custom-resource.decorator.js';
 
 // Status conditions: metav1.Condition as a @Field class, and meta's condition helpers.
-export { Condition, ConditionsField, type ConditionStatus } from '../crd/condition.js';
+export { Condition, ConditionsField, type ConditionStatus } from '../conditions/condition.js';
 export {
   setStatusCondition,
   removeStatusCondition,
@@ -63,11 +55,17 @@ export {
   type ConditionUpdate,
   type ConditionClockOptions,
   type ObjectWithConditions,
-} from '../crd/status-conditions.js';
+} from '../conditions/status-conditions.js';
 
 // The runtime: watch -> informer -> event sources -> queue -> worker pool -> reconcile loop.
-export * from './watch.js';
-export * from './informer.js';
+export type { ObjectSelector } from '../client/object-selector.js';
+export type { WatchEvent } from './watch-event.js';
+export type { WatchOptions, WatchTransport, WatchErrorInfo } from './watch-options.js';
+export { createWatchStats, type WatchStats } from './watch-stats.js';
+export { watch } from './watch.js';
+export type { IndexFunc } from './store-index.js';
+export { Informer, NAMESPACE_INDEX, OWNER_INDEX, type InformerEvent, type InformerOptions } from './informer.js';
+export { InformerCache, type InformerSelector, type InformerHandle } from './informer-cache.js';
 export * from './predicates.js';
 export * from './queue.js';
 export * from './rate-limiter.js';
@@ -88,6 +86,4 @@ export { Manager, type ManagerOptions, type ManagerHealth, type HealthCheck, typ
 export { Coordination, type CoordinationEvents, type CoordinationOptions } from './coordination.js';
 export { LeaseFence, type LeaseFenceOptions, type FencingLease } from './write-fence.js';
 export { LeaseLock, LeaseLostError, type LeaseLockOptions, type LeaderElection } from './leader-election.js';
-
-// Sharding: shard Leases, ring membership, consistent-hash assignment, shard labels.
-export * from '../sharding/index.js';
+export type { LeaseTiming } from './lease-timing.js';

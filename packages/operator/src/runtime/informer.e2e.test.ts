@@ -5,7 +5,8 @@ import { TestEnvironment, waitFor } from '@nestor/testing';
 import { ConfigMap } from '../client/kinds.js';
 import { type KubeObject, Transport } from '@nestor/core';
 import { configMapsPath, createConfigMap, patchConfigMap } from '../test-support/e2e-helpers.js';
-import { InformerCache, NAMESPACE_INDEX, OWNER_INDEX, type InformerEvent } from './informer.js';
+import { NAMESPACE_INDEX, OWNER_INDEX, type InformerEvent } from './informer.js';
+import { InformerCache } from './informer-cache.js';
 
 describe('InformerCache against the shared API server', () => {
   let env: TestEnvironment;

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { FakeWatchTransport, flush, object, type FakeList } from '../test-support/fake-watch-transport.js';
-import { Informer, InformerCache, NAMESPACE_INDEX, OWNER_INDEX, type InformerEvent } from './informer.js';
+import { Informer, NAMESPACE_INDEX, OWNER_INDEX, type InformerEvent } from './informer.js';
+import { InformerCache } from './informer-cache.js';
 import { type KubeObject, ManualClock, type ResourceDescriptor } from '@nestor/core';
 
 const ConfigMaps: ResourceDescriptor<KubeObject> = {

@@ -136,6 +136,11 @@ describe('LeaseLock', () => {
       () => new LeaseLock(server.transport, { name: 'op', namespace: 'ns', retryPeriodMs: 10_000 }),
       /renewDeadline > retryPeriod/,
     );
+    // A zero retry period would spin: the Nest module used to drop it silently.
+    assert.throws(
+      () => new LeaseLock(server.transport, { name: 'op', namespace: 'ns', retryPeriodMs: 0 }),
+      /retryPeriod > 0/,
+    );
   });
 
   it('writes MicroTime with six fractional digits', () => {

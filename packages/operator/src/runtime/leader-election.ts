@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import type { V1Lease } from '@kubernetes/client-node';
 import { KubeApiError, resourcePath, type RuntimeLogger, silentLogger, sleep, type Transport } from '@nestor/core';
 import { Lease as LeaseResource } from '../client/kinds.js';
+import type { LeaseTiming } from './lease-timing.js';
 
 /** Runs while this process should reconcile; returns when it must stop (lease lost). */
 export interface LeaderElection {
@@ -16,18 +17,12 @@ export interface LeaderElection {
   assertWritable?(): void;
 }
 
-export interface LeaseLockOptions {
+export interface LeaseLockOptions extends LeaseTiming {
   /** The Lease's name: one per operator, shared by its replicas. */
   name: string;
   namespace: string;
   /** This replica's identity (default: hostname + random suffix). */
   identity?: string;
-  /** How long a lease is valid without renewal (default 15 s). */
-  leaseDurationMs?: number;
-  /** How long the leader keeps trying to renew before it gives up (default 10 s). */
-  renewDeadlineMs?: number;
-  /** Pause between attempts to acquire or renew (default 2 s). */
-  retryPeriodMs?: number;
   logger?: RuntimeLogger;
   /** Told whenever this replica gains or loses the lead (for the master-status metric). */
   onLeadershipChange?: (leading: boolean) => void;
@@ -69,8 +64,14 @@ export class LeaseLock implements LeaderElection {
     this.leaseDurationMs = options.leaseDurationMs ?? 15_000;
     this.renewDeadlineMs = options.renewDeadlineMs ?? 10_000;
     this.retryPeriodMs = options.retryPeriodMs ?? 2_000;
-    if (this.leaseDurationMs <= this.renewDeadlineMs || this.renewDeadlineMs <= this.retryPeriodMs) {
-      throw new Error('leader election needs leaseDuration > renewDeadline > retryPeriod (defaults 15 s, 10 s, 2 s)');
+    if (
+      this.leaseDurationMs <= this.renewDeadlineMs ||
+      this.renewDeadlineMs <= this.retryPeriodMs ||
+      !(this.retryPeriodMs > 0)
+    ) {
+      throw new Error(
+        'leader election needs leaseDuration > renewDeadline > retryPeriod > 0 (defaults 15 s, 10 s, 2 s)',
+      );
     }
     this.log = options.logger ?? silentLogger;
     this.path = resourcePath(LeaseResource, options.namespace, options.name);

@@ -23,7 +23,9 @@ import {
 } from '@nestor/core';
 import { Backoff } from './backoff.js';
 import { KnownObjects, type RelistPass } from './known-objects.js';
-import { createWatchStats, type WatchEvent, type WatchOptions, type WatchStats, type WatchTransport } from './watch.js';
+import type { WatchEvent } from './watch-event.js';
+import type { WatchOptions, WatchTransport } from './watch-options.js';
+import { createWatchStats, type WatchStats } from './watch-stats.js';
 
 interface RawWatchEvent {
   type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';

@@ -21,7 +21,8 @@ import {
   type StreamFault,
   type WatchSource,
 } from './event-sources.js';
-import type { Informer, InformerCache, InformerHandle, InformerSelector } from './informer.js';
+import type { Informer } from './informer.js';
+import type { InformerCache, InformerHandle, InformerSelector } from './informer-cache.js';
 import type { Predicate } from './predicates.js';
 import { positiveDuration, positiveInteger, show } from './options-check.js';
 import type { EventRecorder } from '../client/event-recorder.js';
@@ -33,6 +34,7 @@ import { ReconcileLoop, type ControllerMetricsSink } from './reconcile-loop.js';
 import type { Reconciler } from './reconciler.js';
 import { toError } from './result.js';
 import type { PoolLane, WorkerPool } from './worker-pool.js';
+import type { ObjectSelector } from '../client/object-selector.js';
 
 /** An owned kind with options: `metadataOnly` caches only its objects' metadata (all the owner mapping reads). */
 export interface OwnedResource {
@@ -40,7 +42,7 @@ export interface OwnedResource {
   metadataOnly?: boolean;
 }
 
-export interface ManagedControllerOptions<T> {
+export interface ManagedControllerOptions<T> extends ObjectSelector {
   /** Unique name: metrics label, log field, queue name. */
   name: string;
   /** The primary kind. Absent for a controller fed only by `sources`. */
@@ -53,8 +55,6 @@ export interface ManagedControllerOptions<T> {
    * namespace, as controller-runtime's cache with several DefaultNamespaces. Not with `namespace`.
    */
   namespaces?: readonly string[];
-  labelSelector?: string;
-  fieldSelector?: string;
   /** Filters for the primary kind's events. */
   predicates?: Predicate<T>[];
   /** Kinds this controller creates: their events reconcile the controller owner. */

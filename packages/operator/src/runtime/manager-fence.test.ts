@@ -6,7 +6,7 @@ import { withReportingController } from '../client/event-recorder.js';
 import { ConfigMap } from '../client/kinds.js';
 import { KubeClient } from '../client/kube-client.js';
 import { FakeWatchTransport } from '../test-support/fake-watch-transport.js';
-import { InformerCache } from './informer.js';
+import { InformerCache } from './informer-cache.js';
 import { Manager, type LeaderElection } from './manager.js';
 import { WorkQueue } from './queue.js';
 import { ReconcileLoop } from './reconcile-loop.js';

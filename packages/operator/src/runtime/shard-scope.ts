@@ -2,6 +2,7 @@ import type { KubeObject, ResourceDescriptor } from '@nestor/core';
 import type { LeaderElection } from './leader-election.js';
 import type { ObjectTimer } from './object-timers.js';
 import type { Reconciler } from './reconciler.js';
+import type { ObjectSelector } from '../client/object-selector.js';
 
 /**
  * What the manager needs of built-in sharding (`sharding/`'s ShardCoordinator): the seam
@@ -31,11 +32,7 @@ export interface ShardScope {
 }
 
 /** Which objects of a sharded controller's kind are spread over the shards: those it watches. */
-export interface ShardedObjects {
-  namespace?: string;
-  labelSelector?: string;
-  fieldSelector?: string;
-}
+export type ShardedObjects = ObjectSelector;
 
 /** Where sharding reports what it does (OperatorMetrics binds it to Prometheus). */
 export interface ShardingMetrics {

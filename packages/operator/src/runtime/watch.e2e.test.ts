@@ -11,7 +11,10 @@ import {
   parallel,
   patchConfigMap,
 } from '../test-support/e2e-helpers.js';
-import { createWatchStats, watch, type WatchEvent, type WatchOptions, type WatchTransport } from './watch.js';
+import { watch } from './watch.js';
+import type { WatchEvent } from './watch-event.js';
+import type { WatchOptions, WatchTransport } from './watch-options.js';
+import { createWatchStats } from './watch-stats.js';
 
 /** Subscribes and records events by name: `ADDED a`, `SYNCED`. */
 function record(transport: WatchTransport, options: WatchOptions) {

@@ -2,7 +2,10 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { KubeApiError, type KubeObject, ManualClock, ObjectTooDeepError, type ResourceDescriptor } from '@nestor/core';
 import { FakeWatchTransport, flush, object, type FakeList } from '../test-support/fake-watch-transport.js';
-import { createWatchStats, watch, type WatchErrorInfo, type WatchEvent, type WatchOptions } from './watch.js';
+import { watch } from './watch.js';
+import type { WatchEvent } from './watch-event.js';
+import type { WatchErrorInfo, WatchOptions } from './watch-options.js';
+import { createWatchStats } from './watch-stats.js';
 
 const ConfigMaps: ResourceDescriptor<KubeObject> = {
   group: '',

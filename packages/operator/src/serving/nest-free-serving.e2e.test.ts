@@ -1,7 +1,8 @@
 // A program on the Nest-free entry alone serves what a deployed operator serves, against the
 // real API server: /metrics over HTTPS with its callers checked by a TokenReview and a
 // SubjectAccessReview, /healthz and /readyz, and a validating webhook the API server calls.
-// Nothing here imports @nestjs: the operator is built from `@nestor/operator/runtime`'s exports.
+// Nothing here imports @nestjs: the operator is built from `@nestor/operator/runtime`'s exports
+// (`runtime-entry.ts`).
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
@@ -19,7 +20,7 @@ import {
   Transport,
   WebhookHttpsServer,
   webhookConfigurations,
-} from '../runtime/index.js';
+} from '../runtime-entry.js';
 import { parseMetrics, valueOf } from '../test-support/prometheus.js';
 
 const SUFFIX = randomBytes(3).toString('hex');

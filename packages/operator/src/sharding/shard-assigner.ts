@@ -11,7 +11,7 @@ import {
   sleep,
   type Transport,
 } from '@nestor/core';
-import type { InformerCache, InformerHandle } from '../runtime/informer.js';
+import type { InformerCache, InformerHandle } from '../runtime/informer-cache.js';
 import type { ShardingMetrics } from '../runtime/shard-scope.js';
 import { planAssignments, type AssignmentAction, type AssignmentInput } from './assignment-plan.js';
 import { HashRing } from './hash-ring.js';
@@ -19,23 +19,19 @@ import { patchLabels, type LabelWrite } from './label-writes.js';
 import type { ShardMembers } from './shard-members.js';
 import { objectId, shardKeyOf } from './shard-key.js';
 import { DRAIN_REQUESTED_AT_ANNOTATION, unassignedSelector, type ShardLabels } from './shard-labels.js';
+import type { ObjectSelector } from '../client/object-selector.js';
 
 /** What one of the assigner's label writes did. */
 type WriteOutcome = LabelWrite | 'failed';
 
-/** A kind whose objects are spread over the shards. */
-export interface ShardedKind {
+/** A kind whose objects are spread over the shards: those its controller's selector picks, nothing else. */
+export interface ShardedKind extends ObjectSelector {
   resource: ResourceDescriptor;
   /**
    * Set for an owned kind: only objects whose controller owner is of this kind are
    * sharded; they follow their owner's shard and are moved, never drained.
    */
   owner?: ResourceDescriptor;
-  /** Only objects in this namespace (default: all). */
-  namespace?: string;
-  /** Only objects these selectors pick (the controller's own): the assigner labels nothing else. */
-  labelSelector?: string;
-  fieldSelector?: string;
 }
 
 /** What the assigner did so far (for logs, metrics and tests). */

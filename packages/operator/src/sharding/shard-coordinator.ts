@@ -1,6 +1,7 @@
 import type { KubeObject, ResourceDescriptor, RuntimeLogger, Transport } from '@nestor/core';
-import type { InformerCache } from '../runtime/informer.js';
+import type { InformerCache } from '../runtime/informer-cache.js';
 import type { LeaderElection } from '../runtime/manager.js';
+import { leaseTiming, type LeaseTiming } from '../runtime/lease-timing.js';
 import type { ObjectTimer } from '../runtime/object-timers.js';
 import type { Reconciler } from '../runtime/reconciler.js';
 import type { ShardedObjects, ShardingMetrics, ShardScope } from '../runtime/shard-scope.js';
@@ -10,17 +11,14 @@ import { ShardLease } from './shard-lease.js';
 import { ShardMembers } from './shard-members.js';
 import { ShardGuard } from './shard-guard.js';
 
-export interface ShardingOptions {
+/** The shard Leases' timing is leader election's by default (15 s, 10 s, 2 s). */
+export interface ShardingOptions extends LeaseTiming {
   /** The ring: names the labels (`shard.nestor.dev/<ring>`) and groups the shard Leases. */
   ring: string;
   /** This replica's shard id (a pod name): its Lease's name and the label value of its objects. */
   shardId: string;
   /** Where the shard Leases live (the operator's namespace). */
   namespace: string;
-  /** Shard Lease timings (defaults 15 s, 10 s, 2 s, as leader election). */
-  leaseDurationMs?: number;
-  renewDeadlineMs?: number;
-  retryPeriodMs?: number;
   /** Ring tokens per shard (default 100). */
   tokensPerShard?: number;
   /** The leader's full rebalance pass this often (default 5 min), besides membership changes. */
@@ -57,9 +55,7 @@ export class ShardCoordinator implements ShardScope {
       ring: options.ring,
       shardId: options.shardId,
       namespace: options.namespace,
-      ...(options.leaseDurationMs !== undefined ? { leaseDurationMs: options.leaseDurationMs } : {}),
-      ...(options.renewDeadlineMs !== undefined ? { renewDeadlineMs: options.renewDeadlineMs } : {}),
-      ...(options.retryPeriodMs !== undefined ? { retryPeriodMs: options.retryPeriodMs } : {}),
+      ...leaseTiming(options),
       ...(options.logger ? { logger: options.logger } : {}),
     });
     this.lease = lease;

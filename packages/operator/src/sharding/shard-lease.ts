@@ -1,8 +1,9 @@
 import type { RuntimeLogger, Transport } from '@nestor/core';
 import { LeaseLock } from '../runtime/leader-election.js';
+import { leaseTiming, type LeaseTiming } from '../runtime/lease-timing.js';
 import { assertShardId, RING_LABEL, shardLabels } from './shard-labels.js';
 
-export interface ShardLeaseOptions {
+export interface ShardLeaseOptions extends LeaseTiming {
   /** The ring this shard belongs to (the name in its labels). */
   ring: string;
   /**
@@ -13,12 +14,6 @@ export interface ShardLeaseOptions {
   shardId: string;
   /** The namespace of the ring's Leases (usually the operator's own). */
   namespace: string;
-  /** How long the Lease is valid without renewal (default 15 s; whole seconds on the wire). */
-  leaseDurationMs?: number;
-  /** How long renewals may fail before the shard gives up (default 10 s). */
-  renewDeadlineMs?: number;
-  /** Pause between attempts to acquire or renew (default 2 s). */
-  retryPeriodMs?: number;
   logger?: RuntimeLogger;
 }
 
@@ -52,9 +47,7 @@ export class ShardLease {
       identity: options.shardId,
       namespace: options.namespace,
       labels: { [RING_LABEL]: options.ring },
-      ...(options.leaseDurationMs !== undefined ? { leaseDurationMs: options.leaseDurationMs } : {}),
-      ...(options.renewDeadlineMs !== undefined ? { renewDeadlineMs: options.renewDeadlineMs } : {}),
-      ...(options.retryPeriodMs !== undefined ? { retryPeriodMs: options.retryPeriodMs } : {}),
+      ...leaseTiming(options),
       ...(options.logger ? { logger: options.logger } : {}),
     });
   }

@@ -11,7 +11,7 @@ import {
   type Transport,
 } from '@nestor/core';
 import { Lease } from '../client/kinds.js';
-import type { InformerCache, InformerHandle } from '../runtime/informer.js';
+import type { InformerCache, InformerHandle } from '../runtime/informer-cache.js';
 import { microTime } from '../runtime/leader-election.js';
 import { RING_LABEL, shardLabels } from './shard-labels.js';
 import { isAvailable, nextTransition, shardIdOf, shardState, type ShardState } from './shard-state.js';

@@ -2,7 +2,7 @@
 import type { ApiClient } from '@nestor/testing';
 export { parallel } from '@nestor/testing';
 import type { Query, RequestOptions, StreamOptions, StreamedTransportResponse } from '@nestor/core';
-import type { WatchTransport } from '../runtime/watch.js';
+import type { WatchTransport } from '../runtime/watch-options.js';
 
 export function configMapsPath(namespace: string, name = ''): string {
   return `/api/v1/namespaces/${namespace}/configmaps${name ? `/${name}` : ''}`;

@@ -1,7 +1,7 @@
 // A sharded Manager on connections of its own, as one replica of an operator runs it, for
 // the in-process sharding e2e suites (several replicas in one test process).
 import { Transport, type KubeConfigSource } from '@nestor/core';
-import { InformerCache } from '../runtime/informer.js';
+import { InformerCache } from '../runtime/informer-cache.js';
 import { LeaseLock } from '../runtime/leader-election.js';
 import { Manager } from '../runtime/manager.js';
 import { ShardCoordinator } from '../sharding/shard-coordinator.js';

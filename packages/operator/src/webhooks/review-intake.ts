@@ -184,7 +184,8 @@ export class ReviewIntake {
         request.off('error', onError);
         request.off('aborted', onAborted);
         if (error) {
-          request.resume(); // what still comes is dropped with the connection
+          // Paused, not drained: the server drops the connection once it has answered.
+          request.pause();
           reject(error);
         } else if (refused) resolve({ bytes: Buffer.alloc(0), scanner, refused });
         else resolve({ bytes: Buffer.concat(chunks, size), scanner });

@@ -3,8 +3,9 @@ import type { ResourceType } from '../../crd/custom-resource.decorator.js';
 import type { Predicate } from '../../runtime/predicates.js';
 import type { ResourceDescriptor } from '@nestor/core';
 import { OPERATOR_CONTROLLER_METADATA } from '../operator.constants.js';
+import type { ObjectSelector } from '../../client/object-selector.js';
 
-export interface ControllerOptions {
+export interface ControllerOptions extends ObjectSelector {
   /** Unique name: metrics label and log field (default: the class name). */
   name?: string;
   /**
@@ -26,15 +27,6 @@ export interface ControllerOptions {
   reads?: ResourceType[];
   /** Filters for the primary kind's events, e.g. [generationChanged]. */
   predicates?: Predicate<never>[];
-  /** Only objects matching this label selector. */
-  labelSelector?: string;
-  /**
-   * Only objects matching this field selector, filtered by the API server (e.g.
-   * `metadata.name=cluster`, `spec.nodeName=node-1`, `status.phase=Running`; custom resources
-   * support `metadata.name`, `metadata.namespace` and their CRD's `selectableFields`). The
-   * cache then holds only those objects.
-   */
-  fieldSelector?: string;
   /** Only objects in this namespace (default: the module's `namespace` option, else all). */
   namespace?: string;
   /**

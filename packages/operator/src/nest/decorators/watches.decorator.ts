@@ -2,8 +2,9 @@ import { SetMetadata } from '@nestjs/common';
 import type { ResourceType } from '../../crd/custom-resource.decorator.js';
 import type { Predicate } from '../../runtime/predicates.js';
 import { OPERATOR_WATCHES_METADATA } from '../operator.constants.js';
+import type { ObjectSelector } from '../../client/object-selector.js';
 
-export interface WatchesOptions {
+export interface WatchesOptions extends ObjectSelector {
   /** Only objects in this namespace (default: the module's `namespace` option, else all). */
   namespace?: string;
   /** Only objects in these namespaces, one informer each. Not with `namespace`. */
@@ -13,9 +14,6 @@ export interface WatchesOptions {
    * kind and metadata, no spec or status. For kinds the controller only maps.
    */
   metadataOnly?: boolean;
-  labelSelector?: string;
-  /** Only objects matching this field selector, filtered by the API server (e.g. `metadata.name=settings`). */
-  fieldSelector?: string;
   predicates?: Predicate<never>[];
 }
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Logger } from '@nestjs/common';
 import { runtimeLogger } from './nest-logger.js';
-import { operatorLogger } from './operator-logger.js';
+import { operatorLogger } from './operator.logger.js';
 
 /** What the logger writes to stdout and stderr while `run` runs. */
 function captured(run: () => void): string[] {

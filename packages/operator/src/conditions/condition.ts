@@ -1,4 +1,4 @@
-import { Field, type FieldOptions } from './field.decorator.js';
+import { Field, type FieldOptions } from '../crd/field.decorator.js';
 
 // metav1.Condition as a @Field class: the schema controller-gen writes for it (required
 // fields, the enum, the patterns and lengths of k8s.io/apimachinery/pkg/apis/meta/v1), so

@@ -3,10 +3,10 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ManualClock } from '@nestor/core';
 import { Condition, ConditionsField } from './condition.js';
-import { CustomResource } from './custom-resource.decorator.js';
-import { customResourceDefinition } from './crd-generator.js';
-import { Field } from './field.decorator.js';
-import { schemaOf } from './schema.js';
+import { CustomResource } from '../crd/custom-resource.decorator.js';
+import { customResourceDefinition } from '../crd/crd-generator.js';
+import { Field } from '../crd/field.decorator.js';
+import { schemaOf } from '../crd/schema.js';
 import {
   findStatusCondition,
   isStatusConditionFalse,

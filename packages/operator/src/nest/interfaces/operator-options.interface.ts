@@ -1,12 +1,13 @@
 import type { KubeConfigSource, KubeObject, TransportOptions } from '@nestor/core';
-import type { ClassType } from '../crd/field.decorator.js';
-import type { ResourceType } from '../crd/custom-resource.decorator.js';
+import type { ClassType } from '../../crd/field.decorator.js';
+import type { ResourceType } from '../../crd/custom-resource.decorator.js';
+import type { LeaseTiming } from '../../runtime/lease-timing.js';
 import type {
   HealthServerOptions,
   MetricsServerOptions,
   SelfManagedCertificateOptions,
   WebhookServingOptions,
-} from '../serving/serving-options.js';
+} from '../../serving/serving-options.js';
 
 // The listening sockets' settings belong to the serving layer; the module takes them as they are.
 export type { HealthServerOptions, MetricsServerOptions, SelfManagedCertificateOptions };
@@ -89,17 +90,14 @@ export interface WebhookServerOptions extends WebhookServingOptions {
   inheritAppConfig?: boolean;
 }
 
-export interface LeaderElectionOptions {
+/** The Lease timing defaults as controller-runtime's: 15 s, 10 s, 2 s. */
+export interface LeaderElectionOptions extends LeaseTiming {
   /** The Lease's name, shared by the operator's replicas. */
   id: string;
   /** The Lease's namespace (default: POD_NAMESPACE, the in-cluster namespace, the module's namespace, else 'default'). */
   namespace?: string;
   /** This replica's identity (default: hostname + random suffix). */
   identity?: string;
-  /** Defaults as controller-runtime: 15 s, 10 s, 2 s. */
-  leaseDurationMs?: number;
-  renewDeadlineMs?: number;
-  retryPeriodMs?: number;
   /**
    * On losing the lease the running reconciles are aborted at once; then the process exits
    * ('exit', the default, as controller-runtime) or stops reconciling, stands by with warm
@@ -113,17 +111,14 @@ export interface LeaderElectionOptions {
  * Built-in sharding: each replica reconciles its share of every controller's objects (see
  * docs/sharding.md). Needs `leaderElection`: the leader assigns objects to shards.
  */
-export interface ShardingModuleOptions {
+/** The shard Leases' timing defaults to leader election's. */
+export interface ShardingModuleOptions extends LeaseTiming {
   /** Names the shard labels (`shard.nestor.dev/<ring>`) and groups the shard Leases (default: the leader election id). */
   ring?: string;
   /** This replica's shard id (default: POD_NAME, else the hostname: a pod's name). */
   shardId?: string;
   /** Replicas of the Deployment `nestor manifests` writes (default 3); each is a shard. */
   replicas?: number;
-  /** Shard Lease timings (default: leader election's). */
-  leaseDurationMs?: number;
-  renewDeadlineMs?: number;
-  retryPeriodMs?: number;
   /** Ring tokens per shard (default 100). */
   tokensPerShard?: number;
   /** The leader's full rebalance pass this often (default 5 min), besides membership changes. */
