@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The operator under test: Nestor's runtime (Manager, ManagedController, InformerCache, KubeClient)
+// The operator under test: Nestor's runtime (Manager, ManagedController, InformerCache, HttpKubeClient)
 // through @nestor/operator/runtime, which loads no Nest module, doing the benchmark reconcile. Driven by bench/run.mjs.
 //   node --expose-gc bench/operators/nestor.mjs --kubeconfig F --namespace NS --mode sync|reconcile [--workers 8]
 import { pathToFileURL } from 'node:url';
@@ -10,8 +10,10 @@ import { Recorder, args, fail, onCommands, onSyncCommands, send } from './protoc
 // NESTOR_STREAMING_LIST=true syncs by a streamed list (WatchList) where the API server offers it.
 // NESTOR_PROTOBUF=false lists and watches built-in kinds in JSON (bench/run.mjs --impls nestor-json).
 const dist = process.env.NESTOR_OPERATOR_DIST;
-const { ClusterConfig, ConfigMap, InformerCache, KindRegistry, KubeClient, Manager, Transport, generationChanged } =
-  await import(dist ? pathToFileURL(`${dist}/runtime-entry.js`).href : '@nestor/operator/runtime');
+const operator = await import(dist ? pathToFileURL(`${dist}/runtime-entry.js`).href : '@nestor/operator/runtime');
+const { ClusterConfig, ConfigMap, InformerCache, KindRegistry, Manager, Transport, generationChanged } = operator;
+// Builds before the client seam (issue 26) call the HTTP client KubeClient.
+const HttpKubeClient = operator.HttpKubeClient ?? operator.KubeClient;
 /** Start-up phases (ms since process start): modules loaded, then the manager started. */
 const importedMs = performance.now();
 
@@ -35,7 +37,7 @@ if (mode === 'sync') {
   const manager = new Manager({ transport, concurrency: workers });
   const kinds = new KindRegistry();
   kinds.register(WIDGETS);
-  const kube = new KubeClient(transport, { informers: manager.informers, fieldManager: FIELD_MANAGER, kinds });
+  const kube = new HttpKubeClient(transport, { informers: manager.informers, fieldManager: FIELD_MANAGER, kinds });
   manager.addController({
     name: 'widgets',
     resource: WIDGETS,

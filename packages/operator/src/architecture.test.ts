@@ -1,13 +1,15 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
 
 // The layering of docs/ARCHITECTURE.md, checked on the sources: which folder of
 // packages/operator/src may import which, and which packages each may load. Tests and
-// test-support are left out: they may reach across layers.
+// test-support are left out: they may reach across layers. Between the repository's
+// packages, tests included, the arrows run one way (the end of this file).
 
 const SRC = fileURLToPath(new URL('../src/', import.meta.url));
 const CORE_SRC = fileURLToPath(new URL('../../core/src/', import.meta.url));
@@ -26,6 +28,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   nest: ['runtime', 'client', 'crd', 'metrics', 'manifests', 'webhooks', 'sharding', 'serving', 'config'],
   terminus: ['runtime'],
   sharding: ['runtime', 'client'],
+  // The test double of the client seam (@nestor/operator/fake): ReconcileContext is a type from nest/.
+  fake: ['client', 'crd', 'nest'],
 };
 
 /** Folders that must run without Nest (the `@nestor/operator/runtime` entry loads them). */
@@ -40,6 +44,7 @@ const NEST_FREE = [
   'sharding',
   'serving',
   'config',
+  'fake',
 ];
 
 interface SourceFile {
@@ -256,24 +261,30 @@ describe('architecture', () => {
     assert.deepEqual(violations, []);
   });
 
-  it('loads no @nestjs module when a program imports @nestor/operator/runtime', () => {
+  it('loads no @nestjs module when a program imports @nestor/operator/runtime or /fake', () => {
     // What a Nest-free user runs: the loaded specifiers are recorded by a resolve hook.
-    const program = [
-      "import { registerHooks } from 'node:module';",
-      'const seen = new Set();',
-      'registerHooks({ resolve(specifier, context, next) { seen.add(specifier); return next(specifier, context); } });',
-      "const runtime = await import('@nestor/operator/runtime');",
-      "if (typeof runtime.Manager !== 'function') throw new Error('no Manager export');",
-      'console.log(JSON.stringify([...seen]));',
-    ].join('\n');
-    const loaded = JSON.parse(
-      execFileSync(process.execPath, ['--input-type=module', '-e', program], { cwd: SRC, encoding: 'utf8' }),
-    ) as string[];
-    assert.ok(loaded.includes('@nestor/core'), 'the hook saw the imports');
-    assert.deepEqual(
-      loaded.filter((s) => s.startsWith('@nestjs/')),
-      [],
-    );
+    for (const [entry, name] of [
+      ['@nestor/operator/runtime', 'Manager'],
+      ['@nestor/operator/fake', 'FakeKubeClient'],
+    ]) {
+      const program = [
+        "import { registerHooks } from 'node:module';",
+        'const seen = new Set();',
+        'registerHooks({ resolve(specifier, context, next) { seen.add(specifier); return next(specifier, context); } });',
+        `const entry = await import('${entry}');`,
+        `if (typeof entry.${name} !== 'function') throw new Error('no ${name} export');`,
+        'console.log(JSON.stringify([...seen]));',
+      ].join('\n');
+      const loaded = JSON.parse(
+        execFileSync(process.execPath, ['--input-type=module', '-e', program], { cwd: SRC, encoding: 'utf8' }),
+      ) as string[];
+      assert.ok(loaded.includes('@nestor/core'), `the hook saw ${entry}'s imports`);
+      assert.deepEqual(
+        loaded.filter((s) => s.startsWith('@nestjs/')),
+        [],
+        entry,
+      );
+    }
   });
 
   it('loads none of client-node but its kubeconfig parsing, from either entry (its generated API costs ~55 MB)', () => {
@@ -335,5 +346,131 @@ describe('architecture', () => {
       ).length > 0,
       'a cycle is found',
     );
+  });
+});
+
+// ---- Between packages: packages/* and sample-operator (bench/ measures them all and is left out).
+
+/**
+ * Package -> the packages it may use, by any path: package.json, tsconfig references,
+ * imports (its tests' too). Bottom to top: the envtest control plane needs only core, so
+ * the operator's tests can use it; the fake client implements the operator's KubeClient,
+ * so it ships with the operator (`@nestor/operator/fake`), not with `@nestor/testing`.
+ */
+const PACKAGE_USES: Record<string, readonly string[]> = {
+  '@nestor/core': [],
+  '@nestor/testing': ['@nestor/core'],
+  '@nestor/operator': ['@nestor/core', '@nestor/testing'],
+  '@nestor/cli': ['@nestor/operator', '@nestor/testing'],
+  'sample-operator': ['@nestor/operator', '@nestor/testing'],
+};
+
+interface WorkspacePackage {
+  name: string;
+  dir: string;
+  manifest: { private?: boolean } & Partial<Record<DependencyField, Record<string, string>>>;
+}
+
+type DependencyField = 'dependencies' | 'devDependencies' | 'peerDependencies' | 'optionalDependencies';
+const DEPENDENCY_FIELDS: DependencyField[] = [
+  'dependencies',
+  'devDependencies',
+  'peerDependencies',
+  'optionalDependencies',
+];
+
+const workspace: WorkspacePackage[] = [
+  ...readdirSync(join(REPO, 'packages'), { withFileTypes: true })
+    .filter((entry) => entry.isDirectory() && existsSync(join(REPO, 'packages', entry.name, 'package.json')))
+    .map((entry) => join(REPO, 'packages', entry.name)),
+  join(REPO, 'sample-operator'),
+].map((dir) => {
+  const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as WorkspacePackage['manifest'] & {
+    name: string;
+  };
+  return { name: manifest.name, dir, manifest };
+});
+
+const packageAt = (path: string) => workspace.find((p) => path === p.dir || path.startsWith(p.dir + sep));
+
+/** A package's arrows to the others, each with where it was found. */
+function arrowsOf(pkg: WorkspacePackage): Array<{ to: string; where: string; test: boolean }> {
+  const names = new Set(workspace.map((p) => p.name));
+  const arrows: Array<{ to: string; where: string; test: boolean }> = [];
+  for (const field of DEPENDENCY_FIELDS) {
+    for (const to of Object.keys(pkg.manifest[field] ?? {})) {
+      if (names.has(to)) arrows.push({ to, where: `package.json ${field}`, test: field === 'devDependencies' });
+    }
+  }
+  const tsconfig = ts.readConfigFile(join(pkg.dir, 'tsconfig.json'), ts.sys.readFile).config as {
+    references?: Array<{ path: string }>;
+  };
+  for (const reference of tsconfig.references ?? []) {
+    const to = packageAt(resolve(pkg.dir, reference.path));
+    if (to) arrows.push({ to: to.name, where: `tsconfig.json reference ${reference.path}`, test: true });
+  }
+  const src = join(pkg.dir, 'src');
+  for (const path of tsFiles(src)) {
+    const rel = relative(pkg.dir, path);
+    const test = /\.test\.ts$|(^|\/)(test-support|fixtures)\//.test(rel.split(sep).join('/'));
+    for (const { fileName } of ts.preProcessFile(readFileSync(path, 'utf8'), true, true).importedFiles) {
+      const to = fileName.startsWith('.')
+        ? packageAt(resolve(dirname(path), fileName))?.name
+        : [...names].find((name) => fileName === name || fileName.startsWith(`${name}/`));
+      if (to && to !== pkg.name) arrows.push({ to, where: `${rel} imports ${fileName}`, test });
+    }
+  }
+  return arrows;
+}
+
+function tsFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((entry) => entry.isFile() && entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts'))
+    .map((entry) => join(entry.parentPath, entry.name));
+}
+
+describe('architecture between packages', () => {
+  const arrows = new Map(workspace.map((pkg) => [pkg.name, arrowsOf(pkg)]));
+
+  it('knows every package of the repository', () => {
+    assert.deepEqual(workspace.map((p) => p.name).sort(), Object.keys(PACKAGE_USES).sort());
+  });
+
+  it('has arrows that run one way: no cycle between packages', () => {
+    const graph = new Map(Object.entries(PACKAGE_USES).map(([name, uses]) => [name, new Set(uses)]));
+    assert.deepEqual(
+      cycles(graph).map((c) => c.join(' -> ')),
+      [],
+    );
+  });
+
+  it('uses only the packages below it: in package.json, tsconfig references and imports, tests included', () => {
+    const violations = [...arrows].flatMap(([name, found]) =>
+      found.filter((a) => !PACKAGE_USES[name]?.includes(a.to)).map((a) => `${name} -> ${a.to}: ${a.where}`),
+    );
+    assert.deepEqual(violations, []);
+  });
+
+  it('declares each package it imports, and a published one imports its devDependencies from tests only', () => {
+    const violations: string[] = [];
+    for (const pkg of workspace) {
+      const declared = (field: DependencyField, to: string) => pkg.manifest[field]?.[to] !== undefined;
+      for (const arrow of arrows.get(pkg.name)!.filter((a) => a.where.includes(' imports '))) {
+        const runtime = declared('dependencies', arrow.to) || declared('peerDependencies', arrow.to);
+        if (!runtime && !declared('devDependencies', arrow.to)) {
+          violations.push(`${pkg.name}: ${arrow.where}, which its package.json does not declare`);
+        } else if (!runtime && !arrow.test && !pkg.manifest.private) {
+          violations.push(`${pkg.name}: ${arrow.where}, a devDependency, outside its tests`);
+        }
+      }
+    }
+    assert.deepEqual(violations, []);
+  });
+
+  it('finds the arrows it checks (the check is not vacuous)', () => {
+    const operator = arrows.get('@nestor/operator')!;
+    assert.ok(operator.some((a) => a.to === '@nestor/testing' && a.where.includes(' imports ') && a.test));
+    assert.ok(operator.some((a) => a.to === '@nestor/core' && a.where.startsWith('package.json dependencies')));
+    assert.ok(arrows.get('@nestor/testing')!.some((a) => a.to === '@nestor/core' && a.where.startsWith('tsconfig')));
   });
 });

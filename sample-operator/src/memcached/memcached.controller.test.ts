@@ -1,5 +1,5 @@
 // The Memcached reconciler unit-tested without an API server: Nest's testing module builds
-// the controller as the app does, with @nestor/testing/fake's in-memory KubeClient in place
+// the controller as the app does, with @nestor/operator/fake's in-memory KubeClient in place
 // of the real one. What needs the API server itself (validation, garbage collection, the
 // Deployment controller) is memcached.e2e.test.ts's.
 import 'reflect-metadata';
@@ -8,7 +8,7 @@ import { describe, it } from 'node:test';
 import { Global, Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { Deployment, KubeClient, resourceOf, TerminalError } from '@nestor/operator';
-import { fakeKubeClient, reconcileContext, type FakeKubeClient } from '@nestor/testing/fake';
+import { fakeKubeClient, reconcileContext, type FakeKubeClient } from '@nestor/operator/fake';
 import type { DeploymentObject } from '../kube-types.js';
 import { MEMCACHED_IMAGE, MemcachedController, ROLLOUT_REQUEUE_MS } from './memcached.controller.js';
 import { MemcachedModule } from './memcached.module.js';

@@ -1,69 +1,15 @@
-import {
-  ambientSignal,
-  apiVersionOf,
-  DEFAULT_FIELD_MANAGER,
-  keyOf,
-  KubeApiError,
-  type KubeObject,
-  listPages,
-  type RequestOptions,
-  type ObjectRef,
-  type OwnerReference,
-  type ResourceDescriptor,
-  resourcePath,
-  sleep,
-  type Transport,
-} from '@nestor/core';
-import { EventRecorder, type RecordOptions } from './event-recorder.js';
+// The client seam, as controller-runtime's client.Client: what a reconciler reads and writes
+// through. HttpKubeClient implements it over the API server; @nestor/operator/fake's
+// FakeKubeClient over a map in memory. An abstract class rather than an interface, so that
+// it exists at run time: Nest injects it by this class (`constructor(kube: KubeClient)`),
+// and tests swap the implementation behind it (`overrideProvider(KubeClient)`).
+import type { KubeObject, ObjectRef, ResourceDescriptor } from '@nestor/core';
+import type { RecordOptions } from './event-recorder.js';
 import type { EventType } from './event-series.js';
-import { KindRegistry } from './kind-registry.js';
-import type { WriteFence } from './write-fence.js';
+import type { KindRegistry } from './kind-registry.js';
 import type { ObjectSelector } from './object-selector.js';
 
-export type { WriteFence };
-
-/**
- * Where reads may be served from instead of the API server: the runtime's InformerCache
- * is one. The client depends on this shape only, so it sits below the runtime.
- */
-export interface CacheReader {
-  /** A synced store that holds every object of the kind in the namespace (all namespaces without one). */
-  find<T>(
-    resource: ResourceDescriptor<T>,
-    namespace?: string,
-  ): { get(key: string): T | undefined; list(namespace?: string): T[] } | undefined;
-}
-
-/** Whose writes a client makes, and what cuts them short (see KubeClient.scoped). */
-export interface ClientScope {
-  /** The controller whose writes these are: its Lease fences them, its name reports their Events. */
-  controller?: string;
-  /** Cuts every request of the client when it aborts (a reconcile's signal). */
-  signal?: AbortSignal;
-}
-
-export interface KubeClientOptions {
-  /** Field manager for server-side apply and writes (default 'nestor'). */
-  fieldManager?: string;
-  /** Serves get/list from a running informer when one covers the request. */
-  informers?: CacheReader;
-  kinds?: KindRegistry;
-  /** The reporting controller of Events recorded outside a reconcile (default: the field manager). */
-  component?: string;
-  /**
-   * The recorder behind recordEvent (the manager's, so its shutdown flushes it). Default:
-   * one of the client's own on its transport; close it with `client.events.close()`.
-   */
-  events?: EventRecorder;
-  /**
-   * Fences every write (create, replace, delete, patch, apply, status, finalizers, events),
-   * so a replica that lost its Lease, or was frozen past it, writes nothing. The manager's
-   * client (`manager.client`, the Nest module's KubeClient) has its Leases' fence.
-   */
-  fence?: WriteFence;
-  /** See ClientScope: set by scoped(); without it, the ambient context is read per call. */
-  scope?: ClientScope;
-}
+export type { EventType };
 
 export type ListOptions = ObjectSelector;
 
@@ -75,301 +21,109 @@ export interface ApplyOptions {
   fieldManager?: string;
 }
 
-export type { EventType };
+export interface DeleteOptions {
+  /** What happens to the objects it owns (default 'Background': the garbage collector deletes them after it). */
+  propagationPolicy?: 'Foreground' | 'Background' | 'Orphan';
+}
 
-type PatchType = 'merge' | 'json' | 'strategic' | 'apply';
+/** Whose writes a client makes, and what cuts them short (see KubeClient.scoped). */
+export interface ClientScope {
+  /** The controller whose writes these are: its Lease fences them, its name reports their Events. */
+  controller?: string;
+  /** Cuts every request of the client when it aborts (a reconcile's signal). */
+  signal?: AbortSignal;
+}
 
-const CONTENT_TYPES: Record<PatchType, string> = {
-  merge: 'application/merge-patch+json',
-  json: 'application/json-patch+json',
-  strategic: 'application/strategic-merge-patch+json',
-  apply: 'application/apply-patch+yaml',
-};
+/** The patch formats of `patch`: JSON merge patch, JSON patch, strategic merge patch. */
+export type PatchType = 'merge' | 'json' | 'strategic';
 
 /**
- * Typed access to the API server for reconcilers: reads from the informer cache when one
- * holds the kind, writes over the operator's pooled transport, server-side apply with the
- * operator's field manager, status, finalizers, events.
- *
- * Whose write it is and what cuts it short is explicit in a scoped client (the one a
- * reconcile gets as `request.client`): the controller's Lease fences its writes and the
- * reconcile's signal cuts its requests. The unscoped client reads both from the ambient
- * context (the reconcile the caller runs in), so a helper handed the shared client is
- * fenced and cut alike.
+ * Typed reads and writes of Kubernetes objects for reconcilers: get and list, create,
+ * replace, delete, patch, server-side apply, status, finalizers, Events. In Nest, inject it
+ * by this class; without Nest, the manager makes one (`manager.client`).
  */
-export class KubeClient {
-  readonly fieldManager: string;
-  readonly kinds: KindRegistry;
-  /** The best-effort Event recorder recordEvent hands Events to. */
-  readonly events: EventRecorder;
-  /** What fences this client's writes: the scope's controller's fence when scoped. */
-  private readonly fence: WriteFence | undefined;
+export abstract class KubeClient {
+  /** Field manager of writes and server-side applies. */
+  abstract readonly fieldManager: string;
+  /** Where `apply(object)` and the other object-taking methods find the object's resource. */
+  abstract readonly kinds: KindRegistry;
 
-  constructor(
-    readonly transport: Transport,
-    private readonly options: KubeClientOptions = {},
-  ) {
-    this.fieldManager = options.fieldManager ?? DEFAULT_FIELD_MANAGER;
-    this.kinds = options.kinds ?? new KindRegistry();
-    this.events =
-      options.events ??
-      new EventRecorder(transport, {
-        reportingController: options.component ?? this.fieldManager,
-        ...(options.fence ? { fence: options.fence } : {}),
-      });
-    const { fence, scope } = options;
-    this.fence = scope && fence?.of ? fence.of(scope.controller) : fence;
+  constructor() {
+    // JavaScript lets `new KubeClient(transport)` through (KubeClient was the HTTP client once): say what to use.
+    if (new.target === KubeClient) {
+      throw new TypeError(
+        "KubeClient is the interface of the clients: use the manager's (`manager.client`), inject KubeClient in Nest, or construct `new HttpKubeClient(transport, options)`",
+      );
+    }
   }
 
   /**
-   * This client, for one controller's writes cut by one signal: it shares the transport,
-   * the cache, the kinds and the Event recorder, and reads nothing from the ambient
-   * context. The manager hands one to each reconcile (`request.client`).
+   * This client for one controller's writes, cut by one signal, reading nothing from the
+   * ambient context. The manager hands one to each reconcile (`request.client`).
    */
-  scoped(scope: ClientScope): KubeClient {
-    return new KubeClient(this.transport, { ...this.options, kinds: this.kinds, events: this.events, scope });
-  }
+  abstract scoped(scope: ClientScope): KubeClient;
 
-  /** The object, or undefined when it does not exist. From the cache when an informer holds the kind. */
-  async get<T>(resource: ResourceDescriptor<T>, ref: ObjectRef): Promise<T | undefined> {
-    const cached = this.options.informers?.find(resource, ref.namespace);
-    if (cached) return cached.get(keyOf(ref)) as T | undefined;
-    try {
-      return await this.json<T>('GET', resourcePath(resource, ref.namespace, ref.name));
-    } catch (error) {
-      if (error instanceof KubeApiError && error.status === 404) return undefined;
-      throw error;
-    }
-  }
+  /** The object, or undefined when it does not exist. */
+  abstract get<T>(resource: ResourceDescriptor<T>, ref: ObjectRef): Promise<T | undefined>;
 
-  /** Objects of a kind: from the cache when an informer covers it, else one paginated LIST. */
-  async list<T>(resource: ResourceDescriptor<T>, options: ListOptions = {}): Promise<T[]> {
-    if (!options.labelSelector && !options.fieldSelector) {
-      const cached = this.options.informers?.find(resource, options.namespace);
-      if (cached) return cached.list(options.namespace) as T[];
-    }
-    let items: T[] = [];
-    const query = { labelSelector: options.labelSelector, fieldSelector: options.fieldSelector };
-    const pages = listPages<T>(this.transport, resourcePath(resource, options.namespace), {
-      query,
-      signal: signalOf(this.options.scope),
-    });
-    for await (const page of pages) {
-      if (page.restarted) items = [];
-      for (const item of page.items) items.push(withKind(item, resource));
-    }
-    return items;
-  }
+  /** Objects of a kind, in a namespace or all, filtered by label and field selectors. */
+  abstract list<T>(resource: ResourceDescriptor<T>, options?: ListOptions): Promise<T[]>;
 
-  async create<T extends KubeObject>(object: T, resource = this.kinds.forObject(object)): Promise<T> {
-    this.fence?.assertWritable();
-    const { namespace } = object.metadata ?? {};
-    return this.json<T>('POST', resourcePath(resource, namespace), {
-      body: object,
-      query: { fieldManager: this.fieldManager },
-    });
-  }
+  /** Creates the object; fails with 409 AlreadyExists when it exists. */
+  abstract create<T extends KubeObject>(object: T, resource?: ResourceDescriptor): Promise<T>;
 
   /** PUT: replaces the object; fails with 409 Conflict when its resourceVersion is stale. */
-  async replace<T extends KubeObject>(object: T, resource = this.kinds.forObject(object)): Promise<T> {
-    this.fence?.assertWritable();
-    const { namespace, name } = requireName(object);
-    return this.json<T>('PUT', resourcePath(resource, namespace, name), {
-      body: object,
-      query: { fieldManager: this.fieldManager },
-    });
-  }
+  abstract replace<T extends KubeObject>(object: T, resource?: ResourceDescriptor): Promise<T>;
 
   /** Deletes the object; true when it was there. */
-  async delete(
-    resource: ResourceDescriptor,
-    ref: ObjectRef,
-    options: { propagationPolicy?: 'Foreground' | 'Background' | 'Orphan' } = {},
-  ): Promise<boolean> {
-    this.fence?.assertWritable();
-    try {
-      await this.json('DELETE', resourcePath(resource, ref.namespace, ref.name), {
-        body: { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: options.propagationPolicy ?? 'Background' },
-      });
-      return true;
-    } catch (error) {
-      if (error instanceof KubeApiError && error.status === 404) return false;
-      throw error;
-    }
-  }
+  abstract delete(resource: ResourceDescriptor, ref: ObjectRef, options?: DeleteOptions): Promise<boolean>;
 
-  async patch<T>(
+  /** Patches the object, or its status or scale subresource (default: a JSON merge patch). */
+  abstract patch<T>(
     resource: ResourceDescriptor<T>,
     ref: ObjectRef,
     patch: unknown,
-    type: Exclude<PatchType, 'apply'> = 'merge',
+    type?: PatchType,
     subresource?: 'status' | 'scale',
-  ): Promise<T> {
-    this.fence?.assertWritable();
-    const path = resourcePath(resource, ref.namespace, ref.name) + (subresource ? `/${subresource}` : '');
-    return this.json<T>('PATCH', path, {
-      body: patch,
-      contentType: CONTENT_TYPES[type],
-      query: { fieldManager: this.fieldManager },
-    });
-  }
+  ): Promise<T>;
 
   /**
    * Server-side apply: the API server merges the fields this operator sets and owns them.
    * Idempotent, conflict-free for controllers, and the object carries only what you say.
    */
-  async apply<T extends KubeObject>(object: T, options: ApplyOptions = {}): Promise<T> {
-    this.fence?.assertWritable();
-    const resource = this.kinds.forObject(object);
-    const { namespace, name } = requireName(object);
-    const body = options.owner ? withOwner(object, options.owner) : object;
-    return this.json<T>('PATCH', resourcePath(resource, namespace, name), {
-      body,
-      contentType: CONTENT_TYPES.apply,
-      query: { fieldManager: options.fieldManager ?? this.fieldManager, force: String(options.force ?? true) },
-    });
-  }
+  abstract apply<T extends KubeObject>(object: T, options?: ApplyOptions): Promise<T>;
 
   /** Merge-patches the status subresource. */
-  async patchStatus<T extends KubeObject>(object: T, status: Record<string, unknown> | object): Promise<T> {
-    const resource = this.kinds.forObject(object);
-    return this.patch(resource as ResourceDescriptor<T>, requireName(object), { status }, 'merge', 'status');
-  }
+  abstract patchStatus<T extends KubeObject>(object: T, status: Record<string, unknown> | object): Promise<T>;
 
-  /** Server-side applies the status subresource (fields owned by this operator's field manager). */
-  async applyStatus<T extends KubeObject>(object: T, status: Record<string, unknown> | object): Promise<T> {
-    this.fence?.assertWritable();
-    const resource = this.kinds.forObject(object);
-    const { namespace, name } = requireName(object);
-    return this.json<T>('PATCH', `${resourcePath(resource, namespace, name)}/status`, {
-      body: { apiVersion: object.apiVersion, kind: object.kind, metadata: { name, namespace }, status },
-      contentType: CONTENT_TYPES.apply,
-      query: { fieldManager: this.fieldManager, force: 'true' },
-    });
-  }
+  /** Server-side applies the status subresource (fields owned by this client's field manager). */
+  abstract applyStatus<T extends KubeObject>(object: T, status: Record<string, unknown> | object): Promise<T>;
 
   /** Adds a finalizer unless present; returns the updated object (or the same when nothing changed). */
-  async addFinalizer<T extends KubeObject>(object: T, finalizer: string): Promise<T> {
-    return this.updateFinalizers(object, (list) => (list.includes(finalizer) ? undefined : [...list, finalizer]));
-  }
+  abstract addFinalizer<T extends KubeObject>(object: T, finalizer: string): Promise<T>;
 
-  /** Removes a finalizer if present. */
-  async removeFinalizer<T extends KubeObject>(object: T, finalizer: string): Promise<T> {
-    return this.updateFinalizers(object, (list) =>
-      list.includes(finalizer) ? list.filter((f) => f !== finalizer) : undefined,
-    );
-  }
+  /** Removes a finalizer if present; the object is gone once its last finalizer is, if it was being deleted. */
+  abstract removeFinalizer<T extends KubeObject>(object: T, finalizer: string): Promise<T>;
 
   /**
    * Runs `update` on the freshest object and retries it on 409 Conflict, as client-go's
    * retry.RetryOnConflict: `update` receives the current object and returns the write.
    */
-  async retryOnConflict<T>(read: () => Promise<T>, update: (current: T) => Promise<T>, attempts = 5): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await update(await read());
-      } catch (error) {
-        if (!(error instanceof KubeApiError && error.status === 409) || attempt >= attempts) throw error;
-        await sleep(10 * 2 ** attempt * (0.5 + Math.random()));
-      }
-    }
-  }
+  abstract retryOnConflict<T>(
+    read: () => Promise<T>,
+    update: (current: T) => Promise<T>,
+    attempts?: number,
+  ): Promise<T>;
 
   /**
    * Records an Event about the object (shown by `kubectl describe` and `kubectl events`),
-   * best effort: handed to the recorder and written in the background (events.k8s.io/v1,
-   * or core/v1 where it is not served), repeats counted into one Event, rate limited per
-   * object. Never fails and never waits for the API server: awaiting it costs nothing.
+   * best effort: never fails and never waits for the API server.
    */
-  async recordEvent(
+  abstract recordEvent(
     object: KubeObject,
     type: EventType,
     reason: string,
     message: string,
-    options: RecordOptions = {},
-  ): Promise<void> {
-    const controller = this.options.scope?.controller;
-    this.events.record(object, type, reason, message, controller === undefined ? options : { controller, ...options });
-  }
-
-  /** Every request of this client, cut when its signal aborts. */
-  private json<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
-    const signal = signalOf(this.options.scope);
-    return this.transport.json<T>(method, path, signal ? { ...options, signal } : options);
-  }
-
-  /**
-   * Changes metadata.finalizers with a JSON patch whose `test` guards the list itself, not
-   * the resourceVersion: writes to other fields (a status update in a finalizer) do not
-   * conflict, a concurrent change of the list does, and is retried on a fresh read.
-   */
-  private async updateFinalizers<T extends KubeObject>(
-    object: T,
-    change: (current: string[]) => string[] | undefined,
-  ): Promise<T> {
-    const resource = this.kinds.forObject(object) as ResourceDescriptor<T>;
-    const ref = requireName(object);
-    let current: T = object;
-    for (let attempt = 1; ; attempt++) {
-      const list = current.metadata?.finalizers;
-      const next = change(list ?? []);
-      if (!next) return current;
-      try {
-        if (!list) {
-          // No list to test against: the resourceVersion guards against one added meanwhile.
-          const body = { metadata: { finalizers: next, resourceVersion: current.metadata?.resourceVersion } };
-          return await this.patch(resource, ref, body, 'merge');
-        }
-        const patch = [
-          { op: 'test', path: '/metadata/finalizers', value: list },
-          { op: 'replace', path: '/metadata/finalizers', value: next },
-        ];
-        return await this.patch(resource, ref, patch, 'json');
-      } catch (error) {
-        if (error instanceof KubeApiError && error.status === 404) return current; // gone: nothing left to change
-        const stale = error instanceof KubeApiError && (error.status === 409 || error.status === 422);
-        if (!stale || attempt >= 5) throw error;
-        const fresh = await this.json<T>('GET', resourcePath(resource, ref.namespace, ref.name));
-        current = withKind(fresh, resource);
-      }
-    }
-  }
-}
-
-/** What cuts a client's requests: its scope's signal, else the ambient one (a reconcile's). */
-function signalOf(scope: ClientScope | undefined): AbortSignal | undefined {
-  return scope ? scope.signal : ambientSignal();
-}
-
-/** A controller owner reference to `owner`, as controllerutil.SetControllerReference sets it. */
-export function controllerReference(owner: KubeObject): OwnerReference {
-  const { name, uid } = owner.metadata ?? {};
-  if (!owner.apiVersion || !owner.kind || !name || !uid) {
-    throw new Error(
-      'the owner needs apiVersion, kind, metadata.name and metadata.uid: pass the object as read from the API server',
-    );
-  }
-  return { apiVersion: owner.apiVersion, kind: owner.kind, name, uid, controller: true, blockOwnerDeletion: true };
-}
-
-function withOwner<T extends KubeObject>(object: T, owner: KubeObject): T {
-  const reference = controllerReference(owner);
-  const others = (object.metadata?.ownerReferences ?? []).filter((r) => r.uid !== reference.uid && !r.controller);
-  return { ...object, metadata: { ...object.metadata, ownerReferences: [...others, reference] } };
-}
-
-function requireName(object: KubeObject): ObjectRef & { name: string } {
-  const { name, namespace } = object.metadata ?? {};
-  if (!name) throw new Error(`the ${object.kind ?? 'object'} has no metadata.name: name it before writing it`);
-  return namespace ? { namespace, name } : { name };
-}
-
-/** LIST responses carry apiVersion/kind on the list only; items get them back here. */
-function withKind<T>(item: T, resource: ResourceDescriptor): T {
-  const object = item as KubeObject;
-  if (!object.kind) {
-    object.apiVersion = apiVersionOf(resource);
-    object.kind = resource.kind;
-  }
-  return item;
+    options?: RecordOptions,
+  ): Promise<void>;
 }

@@ -7,9 +7,9 @@ import { parallel, TestEnvironment, waitFor } from '@nestor/testing';
 import {
   ConfigMap,
   Controller,
-  KubeClient,
   OperatorRegistry,
   Reconcile,
+  Transport,
   type ReconcileContext,
   type ReconcileResult,
 } from '../index.js';
@@ -100,13 +100,13 @@ class ReadThroughController {
   readonly runs = new Map<string, number>();
   failures = 0;
 
-  constructor(private readonly kube: KubeClient) {}
+  constructor(private readonly transport: Transport) {}
 
   @Reconcile()
   async reconcile(configMap: V1ConfigMap, ctx: ReconcileContext): Promise<ReconcileResult> {
     const { namespace, name } = configMap.metadata!;
     try {
-      await this.kube.transport.json('GET', configMapsPath(namespace!, name!), { signal: ctx.signal });
+      await this.transport.json('GET', configMapsPath(namespace!, name!), { signal: ctx.signal });
     } catch (error) {
       this.failures++;
       throw error;

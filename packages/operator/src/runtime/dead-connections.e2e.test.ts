@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import { Transport, type KubeObject } from '@nestor/core';
 import { parallel, TcpRelay, TestEnvironment, waitFor } from '@nestor/testing';
-import { KubeClient } from '../client/kube-client.js';
+import { HttpKubeClient } from '../client/http-kube-client.js';
 import { ConfigMap } from '../client/kinds.js';
 import { configMapsPath, createConfigMap, patchConfigMap } from '../test-support/e2e-helpers.js';
 import { Manager } from './manager.js';
@@ -132,7 +132,7 @@ describe('an aborted reconcile', () => {
     await createConfigMap(env.client, namespace, 'stuck');
     const transport = await Transport.fromKubeConfig(relay.kubeConfig(env.kubeConfig));
     const manager = new Manager({ transport });
-    const kube = new KubeClient(transport, { informers: manager.informers });
+    const kube = new HttpKubeClient(transport, { informers: manager.informers });
     const settled: string[] = [];
     let silenced = false;
     manager.addController<V1ConfigMap & KubeObject>({

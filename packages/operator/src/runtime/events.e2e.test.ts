@@ -5,7 +5,7 @@ import { Transport, type KubeObject } from '@nestor/core';
 import { parallel, TcpRelay, TestEnvironment, waitFor } from '@nestor/testing';
 import { EventRecorder } from '../client/event-recorder.js';
 import { ConfigMap } from '../client/kinds.js';
-import { KubeClient } from '../client/kube-client.js';
+import { HttpKubeClient } from '../client/http-kube-client.js';
 import { resourceOf } from '../crd/custom-resource.decorator.js';
 import { createConfigMap } from '../test-support/e2e-helpers.js';
 import { WIDGET_CRD, Widget, widget } from '../test-support/widget.js';
@@ -55,7 +55,7 @@ const eventsV1 = async (ns: string, name: string) =>
 /** A manager and client on `transport`, Events going through `events` (default: the manager's). */
 function operator(events?: EventRecorder) {
   const manager = new Manager({ transport, ...(events ? { events } : {}) });
-  const kube = new KubeClient(transport, { informers: manager.informers, events: manager.events });
+  const kube = new HttpKubeClient(transport, { informers: manager.informers, events: manager.events });
   return { manager, kube };
 }
 
@@ -195,7 +195,7 @@ describe('EventRecorder against a real API server', () => {
     const recorder = new EventRecorder(silentTransport, { api: 'events.k8s.io/v1', requestTimeoutMs: 60_000 });
     relay.partition(); // every connection, open or new: accepted, never answered
     const manager = new Manager({ transport, events: recorder, eventFlushMs: 500 });
-    const kube = new KubeClient(transport, { informers: manager.informers, events: recorder });
+    const kube = new HttpKubeClient(transport, { informers: manager.informers, events: recorder });
     const names = Array.from({ length: 30 }, (_, i) => `cm-${i}`);
     await parallel(names, 8, (name) => createConfigMap(env.client, ns, name));
     const done = new Set<string>();

@@ -10,15 +10,20 @@ export * from '../client/kinds.js';
 export { KindRegistry } from '../client/kind-registry.js';
 export {
   KubeClient,
-  controllerReference,
   type ApplyOptions,
-  type CacheReader,
   type ClientScope,
-  type WriteFence,
+  type DeleteOptions,
   type EventType,
-  type KubeClientOptions,
   type ListOptions,
+  type PatchType,
 } from '../client/kube-client.js';
+export {
+  HttpKubeClient,
+  controllerReference,
+  type CacheReader,
+  type WriteFence,
+  type KubeClientOptions,
+} from '../client/http-kube-client.js';
 export {
   EventRecorder,
   withReportingController,

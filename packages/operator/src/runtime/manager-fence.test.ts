@@ -4,7 +4,7 @@ import { ManualClock, type KubeObject, type RequestOptions, type Transport } fro
 import { waitFor } from '@nestor/testing';
 import { withReportingController } from '../client/event-recorder.js';
 import { ConfigMap } from '../client/kinds.js';
-import { KubeClient } from '../client/kube-client.js';
+import { HttpKubeClient } from '../client/http-kube-client.js';
 import { FakeWatchTransport } from '../test-support/fake-watch-transport.js';
 import { InformerCache } from './informer-cache.js';
 import { Manager, type LeaderElection } from './manager.js';
@@ -152,7 +152,7 @@ describe("the manager's client", () => {
 describe('the client a reconcile gets', () => {
   it("is the shared client scoped to the controller and the run's signal, with no ambient context read", async () => {
     const { transport, sent } = recordingTransport();
-    const shared = new KubeClient(transport);
+    const shared = new HttpKubeClient(transport);
     let request: ReconcileRequest<unknown> | undefined;
     const loop = new ReconcileLoop<unknown>({
       name: 'widgets',

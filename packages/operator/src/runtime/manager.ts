@@ -11,7 +11,8 @@ import {
 } from '@nestor/core';
 import { EventRecorder, type EventRecorderMetrics, type EventRecorderOptions } from '../client/event-recorder.js';
 import type { KindRegistry } from '../client/kind-registry.js';
-import { KubeClient } from '../client/kube-client.js';
+import { HttpKubeClient } from '../client/http-kube-client.js';
+import type { KubeClient } from '../client/kube-client.js';
 import { Coordination, type LeaderElection } from './coordination.js';
 import { ManagedController, type ManagedControllerOptions } from './managed-controller.js';
 import type { ControllerMetricsSink } from './reconcile-loop.js';
@@ -153,7 +154,7 @@ export class Manager {
             ...events,
             ...(fence.fences ? { fence } : {}),
           });
-    this.client = new KubeClient(options.transport, {
+    this.client = new HttpKubeClient(options.transport, {
       informers: this.informers,
       events: this.events,
       ...(fence.fences ? { fence } : {}),

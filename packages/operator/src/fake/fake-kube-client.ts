@@ -8,21 +8,24 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import {
   apiVersionOf,
-  controllerReference,
-  KindRegistry,
+  DEFAULT_FIELD_MANAGER,
   KubeApiError,
-  KubeClient,
   resourceName,
-  resourceOf,
-  type ApplyOptions,
-  type EventType,
   type KubeObject,
-  type ListOptions,
   type ObjectRef,
   type ResourceDescriptor,
-  type ResourceType,
-  type Transport,
-} from '@nestor/operator/runtime';
+} from '@nestor/core';
+import { controllerReference } from '../client/http-kube-client.js';
+import { KindRegistry } from '../client/kind-registry.js';
+import {
+  KubeClient,
+  type ApplyOptions,
+  type DeleteOptions,
+  type EventType,
+  type ListOptions,
+  type PatchType,
+} from '../client/kube-client.js';
+import { resourceOf, type ResourceType } from '../crd/custom-resource.decorator.js';
 import { applyMerge, isObject, jsonPatch, JsonPatchError, mergePatch, type Json } from './patches.js';
 import { fieldSelector, labelSelector } from './selectors.js';
 
@@ -79,18 +82,9 @@ const NO_STATUS = new Set([
   'clusterrolebindings.rbac.authorization.k8s.io',
 ]);
 
-/** The transport a fake never has: any request that reaches it is a method the fake does not model. */
-const NO_TRANSPORT = {
-  json: (method: string, path: string) =>
-    Promise.reject(
-      new Error(`FakeKubeClient has no API server: ${method} ${path} is not modelled (use TestEnvironment for it)`),
-    ),
-  close: () => {},
-} as unknown as Transport;
-
 /**
- * A KubeClient whose API server is a map in memory. Assignable wherever a KubeClient is
- * expected (it extends it), so `new MyController(fake)` and
+ * A KubeClient whose API server is a map in memory. It implements KubeClient as the real
+ * client (HttpKubeClient) does, with no transport behind it, so `new MyController(fake)` and
  * `Test.createTestingModule(...).overrideProvider(KubeClient).useValue(fake)` work.
  *
  * Modelled: get/list (namespace, label selectors, metadata.name/namespace field
@@ -108,7 +102,9 @@ const NO_TRANSPORT = {
  * informers (reads see every write at once, never a stale cache).
  */
 export class FakeKubeClient extends KubeClient {
-  /** Events recorded with recordEvent, oldest first (`events` is the real client's recorder, unused here). */
+  readonly fieldManager: string;
+  readonly kinds = new KindRegistry();
+  /** Events recorded with recordEvent, oldest first. */
   readonly recordedEvents: RecordedEvent[] = [];
   /** Every call, oldest first. */
   readonly actions: FakeAction[] = [];
@@ -122,13 +118,13 @@ export class FakeKubeClient extends KubeClient {
   private revision = 0;
 
   constructor(options: FakeKubeClientOptions = {}) {
-    const kinds = new KindRegistry();
-    super(NO_TRANSPORT, { kinds, ...(options.fieldManager ? { fieldManager: options.fieldManager } : {}) });
+    super();
+    this.fieldManager = options.fieldManager ?? DEFAULT_FIELD_MANAGER;
     this.now = options.now ?? (() => new Date());
-    for (const kind of options.kinds ?? []) kinds.register(resourceOf(kind));
+    for (const kind of options.kinds ?? []) this.kinds.register(resourceOf(kind));
     for (const kind of options.withoutStatusSubresource ?? []) {
       const resource = resourceOf(kind);
-      kinds.register(resource);
+      this.kinds.register(resource);
       this.wholeKinds.add(resourceName(resource));
     }
     for (const object of options.objects ?? []) this.seed(object);
@@ -251,11 +247,7 @@ export class FakeKubeClient extends KubeClient {
     return this.commit(resource, current, structuredClone(object) as Stored, undefined, 'PUT') as unknown as T;
   }
 
-  override async delete(
-    resource: ResourceDescriptor,
-    ref: ObjectRef,
-    _options: { propagationPolicy?: 'Foreground' | 'Background' | 'Orphan' } = {},
-  ): Promise<boolean> {
+  override async delete(resource: ResourceDescriptor, ref: ObjectRef, _options: DeleteOptions = {}): Promise<boolean> {
     await this.act({ verb: 'delete', resource: resourceName(resource), ...refOf(resource, ref) });
     const key = this.key(resource, ref);
     const found = this.store.get(key);
@@ -278,7 +270,7 @@ export class FakeKubeClient extends KubeClient {
     resource: ResourceDescriptor<T>,
     ref: ObjectRef,
     patch: unknown,
-    type: 'merge' | 'json' | 'strategic' = 'merge',
+    type: PatchType = 'merge',
     subresource?: 'status' | 'scale',
   ): Promise<T> {
     const action: FakeAction = {

@@ -1,6 +1,6 @@
 // A ReconcileContext for calling a @Reconcile() method directly in a unit test.
 import type { KubeObject, ObjectRef } from '@nestor/core';
-import type { ReconcileContext } from '@nestor/operator';
+import type { ReconcileContext } from '../nest/reconcile-context.js';
 import { FakeKubeClient } from './fake-kube-client.js';
 
 /** A ReconcileContext whose log lines are kept in `logs` (level and message). */
