@@ -93,8 +93,9 @@ try {
   const app = await NestFactory.createApplicationContext(AppModule, { logger, abortOnError: false });
   const { WebhookServer } = await import('@nestor/operator');
   const server = app.get(WebhookServer);
-  // TLS connections accepted (the listener is private to WebhookServer; read for the bench only).
-  server['server']?.on('secureConnection', () => counters.connections++);
+  // TLS connections accepted (the listener is private to the serving layer's WebhookHttpsServer,
+  // which WebhookServer binds; read for the bench only).
+  server['server']?.['server']?.on('secureConnection', () => counters.connections++);
   send({ ev: 'ready', port: server.port, paths: server.paths });
   serveCommands();
 } catch (error) {

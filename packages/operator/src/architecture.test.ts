@@ -23,7 +23,9 @@ const ALLOWED: Record<string, readonly string[]> = {
   metrics: ['runtime'],
   manifests: ['crd'],
   webhooks: [],
-  nest: ['runtime', 'client', 'crd', 'metrics', 'manifests', 'webhooks', 'sharding'],
+  serving: ['runtime', 'webhooks'],
+  config: ['serving'],
+  nest: ['runtime', 'client', 'crd', 'metrics', 'manifests', 'webhooks', 'sharding', 'serving', 'config'],
   terminus: ['runtime'],
   sharding: ['runtime', 'client'],
   // The test double of the client seam (@nestor/operator/fake): ReconcileContext is a type from nest/.
@@ -31,7 +33,19 @@ const ALLOWED: Record<string, readonly string[]> = {
 };
 
 /** Folders that must run without Nest (the `@nestor/operator/runtime` entry loads them). */
-const NEST_FREE = ['crd', 'conditions', 'client', 'runtime', 'metrics', 'manifests', 'webhooks', 'sharding', 'fake'];
+const NEST_FREE = [
+  'crd',
+  'conditions',
+  'client',
+  'runtime',
+  'metrics',
+  'manifests',
+  'webhooks',
+  'sharding',
+  'serving',
+  'config',
+  'fake',
+];
 
 interface SourceFile {
   path: string;
@@ -304,6 +318,19 @@ describe('architecture', () => {
         .map((s) => `${relative(CORE_SRC, file.path)} imports ${s}`),
     );
     assert.deepEqual(violations, []);
+  });
+
+  it('listens only in serving/: no other folder opens a server', () => {
+    // What listens (ports, certificates, callers' authorization) is one room, which nest/ binds.
+    const opening = /\b(?:createServer|createSecureServer)\s*\(|\.listen\s*\(/;
+    const listeners = operatorFiles
+      .filter((file) => opening.test(readFileSync(file.path, 'utf8')))
+      .map((file) => relative(SRC, file.path));
+    assert.ok(listeners.length > 0, 'the servers are found');
+    assert.deepEqual(
+      listeners.filter((path) => !path.startsWith(`serving${sep}`)),
+      [],
+    );
   });
 
   it('finds the imports it checks (the check is not vacuous)', () => {

@@ -20,7 +20,7 @@ export {
   OPERATOR_FLAG_NAMES,
   type OperatorFlags,
   type BindAddress,
-} from './nest/operator-flags.js';
+} from './config/operator-flags.js';
 export { operatorLogger, type OperatorLoggerOptions } from './nest/operator.logger.js';
 export { KUBE_CONFIG } from './nest/operator.constants.js';
 export {
@@ -70,89 +70,7 @@ export {
 } from './nest/decorators/conversion.decorator.js';
 export { readConversionDefinition, converterOf, type ConversionDefinition } from './nest/conversion-metadata.js';
 
-// Admission webhooks without Nest: the wire format, the handlers' semantics, the configurations
-export { AdmissionDenied } from './webhooks/admission-denied.js';
-export {
-  validate,
-  mutate,
-  type AdmissionContext,
-  type ValidationHandlers,
-  type DefaultingHandler,
-  type Warnings,
-  type HandlerFailure,
-} from './webhooks/admission-handler.js';
-export {
-  parseAdmissionReview,
-  admissionReviewResponse,
-  MalformedReviewError,
-  type AdmissionOperation,
-  type AdmissionRequest,
-  type AdmissionResponse,
-  type AdmissionReview,
-  type AdmissionStatus,
-  type UserInfo,
-  type GroupVersionKind,
-  type GroupVersionResource,
-} from './webhooks/admission-review.js';
-export { jsonPatch, type JsonPatchOperation, type JsonValue } from './webhooks/json-patch.js';
-
-// Conversion webhooks without Nest: the wire format, hub and spokes, the conversion-data annotation
-export {
-  parseConversionReview,
-  conversionReviewResponse,
-  type ConversionReview,
-  type ConversionRequest,
-  type ConversionResponse,
-  type ConversionReviewResponse,
-  type ConversionResult,
-  type ConvertibleObject,
-} from './webhooks/conversion-review.js';
-export {
-  HubSpokeConverter,
-  ConversionError,
-  MAX_RESTORE_TRIALS,
-  type ConvertOptions,
-  type HubSpokeOptions,
-  type SpokeConversion,
-  type Converted,
-} from './webhooks/hub-spoke-converter.js';
-export {
-  ConversionWebhook,
-  CONVERSION_PATH,
-  DEFAULT_CONVERSION_TIMEOUT_MS,
-  type ConversionWebhookOptions,
-} from './webhooks/conversion-webhook.js';
-export { CONVERSION_DATA_ANNOTATION, DEFAULT_MAX_CONVERSION_DATA_BYTES } from './webhooks/conversion-data.js';
-export {
-  webhookConfigurations,
-  webhookPath,
-  type WebhookOptions,
-  type WebhookConfiguration,
-  type WebhookConfigurationOptions,
-  type WebhookEntry,
-  type WebhookType,
-  type LabelSelector,
-  type MatchCondition,
-} from './webhooks/webhook-configuration.js';
-// Self-managed webhook certificates: a CA and a certificate kept in a Secret, caBundles patched.
-export {
-  SelfManagedCertificates,
-  type SelfManagedCertificatesOptions,
-  type ServingPair,
-} from './webhooks/self-managed-certificates.js';
-export {
-  injectCaBundle,
-  type CaBundleTarget,
-  type InjectionResult,
-  type ApiTransport,
-} from './webhooks/ca-bundle-injection.js';
-export {
-  renewedCertificateSecret,
-  type CertificateSecretData,
-  type RenewalPolicy,
-} from './webhooks/certificate-secret.js';
-
-// Core, client, custom resource classes, runtime, sharding
+// Core, client, custom resource classes, runtime, sharding; serving, webhooks without Nest, flags
 export * from './runtime-entry.js';
 
 // CRDs from decorated classes

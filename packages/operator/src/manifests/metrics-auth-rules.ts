@@ -1,4 +1,4 @@
-// The RBAC that secure metrics serving needs (nest/operator-http.server.ts), as
+// The RBAC that secure metrics serving needs (serving/metrics-and-probes-server.ts), as
 // controller-runtime's WithAuthenticationAndAuthorization filter documents it and
 // kubebuilder's scaffold ships it. Self-contained: no import, so it moves as one file.
 

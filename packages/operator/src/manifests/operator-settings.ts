@@ -1,6 +1,6 @@
 // How the generated objects configure the operator they deploy, and the one place that
 // turns those settings into the Deployment's environment. The variables are kubebuilder's
-// manager flags as OperatorModule reads them (nest/operator-flags.ts; a test there checks
+// manager flags as OperatorModule reads them (config/operator-flags.ts; a test there checks
 // these names). Variables, not `args`: a container's args replace the image's CMD, which
 // for a Node.js image is `node dist/main.js` itself; the environment works whatever the
 // image's entrypoint is.

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { OPERATOR_VARIABLES } from '../manifests/operator-settings.js';
 import { deploymentSettings } from './deployment-settings.js';
-import { OPERATOR_FLAG_NAMES } from './operator-flags.js';
+import { OPERATOR_FLAG_NAMES } from '../config/operator-flags.js';
 
 describe('deploymentSettings', () => {
   it('takes what the module’s forRoot() options set, and leaves their variables out', () => {

@@ -1,5 +1,5 @@
 import type { OperatorSetting, OperatorSettings } from '../manifests/operator-settings.js';
-import { httpEndpoints } from './http-endpoints.js';
+import { httpEndpoints } from '../serving/http-endpoints.js';
 import type { ScannedOperatorOptions } from './module-scanner.js';
 
 /** What `nestor manifests` is asked for on its command line. */

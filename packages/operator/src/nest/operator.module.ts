@@ -16,7 +16,7 @@ import { runtimeLogger } from './nest-logger.js';
 import { KUBE_CONFIG } from './operator.constants.js';
 import { OperatorExplorer } from './operator.explorer.js';
 import { OperatorLifecycle } from './operator.lifecycle.js';
-import { readOperatorFlags, withOperatorFlags } from './operator-flags.js';
+import { readOperatorFlags, withOperatorFlags } from '../config/operator-flags.js';
 import {
   ConfigurableOperatorModule,
   GIVEN_OPERATOR_OPTIONS,

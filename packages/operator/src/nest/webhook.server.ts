@@ -1,78 +1,33 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import {
-  createSecureServer,
-  type Http2SecureServer,
-  type Http2ServerRequest,
-  type Http2ServerResponse,
-  type ServerHttp2Session,
-} from 'node:http2';
-import { createServer, type Server } from 'node:https';
-import { Inject, Injectable, Logger, Optional, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Optional, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { ExternalContextCreator, ModulesContainer } from '@nestjs/core';
-import { Transport, type KubeObject } from '@nestor/core';
+import { Transport } from '@nestor/core';
 import { EventRecorder } from '../client/event-recorder.js';
 import type { HealthCheck } from '../runtime/manager.js';
-import {
-  mutate,
-  validate,
-  type DefaultingHandler,
-  type HandlerFailure,
-  type ValidationHandlers,
-} from '../webhooks/admission-handler.js';
-import {
-  admissionReviewResponse,
-  MalformedReviewError,
-  parseAdmissionReview,
-  type AdmissionRequest,
-  type AdmissionResponse,
-} from '../webhooks/admission-review.js';
-import { http1Limits, http2Limits, limitConnections, limitHttp2Sessions } from '../webhooks/connection-limits.js';
-import { CONVERSION_PATH, ConversionWebhook, conversionTimeoutMs, objectName } from '../webhooks/conversion-webhook.js';
-import type { ConvertibleObject } from '../webhooks/conversion-review.js';
-import type { ReviewEnvelopeFields } from '../webhooks/json-scanner.js';
-import { IntakeRefusal, ReviewIntake } from '../webhooks/review-intake.js';
-import { webhookPath } from '../webhooks/webhook-configuration.js';
+import { WebhookHttpsServer } from '../serving/webhook-https-server.js';
+import type { DefaultingHandler, HandlerFailure, ValidationHandlers } from '../webhooks/admission-handler.js';
 import { converterOf } from './conversion-metadata.js';
-import { listenOn } from './listen-on.js';
+import { runtimeLogger } from './nest-logger.js';
 import { OPERATOR_MODULE_OPTIONS } from './operator.module-definition.js';
 import type { OperatorModuleOptions } from './interfaces/operator-options.interface.js';
-import { webhookCertificate, type WebhookCertificate } from './webhook-certificates.js';
+import { ownNamespace } from './own-namespace.js';
 import { WebhookEnhancers } from './webhook-enhancers.js';
-import { WebhookExplorer, type DiscoveredConversion, type DiscoveredWebhook } from './webhook.explorer.js';
+import { WebhookExplorer, type DiscoveredWebhook } from './webhook.explorer.js';
 
-type Request = IncomingMessage | Http2ServerRequest;
-type Response = ServerResponse | Http2ServerResponse;
-
-/** A path's handler: the parsed body and query in, the review to answer with 200 out; MalformedReviewError for 400. */
-interface Route {
-  answer(body: unknown, query: URLSearchParams): Promise<unknown>;
-  /** The answer refusing a review too deep or too large to parse, in the review's own terms when its envelope was read. */
-  refuse(envelope: ReviewEnvelopeFields, message: string): unknown;
-}
-
-export const DEFAULT_WEBHOOK_PORT = 9443;
-export { DEFAULT_WEBHOOK_CERT_DIR } from './webhook-certificates.js';
+export { DEFAULT_WEBHOOK_PORT } from '../serving/webhook-https-server.js';
+export { DEFAULT_WEBHOOK_CERT_DIR } from '../serving/webhook-certificates.js';
 export { DEFAULT_MAX_WEBHOOK_BODY } from '../webhooks/review-intake.js';
 
-const TEXT = 'text/plain; charset=utf-8';
-
 /**
- * Serves the application's `@Webhook` and `@Conversion` classes over HTTPS on their own port
- * (9443 by default), as controller-runtime's webhook server: one path per kind and type
- * for admission, `/convert` for every kind's conversions, the certificate read from files
- * and swapped on rotation for new handshakes (`setSecureContext`), any input that is not a
- * review answered 400 with the reason. Listens during module init, so it answers before the
- * controllers start (an API server waiting on a webhook must not wait on the cache sync).
+ * Serves the application's `@Webhook` and `@Conversion` classes: finds them (WebhookExplorer),
+ * runs their methods through their guards, interceptors and filters (WebhookEnhancers), and
+ * hands them to the serving layer's `WebhookHttpsServer`, which listens during module init,
+ * so it answers before the controllers start (an API server waiting on a webhook must not
+ * wait on the cache sync).
  */
 @Injectable()
 export class WebhookServer implements OnModuleInit, OnApplicationShutdown {
-  private server?: Server | Http2SecureServer;
-  /** HTTP/2 sessions, closed at shutdown (an Http2SecureServer has no closeAllConnections). */
-  private sessions = new Set<ServerHttp2Session>();
-  private intake?: ReviewIntake;
-  private certificate?: WebhookCertificate;
-  private readonly routes = new Map<string, Route>();
-  private readonly logger = new Logger('Webhooks');
+  private readonly server: WebhookHttpsServer;
+  private readonly logger = runtimeLogger('Webhooks');
   /** Events about objects whose conversion data was ignored (property-injected: the constructor stays as it is). */
   @Optional() @Inject(EventRecorder) private readonly events?: EventRecorder;
 
@@ -80,35 +35,42 @@ export class WebhookServer implements OnModuleInit, OnApplicationShutdown {
   constructor(
     private readonly explorer: WebhookExplorer,
     @Inject(OPERATOR_MODULE_OPTIONS) private readonly options: OperatorModuleOptions,
-    private readonly transport: Transport,
+    transport: Transport,
     private readonly modules: ModulesContainer,
     private readonly appContextCreator: ExternalContextCreator,
-  ) {}
+  ) {
+    this.server = new WebhookHttpsServer({
+      ...options.webhooks,
+      transport,
+      namespace: () => ownNamespace(options.namespace),
+      events: { record: (...args) => this.events?.record(...args) },
+      logger: runtimeLogger,
+    });
+  }
 
   /** The port listened on, once listening. */
-  port?: number;
+  get port(): number | undefined {
+    return this.server.port;
+  }
 
   /** Reviews and their body bytes held now (bounded by webhooks.maxReviewsInFlight and maxBodyBytesInFlight). */
   get inFlight(): { reviews: number; bytes: number } {
-    return this.intake?.inFlight ?? { reviews: 0, bytes: 0 };
+    return this.server.inFlight;
   }
 
   /** Open HTTP/2 sessions (with webhooks.http2). */
   get http2Sessions(): number {
-    return this.sessions.size;
+    return this.server.http2Sessions;
   }
 
   /** Paths served, for logs and tests. */
   get paths(): string[] {
-    return [...this.routes.keys()];
+    return this.server.paths;
   }
 
   /** For /readyz: listening (and, self-managed, the caBundles patched), when there is anything to serve. */
   healthCheck(): HealthCheck | undefined {
-    if (this.routes.size === 0 || this.options.webhooks?.port === 0) return undefined;
-    const detail =
-      this.server?.listening !== true ? 'the webhook server is not listening' : this.certificate?.problem();
-    return { name: 'webhook-server', ok: detail === undefined, ...(detail ? { detail } : {}) };
+    return this.server.healthCheck();
   }
 
   async onModuleInit(): Promise<void> {
@@ -119,57 +81,17 @@ export class WebhookServer implements OnModuleInit, OnApplicationShutdown {
     );
     for (const webhook of this.explorer.explore()) this.addRoutes(webhook, enhancers);
     const conversions = this.explorer.exploreConversions();
-    this.addConversions(conversions);
-    const options = this.options.webhooks ?? {};
-    if (this.routes.size === 0 || options.port === 0) return;
-    const served = {
-      validating: this.paths.some((path) => path.startsWith('/validate-')),
-      mutating: this.paths.some((path) => path.startsWith('/mutate-')),
-      conversions: conversions.map((conversion) => conversion.crdName),
-    };
-    this.intake = new ReviewIntake({
-      ...(options.maxBodyBytes !== undefined ? { maxBodyBytes: options.maxBodyBytes } : {}),
-      ...(options.maxReviewsInFlight !== undefined ? { maxReviewsInFlight: options.maxReviewsInFlight } : {}),
-      ...(options.maxBodyBytesInFlight !== undefined ? { maxBodyBytesInFlight: options.maxBodyBytesInFlight } : {}),
-      ...(options.maxReviewContainers !== undefined ? { maxContainers: options.maxReviewContainers } : {}),
-    });
-    const certificate = await webhookCertificate(options, served, this.transport, this.options.namespace);
-    this.certificate = certificate;
-    // HTTP/1.1 unless asked, as kubebuilder's default; with http2 both, chosen by ALPN.
-    // Either way the same bounds: connection-limits.ts.
-    const handler = (req: Request, res: Response) => this.handle(req, res);
-    let server: Server | Http2SecureServer;
-    if (options.http2) {
-      const secure = createSecureServer({ ...certificate.current, allowHTTP1: true, ...http2Limits() }, handler);
-      this.sessions = limitHttp2Sessions(secure);
-      server = secure;
-    } else {
-      server = createServer({ ...certificate.current, ...http1Limits() }, handler);
+    if (conversions.length > 0) {
+      this.server.conversions(
+        conversions.map((conversion) => converterOf(conversion, conversion.instance)),
+        conversions.map((conversion) => conversion.crdName),
+      );
     }
-    limitConnections(server);
-    const host = options.host ?? '0.0.0.0';
-    const port = options.port ?? DEFAULT_WEBHOOK_PORT;
-    this.port = await listenOn(server, host, port, {
-      what: 'the webhooks',
-      option: 'webhooks.port (0 turns the server off)',
-    });
-    this.server = server;
-    certificate.watch((pair) => server.setSecureContext(pair));
-    this.logger.log(
-      `serving ${this.paths.join(', ')} on ${host}:${this.port} (HTTPS${options.http2 ? ' and HTTP/2' : ''} with ${certificate.source})`,
-    );
+    await this.server.start();
   }
 
   async onApplicationShutdown(): Promise<void> {
-    this.certificate?.stop();
-    const server = this.server;
-    this.server = undefined;
-    if (!server) return;
-    await new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      if ('closeAllConnections' in server) server.closeAllConnections();
-      for (const session of this.sessions) session.destroy();
-    });
+    await this.server.stop();
   }
 
   private addRoutes(webhook: DiscoveredWebhook, enhancers: WebhookEnhancers): void {
@@ -188,165 +110,9 @@ export class WebhookServer implements OnModuleInit, OnApplicationShutdown {
       if (create) validation.create = create;
       if (update) validation.update = update;
       if (remove) validation.delete = remove;
-      this.routes.set(
-        webhookPath('validating', resource),
-        admission((request) => validate(validation, request, onFailure)),
-      );
+      this.server.validating(resource, validation, onFailure);
     }
     const defaulter = method<DefaultingHandler>(handlers.default);
-    if (defaulter) {
-      this.routes.set(
-        webhookPath('mutating', resource),
-        admission((request) => mutate(defaulter, request, onFailure)),
-      );
-    }
+    if (defaulter) this.server.mutating(resource, defaulter, onFailure);
   }
-
-  /** One path for every kind's conversions, as controller-runtime (`/convert`). */
-  private addConversions(conversions: DiscoveredConversion[]): void {
-    if (conversions.length === 0) return;
-    const named = (object: ConvertibleObject) => `${object.kind} ${objectName(object)}`;
-    // Anyone who reaches the port can send such objects, with any name: a bucket (10, then 1
-    // a second) bounds the log lines and Events they cause.
-    const reports = {
-      tokens: 10,
-      at: Date.now(),
-      skipped: 0,
-      take(): boolean {
-        const now = Date.now();
-        this.tokens = Math.min(10, this.tokens + (now - this.at) / 1000);
-        this.at = now;
-        if (this.tokens < 1) {
-          this.skipped++;
-          return false;
-        }
-        this.tokens--;
-        return true;
-      },
-    };
-    const webhook = new ConversionWebhook(
-      conversions.map((conversion) => converterOf(conversion, conversion.instance)),
-      {
-        onFailure: (error, object) =>
-          this.logger.error(
-            `converting ${named(object)} from ${object.apiVersion} failed: ${(error as Error)?.stack ?? String(error)}`,
-          ),
-        // The conversion succeeds without the data: say so where the object's owner looks too.
-        onDataIgnored: (object, reason, request) => {
-          if (!reports.take()) return;
-          const more = reports.skipped ? ` (and ${reports.skipped} more such, not reported)` : '';
-          reports.skipped = 0;
-          this.logger.warn(
-            `converting ${named(object)} from ${object.apiVersion} to ${request.desiredAPIVersion}: ${reason}${more}`,
-          );
-          if (typeof object.metadata?.name === 'string') {
-            this.events?.record(object as KubeObject, 'Warning', 'ConversionDataIgnored', reason);
-          }
-        },
-      },
-    );
-    this.routes.set(CONVERSION_PATH, {
-      answer: (body, query) => webhook.review(body, { timeoutMs: conversionTimeoutMs(query) }),
-      refuse: ({ apiVersion, kind, uid }, message) =>
-        kind === 'ConversionReview' && uid && CONVERSION_VERSIONS.includes(apiVersion ?? '')
-          ? { apiVersion, kind, response: { uid, convertedObjects: [], result: { status: 'Failure', message } } }
-          : undefined,
-    });
-  }
-
-  private handle(req: Request, res: Response): void {
-    // The API server appends ?timeout=10s: route on the path alone.
-    const [path = '/', query = ''] = (req.url ?? '/').split('?');
-    const route = this.routes.get(path);
-    if (!route) return reply(req, res, 404, `no webhook at ${path}; served: ${this.paths.join(', ')}`);
-    if (req.method !== 'POST') return reply(req, res, 405, 'webhooks take POST', { allow: 'POST' });
-    const contentType = (req.headers['content-type'] ?? '').split(';')[0]!.trim();
-    if (contentType !== 'application/json') {
-      return reply(req, res, 400, `content-type ${JSON.stringify(contentType)}: expected application/json`);
-    }
-    void this.answer(route, req, new URLSearchParams(query), res);
-  }
-
-  private async answer(route: Route, req: Request, query: URLSearchParams, res: Response): Promise<void> {
-    let taken: Awaited<ReturnType<ReviewIntake['read']>>;
-    try {
-      taken = await this.intake!.read(req);
-    } catch (error) {
-      if (error instanceof IntakeRefusal) return reply(req, res, error.status, error.message, error.headers, true);
-      if (error instanceof MalformedReviewError) return reply(req, res, 400, error.message);
-      throw error;
-    }
-    // The parsed review lives until the answer is sent: it counts against the intake until then.
-    res.once('close', () => taken.ticket.release());
-    try {
-      const { body } = taken;
-      if (body.refused) {
-        const refusal = route.refuse(body.envelope, body.refused.message);
-        if (refusal === undefined) return reply(req, res, 400, body.refused.message);
-        return send(res, 200, { 'content-type': 'application/json' }, JSON.stringify(refusal));
-      }
-      const json = JSON.stringify(await route.answer(body.value, query));
-      send(res, 200, { 'content-type': 'application/json' }, json);
-    } catch (error) {
-      if (error instanceof MalformedReviewError) return reply(req, res, 400, error.message);
-      // Handler errors are answered inside the route; this is a bug here (a reply that cannot be encoded).
-      this.logger.error(`answering a review failed: ${(error as Error)?.stack ?? String(error)}`);
-      reply(req, res, 500, 'internal error');
-    }
-  }
-}
-
-/** An admission handler as a route: the AdmissionReview parsed, the answer echoing its apiVersion. */
-function admission(admit: (request: AdmissionRequest) => Promise<AdmissionResponse>): Route {
-  return {
-    answer: async (body) => {
-      const review = parseAdmissionReview(body);
-      return admissionReviewResponse(review, await admit(review.request));
-    },
-    refuse: ({ apiVersion, kind, uid }, message) =>
-      kind === 'AdmissionReview' && uid && ADMISSION_VERSIONS.includes(apiVersion ?? '')
-        ? admissionReviewResponse(
-            { apiVersion: apiVersion! },
-            { uid, allowed: false, status: { code: 400, reason: 'BadRequest', message } },
-          )
-        : undefined,
-  };
-}
-
-const ADMISSION_VERSIONS = ['admission.k8s.io/v1', 'admission.k8s.io/v1beta1'];
-const CONVERSION_VERSIONS = ['apiextensions.k8s.io/v1', 'apiextensions.k8s.io/v1beta1'];
-
-/**
- * A refused request's answer. `drop` ends the connection after it (HTTP/1.1 `connection:
- * close`, then the socket destroyed; HTTP/2 forbids the header, so the stream is closed
- * instead): the rest of a body refused unread is not read.
- */
-function reply(
-  req: Request,
-  res: Response,
-  status: number,
-  message: string,
-  headers: Record<string, string> = {},
-  drop = false,
-): void {
-  if (res.headersSent) return;
-  const close: Record<string, string> = drop && req.httpVersionMajor === 1 ? { connection: 'close' } : {};
-  send(res, status, { 'content-type': TEXT, ...close, ...headers }, `${message}\n`);
-  if (!drop) return;
-  // Once the answer is out, stop reading: Node would otherwise read (and decrypt) the rest of
-  // a refused body to keep the connection, which 60 stalled 7 MB bodies turn into seconds of CPU.
-  res.once('finish', () => {
-    if (req.httpVersionMajor === 2) return (req as Http2ServerRequest).stream.close();
-    // A lingering close, as Go's server: reading stops, the answer is sent with a FIN, and the
-    // socket goes a second later, so the client reads the answer before any reset.
-    const socket = req.socket;
-    socket.pause();
-    socket.end();
-    setTimeout(() => socket.destroy(), 1_000).unref();
-  });
-}
-
-/** HTTP/1.1's and HTTP/2's compatibility responses share this much. */
-function send(res: Response, status: number, headers: Record<string, string>, body: string): void {
-  (res as ServerResponse).writeHead(status, headers).end(body);
 }

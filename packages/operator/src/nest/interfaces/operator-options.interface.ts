@@ -2,6 +2,15 @@ import type { KubeConfigSource, KubeObject, TransportOptions } from '@nestor/cor
 import type { ClassType } from '../../crd/field.decorator.js';
 import type { ResourceType } from '../../crd/custom-resource.decorator.js';
 import type { LeaseTiming } from '../../runtime/lease-timing.js';
+import type {
+  HealthServerOptions,
+  MetricsServerOptions,
+  SelfManagedCertificateOptions,
+  WebhookServingOptions,
+} from '../../serving/serving-options.js';
+
+// The listening sockets' settings belong to the serving layer; the module takes them as they are.
+export type { HealthServerOptions, MetricsServerOptions, SelfManagedCertificateOptions };
 
 export interface OperatorModuleOptions {
   /**
@@ -72,124 +81,13 @@ export interface OperatorModuleOptions {
   readFlags?: boolean;
 }
 
-export interface WebhookServerOptions {
-  /** Default 9443; 0 turns the webhook server off. */
-  port?: number;
-  /** Address to listen on (default 0.0.0.0: the API server calls the pod IP through a Service). */
-  host?: string;
-  /**
-   * The directory with the serving certificate and key (default
-   * /tmp/k8s-webhook-server/serving-certs, where kubebuilder's Deployment mounts cert-manager's
-   * Secret), read again when they change. The API server trusts it through the
-   * configurations' caBundle.
-   */
-  certDir?: string;
-  /** File names in certDir (default tls.crt and tls.key). */
-  certName?: string;
-  keyName?: string;
-  /** Larger request bodies get HTTP 413 (default 7 MiB, as controller-runtime: twice the API server's 3 MiB object limit, plus 1 MiB). */
-  maxBodyBytes?: number;
-  /**
-   * Reviews read or answered at once (default 64); more get HTTP 429 with Retry-After, which
-   * the API server retries within the webhook's timeout. Bounds the memory reviews take.
-   */
-  maxReviewsInFlight?: number;
-  /** Body bytes held by all reviews in flight together (default 64 MiB); past it, HTTP 503 with Retry-After. */
-  maxBodyBytesInFlight?: number;
-  /**
-   * Objects and arrays in one review (default 250,000), counted as the body arrives: a
-   * review with more is refused unparsed (denied, or `Failure` for a conversion), as it
-   * would take far more memory than its size. Nesting deeper than 1,000 is refused the same way.
-   */
-  maxReviewContainers?: number;
-  /**
-   * Where the serving certificate comes from. 'files' (default): certDir, where cert-manager's
-   * Secret is mounted and its cainjector fills the caBundles. 'self-managed': the operator
-   * keeps a CA and a certificate in a Secret of its namespace, renews them, and patches the
-   * caBundle of its webhook configurations and CRD conversions (see `selfManaged`); /readyz
-   * waits for the patch. `--webhook-certificates` / `WEBHOOK_CERTIFICATES` set it too.
-   */
-  certificates?: 'files' | 'self-managed';
-  /** The self-managed mode's names; the defaults are kubebuilder's, `nestor manifests` sets them in the Deployment. */
-  selfManaged?: SelfManagedCertificateOptions;
+export interface WebhookServerOptions extends WebhookServingOptions {
   /**
    * Run the application's global guards, interceptors and filters (`useGlobalGuards`,
    * `APP_GUARD`, ...) on admission handlers too (default false, as a Nest hybrid
    * application's second transport). Those declared on a `@Webhook` class or method always run.
    */
   inheritAppConfig?: boolean;
-  /**
-   * Offer HTTP/2 by ALPN beside HTTP/1.1 (default false, as kubebuilder's scaffold since
-   * the HTTP/2 rapid-reset advisories). kube-apiserver calls a webhook over HTTP/1.1
-   * unless it negotiates HTTP/2; measured in docs/BENCHMARKS.md ("Webhooks").
-   */
-  http2?: boolean;
-}
-
-export interface SelfManagedCertificateOptions {
-  /** The Secret holding the CA and the certificate (default 'webhook-server-cert', as kubebuilder's; env WEBHOOK_SECRET_NAME). */
-  secretName?: string;
-  /** Its namespace (default: POD_NAMESPACE, the in-cluster namespace, the module's namespace, else 'default'). */
-  namespace?: string;
-  /**
-   * The webhook Service (default 'webhook-service'; env WEBHOOK_SERVICE_NAME): the certificate
-   * names `<service>.<namespace>.svc` and `<service>.<namespace>.svc.cluster.local`.
-   */
-  serviceName?: string;
-  /** More names for the certificate: the host of a `url` clientConfig (a test's 127.0.0.1). */
-  hosts?: string[];
-  /**
-   * The Validating and MutatingWebhookConfiguration whose caBundle is patched, for the types
-   * the application serves (default 'nestor-webhooks', as webhookConfigurationsOf; env
-   * WEBHOOK_CONFIGURATION_NAME).
-   */
-  configurationName?: string;
-  /**
-   * More CRDs (`<plural>.<group>`) whose `spec.conversion.webhook` caBundle is patched, when
-   * their strategy is Webhook, beyond those of the `@Conversion` classes, which always are
-   * (env WEBHOOK_CONVERSION_CRDS, comma-separated).
-   */
-  conversionCustomResourceDefinitions?: string[];
-  /** Serving certificate lifetime (default one year), renewed when a third of it is left. */
-  validityMs?: number;
-  renewBeforeMs?: number;
-  /** CA lifetime (default ten years); a new CA joins the bundle before the old one would expire. */
-  caValidityMs?: number;
-  /** How often the Secret and the caBundles are checked again (default 5 minutes). */
-  checkIntervalMs?: number;
-}
-
-export interface MetricsServerOptions {
-  /** Default 8443 (8080 with `secure: false`), kubebuilder's; 0 turns /metrics off. */
-  port?: number;
-  /** Address to listen on (default 0.0.0.0: Prometheus scrapes the pod IP). */
-  host?: string;
-  /**
-   * HTTPS (default true). `false` serves plain HTTP without authentication, for development
-   * or behind a proxy that authenticates (anyone who reaches the port reads the metrics).
-   */
-  secure?: boolean;
-  /**
-   * Authenticate each caller with a TokenReview and authorize it with a SubjectAccessReview
-   * for `get` on /metrics (default: on when secure; needs HTTPS). The operator's identity
-   * needs `create` on tokenreviews and subjectaccessreviews, as `nestor manifests` grants.
-   */
-  auth?: boolean;
-  /**
-   * A directory with the serving certificate and key (e.g. a mounted cert-manager Secret),
-   * read again when they change. Default: a self-signed certificate made at start-up.
-   */
-  certDir?: string;
-  /** File names in certDir (default tls.crt and tls.key). */
-  certName?: string;
-  keyName?: string;
-}
-
-export interface HealthServerOptions {
-  /** Default 8081; 0 turns the probes off. It may equal the metrics port only when metrics are plain HTTP. */
-  port?: number;
-  /** Address to listen on (default 0.0.0.0: the kubelet probes the pod IP). */
-  host?: string;
 }
 
 /** The Lease timing defaults as controller-runtime's: 15 s, 10 s, 2 s. */

@@ -1,12 +1,10 @@
 // Where the webhook server's certificate comes from: files (cert-manager's mounted Secret,
 // the default) or the operator itself (self-managed: a Secret it keeps, caBundles it patches).
-import { retryWhileUnreachable, type Transport } from '@nestor/core';
-import type { CaBundleTarget } from '../webhooks/ca-bundle-injection.js';
+import { retryWhileUnreachable, silentLogger, type RuntimeLogger } from '@nestor/core';
+import type { ApiTransport, CaBundleTarget } from '../webhooks/ca-bundle-injection.js';
 import { SelfManagedCertificates } from '../webhooks/self-managed-certificates.js';
-import { runtimeLogger } from './nest-logger.js';
-import type { WebhookServerOptions } from './interfaces/operator-options.interface.js';
-import { ownNamespace } from './own-namespace.js';
 import { ServingCertificate, type KeyPair } from './serving-certificate.js';
+import type { WebhookServingOptions } from './serving-options.js';
 
 export const DEFAULT_WEBHOOK_CERT_DIR = '/tmp/k8s-webhook-server/serving-certs';
 /** kubebuilder's names: the Secret cert-manager writes, and the Service in front of the webhook port. */
@@ -32,16 +30,31 @@ export interface ServedWebhooks {
   conversions: string[];
 }
 
+/** What the self-managed mode needs beyond the options, and where the certificate's logs go. */
+export interface WebhookCertificateContext {
+  /** The API server, for the self-managed Secret and caBundles. */
+  transport?: ApiTransport;
+  /** The Secret's namespace when `selfManaged.namespace` names none: the one the operator runs in. */
+  namespace: () => string;
+  logger?: RuntimeLogger;
+}
+
 /** The certificate as the options say; self-managed reads or creates its Secret first (bounded wait for the API server). */
 export async function webhookCertificate(
-  options: WebhookServerOptions,
+  options: WebhookServingOptions,
   served: ServedWebhooks,
-  transport: Transport,
-  moduleNamespace: string | undefined,
+  context: WebhookCertificateContext,
 ): Promise<WebhookCertificate> {
-  if (options.certificates !== 'self-managed') return filesCertificate(options);
+  const log = context.logger ?? silentLogger;
+  if (options.certificates !== 'self-managed') return filesCertificate(options, log);
+  const { transport } = context;
+  if (!transport) {
+    throw new Error(
+      'webhooks.certificates is self-managed but the webhook server has no transport: give it the operator’s Transport',
+    );
+  }
   const selfManaged = options.selfManaged ?? {};
-  const namespace = selfManaged.namespace ?? ownNamespace(moduleNamespace);
+  const namespace = selfManaged.namespace ?? context.namespace();
   const service = selfManaged.serviceName ?? DEFAULT_WEBHOOK_SERVICE;
   const secretName = selfManaged.secretName ?? DEFAULT_WEBHOOK_SECRET;
   const configuration = selfManaged.configurationName ?? DEFAULT_WEBHOOK_CONFIGURATION;
@@ -52,7 +65,6 @@ export async function webhookCertificate(
       (name) => ({ kind: 'CustomResourceDefinition' as const, name }),
     ),
   ];
-  const log = runtimeLogger('WebhookCertificate');
   const certificates = new SelfManagedCertificates({
     transport,
     namespace,
@@ -87,14 +99,14 @@ export async function webhookCertificate(
   };
 }
 
-function filesCertificate(options: WebhookServerOptions): WebhookCertificate {
+function filesCertificate(options: WebhookServingOptions, logger: RuntimeLogger): WebhookCertificate {
   const certificate = new ServingCertificate({
     certDir: options.certDir ?? DEFAULT_WEBHOOK_CERT_DIR,
     ...(options.certName ? { certName: options.certName } : {}),
     ...(options.keyName ? { keyName: options.keyName } : {}),
     setting: 'webhooks.certDir',
     selfSignedFallback: false,
-    logger: runtimeLogger('WebhookCertificate'),
+    logger,
   });
   return {
     get current() {

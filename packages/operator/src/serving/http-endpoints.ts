@@ -1,4 +1,10 @@
-import type { OperatorModuleOptions } from './interfaces/operator-options.interface.js';
+import type { HealthServerOptions, MetricsServerOptions } from './serving-options.js';
+
+/** The options that name the metrics and probe endpoints (OperatorModule's take this shape). */
+export interface HttpEndpointOptions {
+  metrics?: MetricsServerOptions;
+  health?: HealthServerOptions;
+}
 
 export interface MetricsEndpoint {
   port: number;
@@ -21,8 +27,8 @@ export interface HttpEndpoints {
   health?: HealthEndpoint;
 }
 
-/** The module's metrics and health options with their defaults, or an error that says what to change. */
-export function httpEndpoints(options: OperatorModuleOptions): HttpEndpoints {
+/** The metrics and health options with their defaults, or an error that says what to change. */
+export function httpEndpoints(options: HttpEndpointOptions): HttpEndpoints {
   const metricsOptions = options.metrics ?? {};
   const secure = metricsOptions.secure ?? true;
   const auth = metricsOptions.auth ?? secure;

@@ -1,11 +1,12 @@
-import type { OperatorModuleOptions } from './interfaces/operator-options.interface.js';
+import type { KubeConfigSource } from '@nestor/core';
+import type { HealthServerOptions, MetricsServerOptions, WebhookServingOptions } from '../serving/serving-options.js';
 
 /**
  * The settings a deployment gives an operator without code: kubebuilder's manager flags
  * (`--metrics-bind-address=:8443`, `--leader-elect`, ...) and the same as environment
  * variables (`METRICS_BIND_ADDRESS`, `LEADER_ELECT`, ...), for a container spec's `args` or
- * `env`. What `OperatorModule.forRoot()` sets wins; these fill what it leaves out; a flag
- * wins over its variable.
+ * `env`. What `OperatorModule.forRoot()` (or a Nest-free program's own settings) sets wins;
+ * these fill what it leaves out; a flag wins over its variable.
  */
 export interface OperatorFlags {
   kubeconfig?: string;
@@ -79,9 +80,23 @@ export function readOperatorFlags(
   return flags as OperatorFlags;
 }
 
-/** The module's options with what they leave out taken from the flags. */
-export function withOperatorFlags(options: OperatorModuleOptions, flags: OperatorFlags): OperatorModuleOptions {
-  const merged: OperatorModuleOptions = { ...options };
+/**
+ * The settings the flags can fill: `OperatorModuleOptions` has this shape, and so can a
+ * Nest-free program's own settings, whose `metrics`, `health` and `webhooks` go to the
+ * serving layer's servers as they are.
+ */
+export interface FlaggableOptions {
+  kubeConfig?: KubeConfigSource | string;
+  namespace?: string;
+  leaderElection?: { id: string; namespace?: string };
+  metrics?: MetricsServerOptions;
+  health?: HealthServerOptions;
+  webhooks?: WebhookServingOptions;
+}
+
+/** The options with what they leave out taken from the flags. */
+export function withOperatorFlags<T extends FlaggableOptions>(options: T, flags: OperatorFlags): T & FlaggableOptions {
+  const merged: FlaggableOptions = { ...options };
   if (merged.kubeConfig === undefined && flags.kubeconfig) merged.kubeConfig = flags.kubeconfig;
   if (merged.namespace === undefined && flags.namespace) merged.namespace = flags.namespace;
 
@@ -136,7 +151,7 @@ export function withOperatorFlags(options: OperatorModuleOptions, flags: Operato
       .filter(Boolean);
   if (Object.keys(selfManaged).length) webhooks.selfManaged = selfManaged;
   if (Object.keys(webhooks).length) merged.webhooks = webhooks;
-  return merged;
+  return merged as T & FlaggableOptions;
 }
 
 /** `--name=value`, `--name value` (not for booleans) or a bare `--name` (booleans); the last one wins. */

@@ -1,0 +1,11 @@
+// Settings from outside the code: kubebuilder's manager flags and their environment
+// variables, for OperatorModule and for a Nest-free program alike.
+export {
+  readOperatorFlags,
+  withOperatorFlags,
+  bindAddress,
+  OPERATOR_FLAG_NAMES,
+  type OperatorFlags,
+  type BindAddress,
+  type FlaggableOptions,
+} from './operator-flags.js';

@@ -1,0 +1,31 @@
+// The serving layer: everything that listens. /metrics with its TokenReview and
+// SubjectAccessReview checks, the kubelet probes, the webhook HTTPS server, their
+// certificates. No Nest: OperatorModule binds it, and a Nest-free program runs it beside
+// its Manager (docs/ARCHITECTURE.md shows how).
+export {
+  MetricsAndProbesServer,
+  type MetricsAndProbesServerOptions,
+  type MetricsSource,
+} from './metrics-and-probes-server.js';
+export {
+  WebhookHttpsServer,
+  DEFAULT_WEBHOOK_PORT,
+  type WebhookHttpsServerOptions,
+  type WebhookRoute,
+} from './webhook-https-server.js';
+export { DEFAULT_WEBHOOK_CERT_DIR } from './webhook-certificates.js';
+export { ServingCertificate, type ServingCertificateOptions, type KeyPair } from './serving-certificate.js';
+export { MetricsAccess, type AccessDecision, type MetricsAccessOptions } from './metrics-access.js';
+export {
+  apiServerReviews,
+  type AccessReviews,
+  type NonResourceRequest,
+  type ReviewTransport,
+  type UserInfo as ReviewedUser,
+} from './access-reviews.js';
+export type {
+  MetricsServerOptions,
+  HealthServerOptions,
+  WebhookServingOptions,
+  SelfManagedCertificateOptions,
+} from './serving-options.js';
