@@ -73,3 +73,11 @@ export {
 } from './self-managed-certificates.js';
 export { injectCaBundle, type CaBundleTarget, type InjectionResult, type ApiTransport } from './ca-bundle-injection.js';
 export { renewedCertificateSecret, type CertificateSecretData, type RenewalPolicy } from './certificate-secret.js';
+export { ReviewLimitError, type ReviewEnvelopeFields } from './json-scanner.js';
+export {
+  DEFAULT_BODY_IDLE_TIMEOUT_MS,
+  DEFAULT_BODY_TIMEOUT_MS,
+  DEFAULT_MAX_BODY_BYTES_IN_FLIGHT,
+  DEFAULT_MAX_REVIEW_CONTAINERS,
+  DEFAULT_MAX_REVIEWS_IN_FLIGHT,
+} from './review-intake.js';
