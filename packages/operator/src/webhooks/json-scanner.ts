@@ -4,15 +4,7 @@
 // and seconds). One pass, constant work per byte, nothing kept but a few offsets; it also
 // notes where the large objects and arrays are, so they can be parsed piece by piece.
 import { MalformedReviewError } from './review-envelope.js';
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COMMA = 0x2c;
-const COLON = 0x3a;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
+import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, COLON, COMMA, OPEN_BRACE, OPEN_BRACKET, QUOTE } from './json-bytes.js';
 
 /** A body past a limit: what was exceeded, in words a reader of the API server's error can act on. */
 export class ReviewLimitError extends MalformedReviewError {

@@ -4,6 +4,7 @@
 // (native speed) and the loop let go between pieces, no piece larger than the scanner's
 // large-container size. The result is what JSON.parse would give, `__proto__` keys included.
 import { setImmediate as turn } from 'node:timers/promises';
+import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, COLON, COMMA, OPEN_BRACE, OPEN_BRACKET, QUOTE } from './json-bytes.js';
 
 export interface PiecewiseParseOptions {
   /** Large containers found by the JsonScanner: start -> end offsets in `bytes`. */
@@ -16,14 +17,6 @@ export interface PiecewiseParseOptions {
 
 /** Bytes walked between looks at the clock while a large container's children are found. */
 const WALK_BYTES = 128 * 1024;
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
-const COMMA = 0x2c;
-const COLON = 0x3a;
 
 /**
  * `bytes` (UTF-8 JSON) parsed as JSON.parse would, letting the event loop turn between
