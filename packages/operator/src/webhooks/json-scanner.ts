@@ -66,6 +66,14 @@ export class JsonScanner {
     const length = chunk.length;
     for (let i = 0; i < length; i++) {
       const byte = chunk[i]!;
+      if (this.inString && !this.capture && !this.escaped) {
+        // A string's content is skipped natively: most of a large review is strings.
+        const end = this.stringEnd(chunk, i);
+        if (end < 0) break;
+        i = end;
+        this.endString();
+        continue;
+      }
       if (this.inString) {
         if (this.capture && (this.escaped || (byte !== QUOTE && byte !== BACKSLASH))) {
           if (this.capture.bytes.length < MAX_CAPTURE) this.capture.bytes.push(byte);
@@ -96,6 +104,27 @@ export class JsonScanner {
       }
     }
     this.offset += length;
+  }
+
+  /**
+   * The offset of the quote that ends the string at `from` in `chunk`, or -1 when it goes on
+   * past the chunk (then `escaped` says whether the chunk ended inside an escape).
+   */
+  private stringEnd(chunk: Uint8Array, from: number): number {
+    let at = from;
+    for (;;) {
+      const quote = chunk.indexOf(QUOTE, at);
+      const stop = quote < 0 ? chunk.length : quote;
+      // The quote is escaped when an odd run of backslashes comes right before it.
+      let backslashes = 0;
+      while (stop - backslashes - 1 >= from && chunk[stop - backslashes - 1] === BACKSLASH) backslashes++;
+      if (quote < 0) {
+        this.escaped = backslashes % 2 === 1;
+        return -1;
+      }
+      if (backslashes % 2 === 0) return quote;
+      at = quote + 1;
+    }
   }
 
   private open(object: boolean, at: number): void {

@@ -70,6 +70,7 @@ function send(
       },
     );
     req.on('error', reject);
+    req.flushHeaders();
     void (async () => {
       for (const part of parts) {
         if (req.destroyed) return;
@@ -139,6 +140,19 @@ describe('ReviewIntake', () => {
     assert.equal((await send(['{"kind":"AdmissionReview"}'])).status, 200);
     server.closeAllConnections();
     await Promise.allSettled(stalled);
+    await waitUntil(() => intake.inFlight.bytes === 0 && intake.inFlight.reviews === 0);
+  });
+
+  it('reserves a declared length whole, and refuses unread a body that would not fit', async () => {
+    intake = new ReviewIntake({ maxBodyBytes: 4096, maxBodyBytesInFlight: 8192, bodyIdleTimeoutMs: 60_000 });
+    const first = send(['{'], { length: 4000, end: false, from: '127.0.0.2' });
+    await waitUntil(() => intake.inFlight.bytes === 4000);
+    // 4,000 + 4,000 > the 4,096 one address may hold: refused before any of it is read.
+    const second = await send([], { length: 4000, end: false, from: '127.0.0.2' });
+    assert.equal(second.status, 503);
+    assert.equal(intake.inFlight.bytes, 4000);
+    server.closeAllConnections();
+    await first.catch(() => undefined);
     await waitUntil(() => intake.inFlight.bytes === 0 && intake.inFlight.reviews === 0);
   });
 

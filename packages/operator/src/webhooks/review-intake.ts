@@ -115,6 +115,10 @@ export class ReviewIntake {
     }
     const declared = Number(request.headers['content-length'] ?? 0);
     if (declared > this.maxBodyBytes) throw this.tooLarge();
+    const peerBytes = Math.max(this.maxBodyBytes, this.maxBytesInFlight / 2);
+    // A declared length is reserved whole before a byte is read: a body that would not fit
+    // is refused unread, so a flood of large bodies costs no reading or decryption.
+    if (this.bytes + declared > this.maxBytesInFlight || peer.bytes + declared > peerBytes) throw this.full();
     this.reviews++;
     peer.reviews++;
     this.peers.set(address, peer);
@@ -132,13 +136,19 @@ export class ReviewIntake {
         held = 0;
       },
     };
-    const peerBytes = Math.max(this.maxBodyBytes, this.maxBytesInFlight / 2);
+    this.bytes += declared;
+    peer.bytes += declared;
+    held = declared;
+    let received = 0;
     try {
       const { bytes, scanner, refused } = await this.collect(request, (n) => {
-        if (this.bytes + n > this.maxBytesInFlight || peer.bytes + n > peerBytes) return false;
-        this.bytes += n;
-        peer.bytes += n;
-        held += n;
+        received += n;
+        const more = received - held; // past what was reserved (no length declared, or more sent)
+        if (more <= 0) return true;
+        if (this.bytes + more > this.maxBytesInFlight || peer.bytes + more > peerBytes) return false;
+        this.bytes += more;
+        peer.bytes += more;
+        held += more;
         return true;
       });
       if (refused) return { body: { refused, envelope: scanner.envelope }, ticket };
@@ -153,6 +163,12 @@ export class ReviewIntake {
       ticket.release();
       throw error;
     }
+  }
+
+  private full(): IntakeRefusal {
+    return new IntakeRefusal(503, 'the webhook server holds as many review bytes as it takes at once: retry', {
+      'retry-after': '1',
+    });
   }
 
   private tooLarge(): IntakeRefusal {
@@ -198,13 +214,7 @@ export class ReviewIntake {
         size += chunk.length;
         if (size > this.maxBodyBytes) return finish(this.tooLarge());
         if (refused) return; // drained to the end, so the answer can be read, but not kept
-        if (!take(chunk.length)) {
-          return finish(
-            new IntakeRefusal(503, 'the webhook server holds as many review bytes as it takes at once: retry', {
-              'retry-after': '1',
-            }),
-          );
-        }
+        if (!take(chunk.length)) return finish(this.full());
         try {
           scanner.write(chunk);
           chunks.push(chunk);
