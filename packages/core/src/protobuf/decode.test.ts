@@ -6,32 +6,18 @@ import { isBuiltInKind, loadProtobufSchema, ProtobufSchema } from './schema.js';
 import { ProtobufListDecoder } from './list-stream.js';
 import { ProtobufWatchDecoder } from './watch-frames.js';
 import { ProtobufDecodeError, WireReader } from './wire-reader.js';
-
-// A small protobuf writer, enough to build what the API server sends.
-type Bytes = number[];
-function varint(value: number | bigint): Bytes {
-  let n = BigInt.asUintN(64, BigInt(value));
-  const out: Bytes = [];
-  while (n >= 0x80n) {
-    out.push(Number(n & 0x7fn) | 0x80);
-    n >>= 7n;
-  }
-  out.push(Number(n));
-  return out;
-}
-const tag = (field: number, wire: number) => varint((field << 3) | wire);
-const num = (field: number, value: number | bigint): Bytes => [...tag(field, 0), ...varint(value)];
-const len = (field: number, bytes: Bytes | Buffer): Bytes => [...tag(field, 2), ...varint(bytes.length), ...bytes];
-const str = (field: number, text: string) => len(field, Buffer.from(text));
-const msg = (field: number, ...parts: Bytes[]) => len(field, parts.flat());
-const entry = (field: number, key: string, value: Bytes) => msg(field, str(1, key), value);
-const envelope = (apiVersion: string, kind: string, raw: Bytes): Buffer =>
-  Buffer.from([0x6b, 0x38, 0x73, 0x00, ...msg(1, str(1, apiVersion), str(2, kind)), ...len(2, raw), ...str(3, '')]);
-const frame = (bytes: Bytes | Buffer): Buffer => {
-  const head = Buffer.alloc(4);
-  head.writeUInt32BE(bytes.length);
-  return Buffer.concat([head, Buffer.from(bytes)]);
-};
+import {
+  entry,
+  envelope,
+  frame,
+  len,
+  msg,
+  num,
+  str,
+  tag,
+  varint,
+  type Bytes,
+} from '../test-support/protobuf-writer.js';
 
 function read(bytes: Bytes, use: (reader: WireReader) => unknown): unknown {
   const reader = new WireReader(Buffer.from(bytes));
