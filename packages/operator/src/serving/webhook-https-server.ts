@@ -17,6 +17,7 @@ import {
   type ValidationHandlers,
 } from '../webhooks/admission-handler.js';
 import {
+  admissionRefusal,
   admissionReviewResponse,
   MalformedReviewError,
   parseAdmissionReview,
@@ -26,7 +27,7 @@ import {
 import type { ApiTransport } from '../webhooks/ca-bundle-injection.js';
 import { http1Limits, http2Limits, limitConnections, limitHttp2Sessions } from '../webhooks/connection-limits.js';
 import { CONVERSION_PATH, ConversionWebhook, conversionTimeoutMs, objectName } from '../webhooks/conversion-webhook.js';
-import type { ConvertibleObject } from '../webhooks/conversion-review.js';
+import { conversionRefusal, type ConvertibleObject } from '../webhooks/conversion-review.js';
 import type { HubSpokeConverter } from '../webhooks/hub-spoke-converter.js';
 import type { ReviewEnvelopeFields } from '../webhooks/json-scanner.js';
 import { IntakeRefusal, ReviewIntake } from '../webhooks/review-intake.js';
@@ -270,10 +271,7 @@ export class WebhookHttpsServer {
     });
     return {
       answer: (body, query) => webhook.review(body, { timeoutMs: conversionTimeoutMs(query) }),
-      refuse: ({ apiVersion, kind, uid }, message) =>
-        kind === 'ConversionReview' && uid && CONVERSION_VERSIONS.includes(apiVersion ?? '')
-          ? { apiVersion, kind, response: { uid, convertedObjects: [], result: { status: 'Failure', message } } }
-          : undefined,
+      refuse: conversionRefusal,
     };
   }
 
@@ -326,18 +324,9 @@ function admission(admit: (request: AdmissionRequest) => Promise<AdmissionRespon
       const review = parseAdmissionReview(body);
       return admissionReviewResponse(review, await admit(review.request));
     },
-    refuse: ({ apiVersion, kind, uid }, message) =>
-      kind === 'AdmissionReview' && uid && ADMISSION_VERSIONS.includes(apiVersion ?? '')
-        ? admissionReviewResponse(
-            { apiVersion: apiVersion! },
-            { uid, allowed: false, status: { code: 400, reason: 'BadRequest', message } },
-          )
-        : undefined,
+    refuse: admissionRefusal,
   };
 }
-
-const ADMISSION_VERSIONS = ['admission.k8s.io/v1', 'admission.k8s.io/v1beta1'];
-const CONVERSION_VERSIONS = ['apiextensions.k8s.io/v1', 'apiextensions.k8s.io/v1beta1'];
 
 /**
  * A refused request's answer. `drop` ends the connection after it (HTTP/1.1 `connection:

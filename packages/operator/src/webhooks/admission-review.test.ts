@@ -1,7 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { admissionReviewResponse, MalformedReviewError, parseAdmissionReview } from './admission-review.js';
+import {
+  admissionRefusal,
+  admissionReviewResponse,
+  MalformedReviewError,
+  parseAdmissionReview,
+} from './admission-review.js';
 
 const request = {
   uid: '705ab4f5-6393-11e8-b7cc-42010a800002',
@@ -97,5 +102,19 @@ describe('parseAdmissionReview on arbitrary input', () => {
       ),
       { numRuns: 300 },
     );
+  });
+});
+
+describe('admissionRefusal', () => {
+  it('denies in the review’s own terms when its envelope was read, and gives nothing otherwise', () => {
+    const envelope = { apiVersion: 'admission.k8s.io/v1beta1', kind: 'AdmissionReview', uid: 'u' };
+    assert.deepEqual(admissionRefusal(envelope, 'too deep'), {
+      apiVersion: 'admission.k8s.io/v1beta1',
+      kind: 'AdmissionReview',
+      response: { uid: 'u', allowed: false, status: { code: 400, reason: 'BadRequest', message: 'too deep' } },
+    });
+    assert.equal(admissionRefusal({ ...envelope, uid: undefined }, 'm'), undefined);
+    assert.equal(admissionRefusal({ ...envelope, apiVersion: 'v1' }, 'm'), undefined);
+    assert.equal(admissionRefusal({ ...envelope, kind: 'ConversionReview' }, 'm'), undefined);
   });
 });

@@ -1,5 +1,6 @@
 // The AdmissionReview wire format (admission.k8s.io/v1, kubernetes/api admission/v1/types.go):
 // reading a request without trusting it, and the response the API server accepts.
+import type { ReviewEnvelopeFields } from './json-scanner.js';
 import { isRecord, MalformedReviewError, readReviewEnvelope, shown } from './review-envelope.js';
 
 export type AdmissionOperation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
@@ -119,4 +120,20 @@ export function admissionReviewResponse(
   response: AdmissionResponse,
 ): { apiVersion: string; kind: 'AdmissionReview'; response: AdmissionResponse } {
   return { apiVersion: review.apiVersion, kind: 'AdmissionReview', response };
+}
+
+/**
+ * The denial of a review refused unparsed (too deep, too many containers), from what the
+ * scanner read of its envelope; undefined when that is not an AdmissionReview this parser
+ * reads (then the server answers 400).
+ */
+export function admissionRefusal(
+  { apiVersion, kind, uid }: ReviewEnvelopeFields,
+  message: string,
+): ReturnType<typeof admissionReviewResponse> | undefined {
+  if (kind !== 'AdmissionReview' || !uid || !apiVersion || !API_VERSIONS.includes(apiVersion)) return undefined;
+  return admissionReviewResponse(
+    { apiVersion },
+    { uid, allowed: false, status: { code: 400, reason: 'BadRequest', message } },
+  );
 }

@@ -1,6 +1,7 @@
 // The ConversionReview wire format (apiextensions.k8s.io/v1, kubernetes/apiextensions-apiserver
 // pkg/apis/apiextensions/v1/types.go): reading a request without trusting it, and the
 // response the API server accepts (always HTTP 200; a failure is `result.status: Failure`).
+import type { ReviewEnvelopeFields } from './json-scanner.js';
 import { isRecord, MalformedReviewError, readReviewEnvelope, shown } from './review-envelope.js';
 
 /** v1 is what the CRDs declare (`conversionReviewVersions: ['v1']`); v1beta1 has the same shape. */
@@ -91,4 +92,20 @@ export function conversionReviewResponse(
   response: ConversionResponse,
 ): ConversionReviewResponse {
   return { apiVersion: review.apiVersion, kind: 'ConversionReview', response };
+}
+
+/**
+ * The `Failure` of a review refused unparsed (too deep, too many containers), from what the
+ * scanner read of its envelope; undefined when that is not a ConversionReview this parser
+ * reads (then the server answers 400).
+ */
+export function conversionRefusal(
+  { apiVersion, kind, uid }: ReviewEnvelopeFields,
+  message: string,
+): ConversionReviewResponse | undefined {
+  if (kind !== 'ConversionReview' || !uid || !apiVersion || !API_VERSIONS.includes(apiVersion)) return undefined;
+  return conversionReviewResponse(
+    { apiVersion },
+    { uid, convertedObjects: [], result: { status: 'Failure', message } },
+  );
 }
