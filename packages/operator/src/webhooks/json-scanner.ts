@@ -4,7 +4,18 @@
 // and seconds). One pass, constant work per byte, nothing kept but a few offsets; it also
 // notes where the large objects and arrays are, so they can be parsed piece by piece.
 import { MalformedReviewError } from './review-envelope.js';
-import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, COLON, COMMA, OPEN_BRACE, OPEN_BRACKET, QUOTE } from './json-bytes.js';
+import {
+  backslashesBefore,
+  closingQuote,
+  BACKSLASH,
+  CLOSE_BRACE,
+  CLOSE_BRACKET,
+  COLON,
+  COMMA,
+  OPEN_BRACE,
+  OPEN_BRACKET,
+  QUOTE,
+} from './json-bytes.js';
 
 /** A body past a limit: what was exceeded, in words a reader of the API server's error can act on. */
 export class ReviewLimitError extends MalformedReviewError {
@@ -68,8 +79,12 @@ export class JsonScanner {
       const byte = chunk[i]!;
       if (this.inString && !this.capture && !this.escaped) {
         // A string's content is skipped natively: most of a large review is strings.
-        const end = this.stringEnd(chunk, i);
-        if (end < 0) break;
+        const end = closingQuote(chunk, i);
+        if (end < 0) {
+          // The string goes on past the chunk: note whether the chunk ended inside an escape.
+          this.escaped = backslashesBefore(chunk, i, length) % 2 === 1;
+          break;
+        }
         i = end;
         this.endString();
         continue;
@@ -104,27 +119,6 @@ export class JsonScanner {
       }
     }
     this.offset += length;
-  }
-
-  /**
-   * The offset of the quote that ends the string at `from` in `chunk`, or -1 when it goes on
-   * past the chunk (then `escaped` says whether the chunk ended inside an escape).
-   */
-  private stringEnd(chunk: Uint8Array, from: number): number {
-    let at = from;
-    for (;;) {
-      const quote = chunk.indexOf(QUOTE, at);
-      const stop = quote < 0 ? chunk.length : quote;
-      // The quote is escaped when an odd run of backslashes comes right before it.
-      let backslashes = 0;
-      while (stop - backslashes - 1 >= from && chunk[stop - backslashes - 1] === BACKSLASH) backslashes++;
-      if (quote < 0) {
-        this.escaped = backslashes % 2 === 1;
-        return -1;
-      }
-      if (backslashes % 2 === 0) return quote;
-      at = quote + 1;
-    }
   }
 
   private open(object: boolean, at: number): void {

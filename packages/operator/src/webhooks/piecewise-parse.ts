@@ -4,7 +4,16 @@
 // (native speed) and the loop let go between pieces, no piece larger than the scanner's
 // large-container size. The result is what JSON.parse would give, `__proto__` keys included.
 import { setImmediate as turn } from 'node:timers/promises';
-import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, COLON, COMMA, OPEN_BRACE, OPEN_BRACKET, QUOTE } from './json-bytes.js';
+import {
+  CLOSE_BRACE,
+  CLOSE_BRACKET,
+  closingQuote,
+  COLON,
+  COMMA,
+  OPEN_BRACE,
+  OPEN_BRACKET,
+  QUOTE,
+} from './json-bytes.js';
 
 export interface PiecewiseParseOptions {
   /** Large containers found by the JsonScanner: start -> end offsets in `bytes`. */
@@ -41,8 +50,6 @@ export async function parseJsonPiecewise(bytes: Buffer, options: PiecewiseParseO
     const spans: Array<[number, number]> = [];
     const object = bytes[start] === OPEN_BRACE;
     let depth = 0;
-    let inString = false;
-    let escaped = false;
     let pieceStart = -1;
     let walked = start;
     for (let i = start + 1; i < end - 1; i++) {
@@ -51,12 +58,6 @@ export async function parseJsonPiecewise(bytes: Buffer, options: PiecewiseParseO
         walked = i;
       }
       const byte = bytes[i]!;
-      if (inString) {
-        if (escaped) escaped = false;
-        else if (byte === BACKSLASH) escaped = true;
-        else if (byte === QUOTE) inString = false;
-        continue;
-      }
       if (depth === 0 && (byte === COMMA || byte === COLON)) {
         // Keys and values alternate in an object (`:` after a key, `,` after a value).
         const expected = object && spans.length % 2 === 0 ? COLON : COMMA;
@@ -66,8 +67,11 @@ export async function parseJsonPiecewise(bytes: Buffer, options: PiecewiseParseO
         continue;
       }
       if (depth === 0 && pieceStart < 0 && byte > 0x20) pieceStart = i;
-      if (byte === QUOTE) inString = true;
-      else if (byte === OPEN_BRACE || byte === OPEN_BRACKET) {
+      if (byte === QUOTE) {
+        // Past the string at once; one never closed leaves its piece to JSON.parse to refuse.
+        const close = closingQuote(bytes, i + 1, end - 1);
+        i = close < 0 ? end : close;
+      } else if (byte === OPEN_BRACE || byte === OPEN_BRACKET) {
         const jump = depth === 0 ? large.get(i) : undefined;
         if (jump !== undefined) i = jump - 1;
         else depth++;
