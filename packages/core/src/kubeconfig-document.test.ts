@@ -221,14 +221,23 @@ describe('kubeconfig parsing, errors', () => {
   });
 
   it('says where the YAML is broken, without quoting the file', () => {
-    assert.throws(
-      () => ClusterConfig.fromString(`users:\n- name: u\n  user:\n    token: ${SECRET}\n   x: "${SECRET}"\n`),
-      (error: Error) => {
-        assert.match(error.message, /^a kubeconfig must be YAML or JSON: .* at line \d+, column \d+$/);
-        assert.ok(!error.message.includes(SECRET), error.message);
-        return true;
-      },
-    );
+    const broken = [
+      `users:\n- name: u\n  user:\n    token: ${SECRET}\n   x: "${SECRET}"\n`,
+      // yaml's own message for a stray indicator is "Not a YAML token: <the rest of the line>".
+      `users:\n- name: u\n  user:\n   | token: ${SECRET}\n`,
+      `users:\n- name: u\n  user: { token: "${SECRET}\\q" }\n`,
+    ];
+    for (const text of broken) {
+      assert.throws(
+        () => ClusterConfig.fromString(text),
+        (error: Error) => {
+          assert.match(error.message, /^a kubeconfig must be YAML or JSON: .* at line \d+, column \d+$/);
+          assert.ok(!error.message.includes(SECRET), error.message);
+          return true;
+        },
+        text,
+      );
+    }
   });
 
   it('refuses an alias inside its own anchor, and an alias bomb', () => {

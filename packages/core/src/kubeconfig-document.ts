@@ -2,7 +2,7 @@
 // they assume each field has its type (a number where `server` should be a string is a
 // TypeError deep inside them), and kubectl refuses such a file with the field's name. The
 // errors here name the field and its line, and never quote a value (it may be a secret).
-import { LineCounter, parseDocument } from 'yaml';
+import { LineCounter, parseDocument, type YAMLError } from 'yaml';
 
 /** What a field must hold; fields not listed are passed through unchecked, as kubectl ignores them. */
 type Shape =
@@ -95,7 +95,7 @@ export function parseKubeconfig(text: string): Record<string, unknown> {
   const document = parseDocument(text, { version: '1.1', lineCounter, logLevel: 'error' });
   const [syntax] = document.errors;
   // The first line of the parser's message: the rest quotes the file, which may hold a token.
-  if (syntax) throw new Error(`a kubeconfig must be YAML or JSON: ${withoutSource(syntax.message)}`);
+  if (syntax) throw new Error(`a kubeconfig must be YAML or JSON: ${syntaxError(syntax)}`);
   let value: unknown;
   try {
     value = document.toJS({ maxAliasCount: 100 });
@@ -181,11 +181,27 @@ function refuseCycles(value: unknown, lineOf: (path: readonly (string | number)[
 }
 
 /** The parser's message without the source it quotes: its first line, a quoted token cut out. */
-function withoutSource(message: string): string {
-  return message
-    .split('\n')[0]!
-    .replace(/: ".*"(?= at line)/, '')
-    .replace(/:$/, '');
+/**
+ * These yaml errors put the file's own text in their message (`Not a YAML token: token: …`),
+ * and the file may hold a token: they are named in words of our own instead.
+ */
+const QUOTES_THE_FILE: Partial<Record<YAMLError['code'], string>> = {
+  UNEXPECTED_TOKEN: 'unexpected characters',
+  TAG_RESOLVE_FAILED: 'a tag that cannot be resolved',
+  BAD_COLLECTION_TYPE: 'a tag for another kind of node',
+  BAD_PROP_ORDER: 'an anchor or tag before its indicator',
+  BAD_DQ_ESCAPE: 'an invalid escape sequence in a double-quoted string',
+  BAD_SCALAR_START: 'a plain value that starts with a reserved character',
+};
+
+/** What is wrong and where, in words that never quote the file. */
+function syntaxError(error: YAMLError): string {
+  const at = error.linePos ? ` at line ${error.linePos[0].line}, column ${error.linePos[0].col}` : '';
+  const own = QUOTES_THE_FILE[error.code];
+  if (own) return `${own}${at}`;
+  // The other messages are fixed text; past the first line, yaml quotes the file.
+  const first = error.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '');
+  return `${first}${at}`;
 }
 
 function isMapping(value: unknown): value is Record<string, unknown> {

@@ -260,9 +260,15 @@ describe('production runtime in process', () => {
     // Why goes to the log, not to the unauthenticated probe port; once per reason.
     const reasons = () =>
       logger.filter({ level: 'warn', context: 'OperatorHttp', message: /^readyz: informer:configmaps failed:/ });
-    await waitFor(() => reasons().some((entry) => /forbidden/i.test(String(entry.message))), {
-      what: 'the reason in the log',
-    });
+    // A reason is logged when a probe finds it changed: probe until the forbidden list is the reason
+    // (under load, the first failing probe can come before the list's answer).
+    await waitFor(
+      async () => {
+        await get(port, '/readyz');
+        return reasons().some((entry) => /forbidden/i.test(String(entry.message)));
+      },
+      { what: 'the reason in the log' },
+    );
     const logLines = reasons().length;
     for (let i = 0; i < 5; i++) {
       const readyz = await get(port, '/readyz');

@@ -312,8 +312,7 @@ describe('sharding across processes', () => {
     let last: Map<string, string>;
     try {
       await delay(500);
-      const from = Date.now();
-      shards.get(thawing)!.signal('SIGSTOP');
+      const from = await shards.get(thawing)!.freeze();
       // 4 s Leases: uncertain after 8 s, taken, its objects moved, and only then released.
       await settled([kept], 'the frozen shard’s objects on the other');
       t.diagnostic(`SIGSTOP -> every object on ${kept}: ${Date.now() - from} ms`);
@@ -338,8 +337,7 @@ describe('sharding across processes', () => {
     let last: Map<string, string>;
     try {
       await delay(500);
-      const from = Date.now();
-      shards.get(frozenLeader)!.signal('SIGSTOP');
+      const from = await shards.get(frozenLeader)!.freeze();
       // The other shard wins the leader Lease, takes the frozen shard's Lease two Lease
       // durations after it saw the last renewal, moves every object to itself, and only then
       // releases the taken Lease.

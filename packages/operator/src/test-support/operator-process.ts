@@ -2,6 +2,7 @@
 // production end-to-end tests.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { waitFor } from '@nestor/testing';
 import type { OperatorEvent } from './lease-operator.js';
@@ -118,6 +119,21 @@ export class OperatorProcess {
     if (this.running) this.child.kill(signal);
   }
 
+  /**
+   * SIGSTOPs it and returns once the kernel reports it stopped, with the time: a reconcile the
+   * process recorded as started before that time was caught by the freeze. (kill() returns
+   * before the process stops; a time read before it can precede the last work it did.)
+   */
+  async freeze(): Promise<number> {
+    this.signal('SIGSTOP');
+    await waitFor(async () => (await processState(this.child.pid!)) === 'T', {
+      timeoutMs: 5_000,
+      intervalMs: 5,
+      what: `${this.identity} to stop`,
+    });
+    return Date.now();
+  }
+
   /** SIGKILLs it if still running and waits for the exit (for after/finally). */
   async dispose(): Promise<void> {
     this.signal('SIGKILL');
@@ -152,4 +168,11 @@ function parseEvent(line: string): OperatorEvent | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The one-letter state of a Linux process (/proc/<pid>/stat's third field): 'T' when stopped. */
+async function processState(pid: number): Promise<string | undefined> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
+  // The command name (field 2) is in parentheses and may hold spaces: read after the last ')'.
+  return stat?.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
 }
