@@ -122,6 +122,13 @@ export class ApiProxy {
     return this.open.size;
   }
 
+  /** Watches open through the proxy now that `match` selects. */
+  watching(match: (request: ProxiedRequest) => boolean): number {
+    let count = 0;
+    for (const watch of this.open) if (match(watch.request)) count++;
+    return count;
+  }
+
   /** A copy of `kubeConfig` whose current cluster is reached through this proxy, trusting its certificate. */
   kubeConfig(kubeConfig: KubeConfig): KubeConfig {
     const current = kubeConfig.getCurrentCluster();
@@ -175,8 +182,9 @@ export class ApiProxy {
       watch.response.destroy();
     }
     this.open.clear();
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    await closed;
   }
 
   private ruleFor(request: ProxiedRequest): ProxyFault | undefined {

@@ -34,6 +34,9 @@ interface RawWatchEvent {
   refused?: ObjectTooDeepError;
 }
 
+/** A list+watch healthy this long since its last retry began starts its backoff again from the first delay. */
+export const WATCH_BACKOFF_RESET_MS = 30_000;
+
 /** How long past its timeout a watch may take to be ended by the server on a loaded machine. */
 const WATCH_END_MARGIN_MS = 10_000;
 
@@ -123,7 +126,14 @@ export class ListWatcher<T extends KubeObject> {
     this.apiVersion = apiVersionOf(resource);
     this.clock = options.clock ?? systemClock;
     this.random = options.random ?? Math.random;
-    this.backoff = new Backoff({ clock: this.clock, random: this.random, ...options.backoff });
+    // A watch that worked for 30 s since its last retry began retries quickly again: with
+    // client-go's 2 min, a fault a minute after another waited up to 60 s (measured).
+    this.backoff = new Backoff({
+      clock: this.clock,
+      random: this.random,
+      resetAfterMs: WATCH_BACKOFF_RESET_MS,
+      ...options.backoff,
+    });
     this.stats = options.stats ?? createWatchStats();
     this.log = options.logger ?? silentLogger;
     this.strip = options.stripManagedFields ?? true;

@@ -415,6 +415,31 @@ describe('watch() under faults other than 410', () => {
     sub.unsubscribe();
   });
 
+  it('backs off from 800 ms again once the watch has worked for 30 s since its last retry', async () => {
+    const t = start();
+    const sub = t.subscribe();
+    (await t.transport.watchNumber(0)).fail(networkError());
+    await flush();
+    t.clock.advance(800);
+    (await t.transport.watchNumber(1)).fail(networkError());
+    await flush();
+    t.clock.advance(1600);
+    const third = await t.transport.watchNumber(2);
+    t.clock.advance(29_000); // worked 29 s: a failure now still doubles
+    third.fail(networkError());
+    await flush();
+    t.clock.advance(3200);
+    const fourth = await t.transport.watchNumber(3);
+    t.clock.advance(30_001);
+    fourth.fail(networkError());
+    await flush();
+    assert.deepEqual(
+      t.errors.map((e) => e.info.retryInMs),
+      [800, 1600, 3200, 800],
+    );
+    sub.unsubscribe();
+  });
+
   it('a LIST that fails after some pages resumes at the page that failed, into the same sync', async () => {
     const t = start({ firstListFromCache: false });
     let failures = 0;
