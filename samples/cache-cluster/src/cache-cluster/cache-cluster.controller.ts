@@ -1,0 +1,185 @@
+// The CacheCluster controller. Each reconcile gets the current CacheCluster from the cache
+// (never the event that caused it), server-side applies the ConfigMap, the headless Service
+// and the StatefulSet it wants, registers the cluster in the cache directory, and reports
+// in status. The framework runs it when the CacheCluster, an object it owns or the backups
+// ConfigMap changes, adds and removes the finalizer, and retries with backoff on a throw.
+import { Inject } from '@nestjs/common';
+import { isDeepStrictEqual } from 'node:util';
+import {
+  ConfigMap,
+  Controller,
+  Finalizer,
+  KubeClient,
+  Reconcile,
+  Service,
+  StatefulSet,
+  StatusConditions,
+  TerminalError,
+  Watches,
+  type ObjectRef,
+  type ReconcileContext,
+  type V1ConfigMap,
+  type V1StatefulSet,
+} from '@nestor/operator';
+import { BACKUPS_CONFIGMAP, backupKey, clusterOfBackupKey } from './backups.js';
+import { CacheDirectory } from './cache-directory.js';
+import {
+  CONFIG_HASH_ANNOTATION,
+  configHash,
+  configMapFor,
+  endpointOf,
+  serviceFor,
+  statefulSetFor,
+} from './cache-cluster.objects.js';
+import { CacheCluster, type CacheClusterStatus } from './cache-cluster.resource.js';
+import { CACHE_CLUSTER_SETTINGS, type CacheClusterSettings } from './cache-cluster.settings.js';
+
+@Controller(CacheCluster, { owns: [StatefulSet, Service, ConfigMap] })
+export class CacheClusterController {
+  /** The clusters the backups ConfigMap named last time: see backupsChanged. */
+  private namedByBackups = new Set<string>();
+
+  constructor(
+    private readonly kube: KubeClient,
+    private readonly directory: CacheDirectory,
+    @Inject(CACHE_CLUSTER_SETTINGS) private readonly settings: CacheClusterSettings,
+  ) {}
+
+  @Reconcile()
+  async reconcile(cluster: CacheCluster, ctx: ReconcileContext): Promise<void> {
+    const { name, namespace, uid, generation } = cluster.metadata;
+    const conditions = new StatusConditions(cluster);
+    const wasPaused = conditions.isTrue('Paused');
+
+    if (cluster.spec.paused) {
+      conditions.set({
+        type: 'Paused',
+        status: 'True',
+        reason: 'SpecPaused',
+        message: 'spec.paused is true: the StatefulSet, Service and ConfigMap are left as they are',
+      });
+      if (!wasPaused) await this.kube.recordEvent(cluster, 'Normal', 'Paused', 'Paused: changes are not applied');
+      return this.updateStatus(cluster, {
+        ...cluster.status,
+        conditions: conditions.list,
+        observedGeneration: generation,
+      });
+    }
+    conditions.set({ type: 'Paused', status: 'False', reason: 'NotPaused', message: 'changes are applied' });
+    if (wasPaused) await this.kube.recordEvent(cluster, 'Normal', 'Resumed', 'Resumed: changes are applied again');
+
+    // The name must be ours in the directory. The webhook checks at creation; this catches a race.
+    const entry = await this.directory.lookup(name!); // a throw (the directory is down) retries with backoff
+    if (entry && entry.uid !== uid) {
+      const message = `the cache directory already has ${name} for namespace ${entry.namespace}: rename this CacheCluster`;
+      conditions.set({ type: 'Ready', status: 'False', reason: 'NameTaken', message });
+      await this.updateStatus(cluster, {
+        ...cluster.status,
+        conditions: conditions.list,
+        observedGeneration: generation,
+      });
+      throw new TerminalError(message); // retrying cannot help: not retried until the CacheCluster changes
+    }
+
+    // The configuration, with the snapshot rule the backups ConfigMap has for this cluster.
+    const backups = await this.kube.get(ConfigMap, {
+      namespace: this.settings.operatorNamespace,
+      name: BACKUPS_CONFIGMAP,
+    });
+    const configMap = configMapFor(cluster, backups?.data?.[backupKey(ctx.request)]);
+    const hash = configHash(configMap);
+    await this.kube.apply(configMap, { owner: cluster });
+    await this.kube.apply(serviceFor(cluster), { owner: cluster });
+    const before = await this.kube.get(StatefulSet, ctx.request);
+    const statefulSet = await this.kube.apply(statefulSetFor(cluster, hash), { owner: cluster });
+    await this.recordChanges(cluster, before, hash);
+
+    const endpoint = endpointOf(cluster);
+    const { replicas } = cluster.spec;
+    if (entry?.endpoint !== endpoint || entry.replicas !== replicas) {
+      await this.directory.register({ name: name!, namespace: namespace!, uid: uid!, endpoint, replicas });
+    }
+
+    const ready = statefulSet.status?.readyReplicas ?? 0;
+    conditions.set(
+      ready === replicas && rolledOut(statefulSet, replicas)
+        ? { type: 'Ready', status: 'True', reason: 'AllReplicasReady', message: `${ready}/${replicas} replicas ready` }
+        : {
+            type: 'Ready',
+            status: 'False',
+            reason: 'WaitingForReplicas',
+            message: `${ready}/${replicas} replicas ready`,
+          },
+    );
+    await this.updateStatus(cluster, {
+      conditions: conditions.list,
+      observedGeneration: generation,
+      readyReplicas: ready,
+      configHash: hash,
+      endpoint,
+    });
+  }
+
+  /** What no owner reference can clean up: the cluster's entry in the directory. */
+  @Finalizer()
+  async deregister(cluster: CacheCluster, ctx: ReconcileContext): Promise<void> {
+    const name = cluster.metadata.name!;
+    const entry = await this.directory.lookup(name); // a throw keeps the CacheCluster and retries
+    if (entry?.uid !== cluster.metadata.uid) return; // another cluster's entry, or none
+    await this.directory.remove(name);
+    await this.kube.recordEvent(cluster, 'Normal', 'Deregistered', `Removed ${name} from the cache directory`);
+    ctx.log.log(`deregistered ${name}`);
+  }
+
+  /**
+   * The backups ConfigMap changed: reconcile the clusters it names, and those it named
+   * before (a mapper gets the new version only, so this remembers the last one's keys).
+   * @Watches takes a fixed namespace and the operator's own is known at run time: this
+   * watches ConfigMaps where the controller watches, and keeps the one in the operator's
+   * namespace. No field selector on purpose: with one, the watch would be an informer of
+   * its own, and the reconcile, which reads the ConfigMap from the owned ConfigMaps'
+   * informer, could run before that one has the change and miss it.
+   */
+  @Watches(ConfigMap)
+  backupsChanged(backups: V1ConfigMap): ObjectRef[] {
+    const { name, namespace } = backups.metadata ?? {};
+    if (name !== BACKUPS_CONFIGMAP || namespace !== this.settings.operatorNamespace) return [];
+    const named = new Set(Object.keys(backups.data ?? {}));
+    const affected = new Set([...this.namedByBackups, ...named]);
+    this.namedByBackups = named;
+    return [...affected].flatMap((key) => clusterOfBackupKey(key) ?? []);
+  }
+
+  /** An Event for each change to the StatefulSet, as `kubectl describe cachecluster` shows them. */
+  private async recordChanges(cluster: CacheCluster, before: V1StatefulSet | undefined, hash: string): Promise<void> {
+    const { replicas } = cluster.spec;
+    if (!before) {
+      const message = `Created StatefulSet ${cluster.metadata.name} with ${replicas} replicas`;
+      return this.kube.recordEvent(cluster, 'Normal', 'Created', message);
+    }
+    const previousHash = before.spec?.template.metadata?.annotations?.[CONFIG_HASH_ANNOTATION];
+    if (previousHash !== hash) {
+      const message = `Configuration changed (${previousHash} -> ${hash}): rolling the pods`;
+      await this.kube.recordEvent(cluster, 'Normal', 'ConfigChanged', message);
+    }
+    if (before.spec?.replicas !== replicas) {
+      const message = `Scaled from ${before.spec?.replicas} to ${replicas} replicas`;
+      await this.kube.recordEvent(cluster, 'Normal', 'Scaled', message);
+    }
+  }
+
+  /** Writes the status only when it changed: every write is an event that reconciles again. */
+  private async updateStatus(cluster: CacheCluster, status: CacheClusterStatus): Promise<void> {
+    if (!isDeepStrictEqual(cluster.status, status)) await this.kube.patchStatus(cluster, status);
+  }
+}
+
+/** The StatefulSet controller has seen the current spec and updated every pod to it. */
+function rolledOut(statefulSet: V1StatefulSet, replicas: number): boolean {
+  const status = statefulSet.status;
+  return (
+    (status?.observedGeneration ?? 0) >= (statefulSet.metadata?.generation ?? 0) &&
+    (status?.updatedReplicas ?? 0) === replicas &&
+    status?.currentRevision === status?.updateRevision
+  );
+}
