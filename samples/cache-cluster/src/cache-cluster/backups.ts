@@ -21,3 +21,11 @@ export function clusterOfBackupKey(key: string): ObjectRef | undefined {
   if (dot <= 0 || dot === key.length - 1) return undefined;
   return { namespace: key.slice(0, dot), name: key.slice(dot + 1) };
 }
+
+/**
+ * Whether a value is a snapshot rule: pairs of seconds and changes ("900 1 300 10"). Anything
+ * else would be written into the cache's configuration file as it is, so it is refused.
+ */
+export function isSnapshotRule(value: string): boolean {
+  return value.length <= 200 && /^\d{1,9} \d{1,9}( \d{1,9} \d{1,9})*$/.test(value);
+}

@@ -167,6 +167,19 @@ describe('CacheClusterController', () => {
     await fake.create(backups(OPERATOR_NAMESPACE, { 'shop.sessions': '900 1' }));
     await reconcile();
     assert.match((await configOf(fake))!, /^save "900 1"$/m);
+
+    // A value that is not a rule is not written into the configuration file.
+    await fake.patch(
+      ConfigMap,
+      { namespace: OPERATOR_NAMESPACE, name: 'backups' },
+      {
+        data: { 'shop.sessions': '900 1"\nrequirepass x' },
+      },
+    );
+    await reconcile();
+    assert.match((await configOf(fake))!, /^save ""$/m);
+    assert.doesNotMatch((await configOf(fake))!, /requirepass/);
+    assert.ok(events(fake).some((e) => /^InvalidBackupRule: the backups ConfigMap has .* not a snapshot rule/.test(e)));
   });
 
   it('maps the backups ConfigMap to the clusters it names and named before', async () => {

@@ -21,7 +21,7 @@ import {
   type V1ConfigMap,
   type V1StatefulSet,
 } from '@nestor/operator';
-import { BACKUPS_CONFIGMAP, backupKey, clusterOfBackupKey } from './backups.js';
+import { BACKUPS_CONFIGMAP, backupKey, clusterOfBackupKey, isSnapshotRule } from './backups.js';
 import { CacheDirectory } from './cache-directory.js';
 import {
   CONFIG_HASH_ANNOTATION,
@@ -86,7 +86,12 @@ export class CacheClusterController {
       namespace: this.settings.operatorNamespace,
       name: BACKUPS_CONFIGMAP,
     });
-    const configMap = configMapFor(cluster, backups?.data?.[backupKey(ctx.request)]);
+    const rule = backups?.data?.[backupKey(ctx.request)];
+    if (rule !== undefined && !isSnapshotRule(rule)) {
+      const message = `the backups ConfigMap has ${JSON.stringify(rule.slice(0, 64))} for this cluster, not a snapshot rule such as "900 1": no snapshots`;
+      await this.kube.recordEvent(cluster, 'Warning', 'InvalidBackupRule', message);
+    }
+    const configMap = configMapFor(cluster, rule !== undefined && isSnapshotRule(rule) ? rule : undefined);
     const hash = configHash(configMap);
     await this.kube.apply(configMap, { owner: cluster });
     await this.kube.apply(serviceFor(cluster), { owner: cluster });
@@ -101,16 +106,13 @@ export class CacheClusterController {
     }
 
     const ready = statefulSet.status?.readyReplicas ?? 0;
-    conditions.set(
-      ready === replicas && rolledOut(statefulSet, replicas)
-        ? { type: 'Ready', status: 'True', reason: 'AllReplicasReady', message: `${ready}/${replicas} replicas ready` }
-        : {
-            type: 'Ready',
-            status: 'False',
-            reason: 'WaitingForReplicas',
-            message: `${ready}/${replicas} replicas ready`,
-          },
-    );
+    const allReady = ready === replicas && rolledOut(statefulSet, replicas);
+    conditions.set({
+      type: 'Ready',
+      status: allReady ? 'True' : 'False',
+      reason: allReady ? 'AllReplicasReady' : 'WaitingForReplicas',
+      message: `${ready}/${replicas} replicas ready`,
+    });
     await this.updateStatus(cluster, {
       conditions: conditions.list,
       observedGeneration: generation,

@@ -45,10 +45,10 @@ export class CacheClusterStatus {
   @Field({ type: 'integer', required: false, description: 'Cache pods ready.' })
   readyReplicas?: number;
 
-  @Field({ required: false, description: 'Hash of the configuration the pods run with.' })
+  @Field({ type: 'string', required: false, description: 'Hash of the configuration the pods run with.' })
   configHash?: string;
 
-  @Field({ required: false, description: 'Where clients connect.' })
+  @Field({ type: 'string', required: false, description: 'Where clients connect.' })
   endpoint?: string;
 }
 
