@@ -93,7 +93,11 @@ export type {
   V1Volume,
   V1VolumeMount,
 } from '@kubernetes/client-node';
-/** Every other type of @kubernetes/client-node, by its name there: `k8s.V1HorizontalPodAutoscaler`. */
+/**
+ * Every other type of @kubernetes/client-node, by its name there: `k8s.V1HorizontalPodAutoscaler`.
+ * Left out of the API reference, which would otherwise copy all of client-node's.
+ * @hidden
+ */
 export type * as k8s from '@kubernetes/client-node';
 
 /** The object type of a kind's descriptor: `ObjectOf<typeof StatefulSet>` is V1StatefulSet. */

@@ -20,13 +20,8 @@ declare const DEFAULTED: unique symbol;
  */
 export type Defaulted<T> = T & { readonly [DEFAULTED]?: true };
 
-/** The keys of T whose values are Defaulted (any is not). */
-type DefaultedKeys<T> = {
-  [K in keyof T]-?: 0 extends 1 & T[K] ? never : typeof DEFAULTED extends keyof NonNullable<T[K]> ? K : never;
-}[keyof T];
-
-type Flat<T> = { [K in keyof T]: T[K] };
-
+// A key is defaulted when its value's type has the mark among its keys (`any` has every key,
+// and is not); the helpers are inline so that the API reference needs no private names.
 /**
  * An object as its writer may send it: every `Defaulted` field optional, at any depth. For
  * objects a test or a client creates, e.g. `env.client.request<CacheCluster>('POST', path,
@@ -37,9 +32,13 @@ export type AsWritten<T> = T extends (infer Item)[]
   : T extends (...args: never[]) => unknown
     ? T
     : T extends object
-      ? Flat<
-          { [K in keyof T as K extends DefaultedKeys<T> ? never : K]: AsWritten<T[K]> } & {
-            [K in keyof T as K extends DefaultedKeys<T> ? K : never]?: AsWritten<T[K]>;
-          }
-        >
+      ? {
+          [
+            K in keyof T as 0 extends 1 & T[K] ? K : typeof DEFAULTED extends keyof NonNullable<T[K]> ? never : K
+          ]: AsWritten<T[K]>;
+        } & {
+          [
+            K in keyof T as 0 extends 1 & T[K] ? never : typeof DEFAULTED extends keyof NonNullable<T[K]> ? K : never
+          ]?: AsWritten<T[K]>;
+        }
       : T;
