@@ -242,7 +242,7 @@ describe('Nest enhancers on admission handlers', () => {
     const answer = await overHttp1(inheritingPort, review(2));
     assert.equal(answer.status, 200);
     assert.equal(answer.response?.allowed, false);
-    assert.deepEqual(answer.response?.status, { code: 403, message: 'Forbidden resource' });
+    assert.deepEqual(answer.response?.status, { code: 403, message: 'Forbidden resource', reason: 'Forbidden' });
   });
 
   it('serves HTTP/2 and HTTP/1.1 on one port when http2 is on, malformed bodies still 400', async () => {
