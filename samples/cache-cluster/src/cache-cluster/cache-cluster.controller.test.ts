@@ -21,9 +21,7 @@ import { CacheDirectory, InMemoryCacheDirectory } from './cache-directory.js';
 import { CacheClusterController } from './cache-cluster.controller.js';
 import { CONFIG_HASH_ANNOTATION } from './cache-cluster.objects.js';
 import { CacheCluster, type CacheClusterSpec } from './cache-cluster.resource.js';
-import { CACHE_CLUSTER_SETTINGS } from './cache-cluster.settings.js';
 
-const OPERATOR_NAMESPACE = 'cache-system';
 const Kind = resourceOf(CacheCluster);
 const ref = { namespace: 'shop', name: 'sessions' };
 
@@ -53,7 +51,6 @@ async function setUp(...objects: KubeObject[]) {
       CacheClusterController,
       { provide: KubeClient, useValue: fake },
       { provide: CacheDirectory, useValue: directory },
-      { provide: CACHE_CLUSTER_SETTINGS, useValue: { operatorNamespace: OPERATOR_NAMESPACE } },
     ],
   }).compile();
   const controller = module.get(CacheClusterController);
@@ -66,6 +63,20 @@ async function setUp(...objects: KubeObject[]) {
   return { fake, directory, controller, reconcile, read };
 }
 
+/** The backups ConfigMap delivered to the controller's mapper, as its watch would. */
+function delivered(
+  controller: CacheClusterController,
+  type: 'added' | 'updated' | 'deleted',
+  data: Record<string, string>,
+) {
+  const backups = {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'backups', namespace: 'cache-system' },
+    data,
+  };
+  return controller.backupsChanged(backups, { type, object: backups });
+}
 const condition = (cluster: CacheCluster, type: string) => cluster.status?.conditions?.find((c) => c.type === type);
 const events = (fake: FakeKubeClient) => fake.recordedEvents.map((e) => `${e.reason}: ${e.message}`);
 const configOf = async (fake: FakeKubeClient) =>
@@ -150,32 +161,18 @@ describe('CacheClusterController', () => {
     );
   });
 
-  it('takes the snapshot rule from the backups ConfigMap in the operator’s namespace only', async () => {
-    const backups = (namespace: string, data: Record<string, string>) => ({
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      metadata: { name: 'backups', namespace },
-      data,
-    });
-    const { fake, reconcile } = await setUp(
-      cacheCluster(),
-      backups('shop', { 'shop.sessions': '60 1' }), // not the operator's namespace: ignored
-    );
+  it('takes the snapshot rule the backups ConfigMap has for the cluster, once the watch delivered it', async () => {
+    const { fake, controller, reconcile } = await setUp(cacheCluster());
     await reconcile();
     assert.match((await configOf(fake))!, /^save ""$/m);
 
-    await fake.create(backups(OPERATOR_NAMESPACE, { 'shop.sessions': '900 1' }));
+    // What the runtime does when the ConfigMap appears: the mapper, then the reconciles it asks for.
+    assert.deepEqual(delivered(controller, 'added', { 'shop.sessions': '900 1' }), [ref]);
     await reconcile();
     assert.match((await configOf(fake))!, /^save "900 1"$/m);
 
     // A value that is not a rule is not written into the configuration file.
-    await fake.patch(
-      ConfigMap,
-      { namespace: OPERATOR_NAMESPACE, name: 'backups' },
-      {
-        data: { 'shop.sessions': '900 1"\nrequirepass x' },
-      },
-    );
+    delivered(controller, 'updated', { 'shop.sessions': '900 1"\nrequirepass x' });
     await reconcile();
     assert.match((await configOf(fake))!, /^save ""$/m);
     assert.doesNotMatch((await configOf(fake))!, /requirepass/);
@@ -184,28 +181,21 @@ describe('CacheClusterController', () => {
 
   it('maps the backups ConfigMap to the clusters it names and named before', async () => {
     const { controller } = await setUp();
-    const backups = (namespace: string, data: Record<string, string>) => ({
-      metadata: { name: 'backups', namespace },
-      data,
-    });
-    assert.deepEqual(controller.backupsChanged(backups(OPERATOR_NAMESPACE, { 'shop.sessions': '900 1' })), [
+    assert.deepEqual(delivered(controller, 'added', { 'shop.sessions': '900 1' }), [
       { namespace: 'shop', name: 'sessions' },
     ]);
-    assert.deepEqual(controller.backupsChanged(backups(OPERATOR_NAMESPACE, { 'shop.carts': '60 1' })), [
+    assert.deepEqual(delivered(controller, 'updated', { 'shop.carts': '60 1' }), [
       { namespace: 'shop', name: 'sessions' }, // taken out: reconciled once more, to stop its snapshots
       { namespace: 'shop', name: 'carts' },
     ]);
-    assert.deepEqual(controller.backupsChanged(backups('elsewhere', { 'shop.other': '1 1' })), []);
-    assert.deepEqual(
-      controller.backupsChanged({
-        ...backups(OPERATOR_NAMESPACE, {}),
-        metadata: { name: 'other', namespace: OPERATOR_NAMESPACE },
-      }),
-      [],
-    );
-    assert.deepEqual(controller.backupsChanged(backups(OPERATOR_NAMESPACE, { 'no-dot': '1 1' })), [
+    assert.deepEqual(delivered(controller, 'updated', { 'no-dot': '1 1' }), [{ namespace: 'shop', name: 'carts' }]);
+    assert.deepEqual(delivered(controller, 'updated', { 'shop.carts': '60 1' }), [
       { namespace: 'shop', name: 'carts' },
     ]);
+    assert.deepEqual(delivered(controller, 'deleted', { 'shop.carts': '60 1' }), [
+      { namespace: 'shop', name: 'carts' },
+    ]);
+    assert.deepEqual(delivered(controller, 'added', {}), []);
   });
 
   it('leaves everything as it is while paused, says so, and applies the changes when resumed', async () => {

@@ -3,7 +3,6 @@
 // and the StatefulSet it wants, registers the cluster in the cache directory, and reports
 // in status. The framework runs it when the CacheCluster, an object it owns or the backups
 // ConfigMap changes, adds and removes the finalizer, and retries with backoff on a throw.
-import { Inject } from '@nestjs/common';
 import { isDeepStrictEqual } from 'node:util';
 import {
   ConfigMap,
@@ -16,8 +15,10 @@ import {
   StatusConditions,
   TerminalError,
   Watches,
+  ownNamespace,
   type ObjectRef,
   type ReconcileContext,
+  type ResourceEvent,
   type V1ConfigMap,
   type V1StatefulSet,
 } from '@nestor/operator';
@@ -32,17 +33,15 @@ import {
   statefulSetFor,
 } from './cache-cluster.objects.js';
 import { CacheCluster, type CacheClusterStatus } from './cache-cluster.resource.js';
-import { CACHE_CLUSTER_SETTINGS, type CacheClusterSettings } from './cache-cluster.settings.js';
 
 @Controller(CacheCluster, { owns: [StatefulSet, Service, ConfigMap] })
 export class CacheClusterController {
-  /** The clusters the backups ConfigMap named last time: see backupsChanged. */
-  private namedByBackups = new Set<string>();
+  /** The backups ConfigMap's rules as the watch last delivered them: see backupsChanged. */
+  private backupRules = new Map<string, string>();
 
   constructor(
     private readonly kube: KubeClient,
     private readonly directory: CacheDirectory,
-    @Inject(CACHE_CLUSTER_SETTINGS) private readonly settings: CacheClusterSettings,
   ) {}
 
   @Reconcile()
@@ -82,11 +81,7 @@ export class CacheClusterController {
     }
 
     // The configuration, with the snapshot rule the backups ConfigMap has for this cluster.
-    const backups = await this.kube.get(ConfigMap, {
-      namespace: this.settings.operatorNamespace,
-      name: BACKUPS_CONFIGMAP,
-    });
-    const rule = backups?.data?.[backupKey(ctx.request)];
+    const rule = this.backupRules.get(backupKey(ctx.request));
     if (rule !== undefined && !isSnapshotRule(rule)) {
       const message = `the backups ConfigMap has ${JSON.stringify(rule.slice(0, 64))} for this cluster, not a snapshot rule such as "900 1": no snapshots`;
       await this.kube.recordEvent(cluster, 'Warning', 'InvalidBackupRule', message);
@@ -134,21 +129,18 @@ export class CacheClusterController {
   }
 
   /**
-   * The backups ConfigMap changed: reconcile the clusters it names, and those it named
-   * before (a mapper gets the new version only, so this remembers the last one's keys).
-   * @Watches takes a fixed namespace and the operator's own is known at run time: this
-   * watches ConfigMaps where the controller watches, and keeps the one in the operator's
-   * namespace. No field selector on purpose: with one, the watch would be an informer of
-   * its own, and the reconcile, which reads the ConfigMap from the owned ConfigMaps'
-   * informer, could run before that one has the change and miss it.
+   * The backups ConfigMap, in the operator's own namespace, changed: keep its rules and
+   * reconcile the clusters it names now and named before (one taken out must stop its
+   * snapshots). The reconcile reads the rules kept here rather than `kube.get(ConfigMap)`:
+   * that read would come from the owned ConfigMaps' informer, another watch, which may not
+   * have the change yet when the reconcile runs. At start-up every watch delivers what
+   * exists before any reconcile runs, so the rules are here from the first one.
    */
-  @Watches(ConfigMap)
-  backupsChanged(backups: V1ConfigMap): ObjectRef[] {
-    const { name, namespace } = backups.metadata ?? {};
-    if (name !== BACKUPS_CONFIGMAP || namespace !== this.settings.operatorNamespace) return [];
-    const named = new Set(Object.keys(backups.data ?? {}));
-    const affected = new Set([...this.namedByBackups, ...named]);
-    this.namedByBackups = named;
+  @Watches(ConfigMap, { namespace: ownNamespace, fieldSelector: `metadata.name=${BACKUPS_CONFIGMAP}` })
+  backupsChanged(backups: V1ConfigMap, event: ResourceEvent<V1ConfigMap>): ObjectRef[] {
+    const before = this.backupRules;
+    this.backupRules = new Map(event.type === 'deleted' ? [] : Object.entries(backups.data ?? {}));
+    const affected = new Set([...before.keys(), ...this.backupRules.keys()]);
     return [...affected].flatMap((key) => clusterOfBackupKey(key) ?? []);
   }
 

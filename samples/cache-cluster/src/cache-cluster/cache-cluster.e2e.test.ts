@@ -26,7 +26,6 @@ import { CacheDirectory, type InMemoryCacheDirectory } from './cache-directory.j
 import { CacheClusterModule } from './cache-cluster.module.js';
 import { CONFIG_HASH_ANNOTATION } from './cache-cluster.objects.js';
 import { CacheCluster } from './cache-cluster.resource.js';
-import { CACHE_CLUSTER_SETTINGS } from './cache-cluster.settings.js';
 import { CacheClusterWebhook } from './cache-cluster.webhook.js';
 
 let env: TestEnvironment;
@@ -80,29 +79,24 @@ beforeAll(async () => {
   env = await TestEnvironment.start({ crds: [customResourceDefinition(CacheCluster)] });
   ns = await env.createNamespace('cache-cluster');
   // The control plane is shared by every test file: the webhook sees this file's namespace only.
-  const namespaceSelector = {
-    matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In' as const, values: [ns] }],
-  };
   const configurations = webhookConfigurationsOf([CacheClusterWebhook], {
     name: `cache-cluster-${randomBytes(3).toString('hex')}`,
-  }).map((c) => ({ ...c, webhooks: c.webhooks.map((w) => ({ ...w, namespaceSelector })) }));
-  webhooks = await env.installWebhooks({ configurations });
+    namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } },
+  });
+  webhooks = await env.installWebhooks({ configurations }); // URLs on 127.0.0.1, a CA made for the run
 
   const moduleRef = await Test.createTestingModule({
     imports: [
       OperatorModule.forRoot({
         kubeConfig: env.kubeConfig,
-        namespace: ns,
+        namespace: ns, // also the operator's own namespace here (no POD_NAMESPACE): where backups live
         metrics: { port: 0 }, // several operators run at once: no servers on fixed ports
         health: { port: 0 },
         webhooks: { host: webhooks.host, port: webhooks.port, certDir: webhooks.certDir },
       }),
       CacheClusterModule,
     ],
-  })
-    .overrideProvider(CACHE_CLUSTER_SETTINGS)
-    .useValue({ operatorNamespace: ns }) // the test's namespace stands for the operator's own
-    .compile();
+  }).compile();
   app = await moduleRef.init();
   directory = app.get(CacheDirectory) as InMemoryCacheDirectory;
 

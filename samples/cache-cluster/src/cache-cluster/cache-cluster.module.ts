@@ -1,7 +1,6 @@
 import { Module } from '@nestjs/common';
 import { CacheDirectory, InMemoryCacheDirectory } from './cache-directory.js';
 import { CacheClusterController } from './cache-cluster.controller.js';
-import { CACHE_CLUSTER_SETTINGS, settingsFromEnv } from './cache-cluster.settings.js';
 import { CacheClusterWebhook } from './cache-cluster.webhook.js';
 
 @Module({
@@ -10,7 +9,6 @@ import { CacheClusterWebhook } from './cache-cluster.webhook.js';
     CacheClusterWebhook,
     // The sample's stand-in for the directory's API: provide a real client here.
     { provide: CacheDirectory, useClass: InMemoryCacheDirectory },
-    { provide: CACHE_CLUSTER_SETTINGS, useFactory: () => settingsFromEnv() },
   ],
 })
 export class CacheClusterModule {}
