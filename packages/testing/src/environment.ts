@@ -236,12 +236,15 @@ export class TestEnvironment {
       started.push(apiServer);
       // The API server writes its self-signed serving certificate (with its CA) on start.
       const caFile = join(certDir, 'apiserver.crt');
-      await waitFor(
-        apiServer,
-        settings.startTimeoutMs,
-        async () => (await readFile(caFile).catch(() => undefined)) !== undefined,
-      );
-      const ca = await readFile(caFile, 'utf8');
+      // It writes the file in place (the serving certificate, then its CA): read it whole,
+      // not while it is being written, or the kubeconfig trusts half of it.
+      let ca = '';
+      await waitFor(apiServer, settings.startTimeoutMs, async () => {
+        const read = await readFile(caFile, 'utf8').catch(() => '');
+        const whole = read !== '' && (read.split('-----END CERTIFICATE-----').length > 2 || read === ca);
+        ca = read;
+        return whole;
+      });
 
       const kubeconfigPath = join(dir, 'kubeconfig');
       const kubeconfigYaml = kubeconfigFile(`https://127.0.0.1:${port}`, ca, identity);
@@ -349,6 +352,19 @@ export class TestEnvironment {
       owned.processOptions,
     );
     await waitReady(this.client, this.options.startTimeoutMs, [owned.apiServer]);
+  }
+
+  /**
+   * The API server's serving certificate and key (self-signed; what the kubeconfig trusts):
+   * an ApiProxy serving them stands in for the server without any client noticing.
+   */
+  async apiServerCertificate(): Promise<{ cert: string; key: string }> {
+    const certDir = join(this.requireOwned('apiServerCertificate').dir, 'certs');
+    const [cert, key] = await Promise.all([
+      readFile(join(certDir, 'apiserver.crt'), 'utf8'),
+      readFile(join(certDir, 'apiserver.key'), 'utf8'),
+    ]);
+    return { cert, key };
   }
 
   /** The API server's audit log so far: every write (see the auditLog option). */

@@ -18,21 +18,38 @@ export class TcpRelay {
     private readonly server: Server,
     /** The port it listens on, on 127.0.0.1. */
     readonly port: number,
+    private target: { host: string; port: number },
   ) {}
 
   /** Relays 127.0.0.1:<free port> to `target` (an https:// or http:// URL, as a kubeconfig's server). */
   static async start(target: string): Promise<TcpRelay> {
-    const url = new URL(target);
-    const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
-    const port = Number(url.port) || (url.protocol === 'https:' ? 443 : 80);
     const server = createServer();
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(0, '127.0.0.1', resolve);
     });
-    const relay = new TcpRelay(server, (server.address() as { port: number }).port);
-    server.on('connection', (client: Socket) => relay.accept(client, host, port));
+    const relay = new TcpRelay(server, (server.address() as { port: number }).port, hostAndPort(target));
+    server.on('connection', (client: Socket) => relay.accept(client));
     return relay;
+  }
+
+  /**
+   * New connections go to `target` from now on (an ApiProxy serving the API server's own
+   * certificate: the clients notice nothing); open ones stay where they are until closed.
+   */
+  retarget(target: string): void {
+    this.target = hostAndPort(target);
+  }
+
+  /**
+   * Closes every open connection at once, cleanly (FIN both ways), as a server going away
+   * or a load balancer draining does: the clients reconnect, through `retarget`'s target.
+   */
+  closeAll(): void {
+    for (const { client, upstream } of this.pairs) {
+      client.end();
+      upstream.end();
+    }
   }
 
   /** The relay's address, in place of the API server's. */
@@ -79,9 +96,9 @@ export class TcpRelay {
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
-  private accept(client: Socket, host: string, port: number): void {
+  private accept(client: Socket): void {
     this.accepted++;
-    const upstream = createConnection({ host, port });
+    const upstream = createConnection(this.target);
     const pair = { client, upstream, silenced: this.partitioned };
     this.pairs.add(pair);
     const forward = (from: Socket, to: Socket) =>
@@ -98,4 +115,12 @@ export class TcpRelay {
     client.on('close', end).on('error', end);
     upstream.on('close', end).on('error', end);
   }
+}
+
+function hostAndPort(target: string): { host: string; port: number } {
+  const url = new URL(target);
+  return {
+    host: url.hostname.replace(/^\[(.*)\]$/, '$1'),
+    port: Number(url.port) || (url.protocol === 'https:' ? 443 : 80),
+  };
 }

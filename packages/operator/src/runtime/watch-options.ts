@@ -59,6 +59,11 @@ export interface WatchOptions extends ObjectSelector {
   onError?: (error: Error, info: WatchErrorInfo) => void;
   /** Updated in place as the watch runs. */
   stats?: WatchStats;
+  /**
+   * Delays between attempts: 0.8 s doubling to 30 s with up to 100 % jitter, as client-go's
+   * reflector, started over once the watch has worked for 30 s since its last retry began
+   * (WATCH_BACKOFF_RESET_MS; client-go: 2 min).
+   */
   backoff?: BackoffOptions;
   /** Server-side watch timeout is random in [min, 2·min) seconds (default 25: DEFAULT_MIN_WATCH_TIMEOUT_SECONDS; client-go's reflector: 300). */
   minWatchTimeoutSeconds?: number;
