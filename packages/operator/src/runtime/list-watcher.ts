@@ -5,6 +5,7 @@ import {
   type Clock,
   keyOf,
   KubeApiError,
+  retryAfterMs,
   listPages,
   ObjectTooDeepError,
   METADATA_LIST_ACCEPT,
@@ -397,9 +398,8 @@ export class ListWatcher<T extends KubeObject> {
     const gone = error instanceof KubeApiError && error.isGone;
     if (gone) this.resourceVersion = undefined;
     const attempt = ++this.stats.failures;
-    const retryAfterMs =
-      error instanceof KubeApiError && error.status === 429 ? (error.retryAfterSeconds ?? 0) * 1000 : 0;
-    const retryInMs = Math.max(this.backoff.next(), retryAfterMs);
+    // Never sooner than the server asked (429 from API Priority and Fairness, 5xx with Retry-After).
+    const retryInMs = Math.max(this.backoff.next(), retryAfterMs(error) ?? 0);
     this.stats.lastError = error.message;
     if (gone) {
       // Routine (etcd compacts history): relist, and emit what changed meanwhile.
