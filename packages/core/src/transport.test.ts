@@ -114,6 +114,22 @@ describe('Transport', () => {
     assert.equal(transport.stats.inFlight, 0);
   });
 
+  it('sends a read answered 503 with Retry-After again, never a write (it may have been done)', async () => {
+    let requests = 0;
+    server.handle((req, res) => {
+      requests++;
+      if (req.method === 'GET' && requests > 2) return void res.end('{"ok":true}');
+      res.writeHead(503, { 'retry-after': '1' });
+      res.end();
+    });
+    const error = await transport.json('POST', '/api/v1/x', { body: {} }).catch((e: unknown) => e);
+    assert.ok(error instanceof KubeApiError && error.status === 503, String(error));
+    assert.equal(error.retryAfterSeconds, 1);
+    assert.equal(requests, 1, 'the write is the caller’s to retry');
+    assert.deepEqual(await transport.json('GET', '/api/v1/x'), { ok: true });
+    assert.equal(requests, 3, 'the read sent again once');
+  });
+
   it('returns a 429 whose wait would pass the deadline, or whose wait is aborted, without sending again', async () => {
     let requests = 0;
     server.handle((_req, res) => {

@@ -81,9 +81,9 @@ export interface TransportOptions {
   /** Default deadline of a request (default 60 s). */
   requestTimeoutMs?: number;
   /**
-   * A request answered 429 (API Priority and Fairness) or 5xx with a Retry-After header is
-   * sent again after the seconds asked, up to this many times (default 10, as client-go; 0:
-   * never). A wait that would end past the request's deadline is not taken: the answer is
+   * A request answered 429 (API Priority and Fairness: refused before it was handled) with a
+   * Retry-After header, or a read answered 5xx with one, is sent again after the seconds
+   * asked, up to this many times (default 10, as client-go; 0: never). A wait that would end past the request's deadline is not taken: the answer is
    * returned, its KubeApiError carries retryAfterSeconds, and the workqueue requeues the
    * object no sooner than that.
    */
@@ -375,7 +375,7 @@ export class Transport {
         await this.refreshAuth();
         continue;
       }
-      const waitMs = this.retryAfterWait(head, throttled, Date.now() - startedAt, timeoutMs);
+      const waitMs = this.retryAfterWait(method, head, throttled, Date.now() - startedAt, timeoutMs);
       if (waitMs !== undefined) {
         throttled++;
         this.stats.throttled++;
@@ -391,17 +391,20 @@ export class Transport {
   }
 
   /**
-   * The ms to wait before sending again when the server asked for it (429, or 5xx, with
-   * Retry-After in whole seconds, as client-go reads it), while retries are left and the
-   * wait ends within the request's deadline; else undefined: the answer goes to the caller.
+   * The ms to wait before sending again when the server asked for it (Retry-After in whole
+   * seconds, as client-go reads it) on a 429, or on a 5xx to a read (a write may have been
+   * done), while retries are left and the wait ends within the request's deadline; else
+   * undefined: the answer goes to the caller (and its workqueue waits as long).
    */
   private retryAfterWait(
+    method: string,
     head: ResponseHead,
     throttled: number,
     elapsedMs: number,
     timeoutMs: number | undefined,
   ): number | undefined {
-    if (head.status !== 429 && head.status < 500) return undefined;
+    const read = method === 'GET' || method === 'HEAD';
+    if (head.status !== 429 && !(head.status >= 500 && read)) return undefined;
     if (throttled >= (this.options.retryAfterAttempts ?? DEFAULT_RETRY_AFTER_ATTEMPTS)) return undefined;
     const header = head.headers['retry-after'];
     const seconds = Number(Array.isArray(header) ? header[0] : header);
