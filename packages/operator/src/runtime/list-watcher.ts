@@ -5,7 +5,7 @@ import {
   type Clock,
   keyOf,
   KubeApiError,
-  retryAfterMs,
+  retryAfterMs as serverRetryAfterMs,
   listPages,
   ObjectTooDeepError,
   METADATA_LIST_ACCEPT,
@@ -399,7 +399,8 @@ export class ListWatcher<T extends KubeObject> {
     if (gone) this.resourceVersion = undefined;
     const attempt = ++this.stats.failures;
     // Never sooner than the server asked (429 from API Priority and Fairness, 5xx with Retry-After).
-    const retryInMs = Math.max(this.backoff.next(), retryAfterMs(error) ?? 0);
+    const retryAfterMs = serverRetryAfterMs(error) ?? 0;
+    const retryInMs = Math.max(this.backoff.next(), retryAfterMs);
     this.stats.lastError = error.message;
     if (gone) {
       // Routine (etcd compacts history): relist, and emit what changed meanwhile.
