@@ -5,7 +5,8 @@ import { KubeConfig } from '@kubernetes/client-node';
  * A TCP relay between a client and the API server, for half-open connection faults: after
  * silence(), every connection open at that moment stops forwarding in both directions and
  * nothing is closed (a NAT or load balancer that lost its state); connections made after
- * are forwarded again. Listens on 127.0.0.1.
+ * are forwarded again. With slow(), every byte arrives late (a slow disk or network behind
+ * etcd: see TestEnvironment's `etcdRelay`). Listens on 127.0.0.1.
  */
 export class TcpRelay {
   private readonly pairs = new Set<{ client: Socket; upstream: Socket; silenced: boolean }>();
@@ -13,6 +14,8 @@ export class TcpRelay {
   private partitioned = false;
   /** Connections accepted since start. */
   accepted = 0;
+  /** Added to every chunk's way, in both directions (slow()). */
+  private latencyMs = 0;
 
   private constructor(
     private readonly server: Server,
@@ -57,6 +60,11 @@ export class TcpRelay {
     return `https://127.0.0.1:${this.port}`;
   }
 
+  /** The relay's address for a plain-HTTP target (etcd). */
+  get httpUrl(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
   /** A copy of `kubeConfig` whose current cluster is reached through this relay. */
   kubeConfig(kubeConfig: KubeConfig): KubeConfig {
     const current = kubeConfig.getCurrentCluster();
@@ -82,6 +90,15 @@ export class TcpRelay {
     this.silence();
   }
 
+  /**
+   * Every chunk, in both directions and on every connection, is delivered `latencyMs` late,
+   * in order; 0 ends it (what is on its way still arrives late). Nothing is dropped.
+   */
+  slow(latencyMs: number): void {
+    if (!(latencyMs >= 0)) throw new RangeError(`slow() needs a latency >= 0 ms (got ${latencyMs})`);
+    this.latencyMs = latencyMs;
+  }
+
   /** Ends a partition: new connections are forwarded again (the silenced ones stay dead, as after a real one). */
   heal(): void {
     this.partitioned = false;
@@ -101,14 +118,36 @@ export class TcpRelay {
     const upstream = createConnection(this.target);
     const pair = { client, upstream, silenced: this.partitioned };
     this.pairs.add(pair);
-    const forward = (from: Socket, to: Socket) =>
+    const timers = new Set<() => void>();
+    const forward = (from: Socket, to: Socket) => {
+      // Chunks held back by slow(), each with its due time; one timer for the head keeps them in order.
+      const held: { chunk: Buffer; due: number }[] = [];
+      let timer: NodeJS.Timeout | undefined;
+      const flush = () => {
+        timer = undefined;
+        const now = Date.now();
+        while (held.length > 0 && held[0]!.due <= now) {
+          const { chunk } = held.shift()!;
+          if (!pair.silenced && !to.destroyed) to.write(chunk);
+        }
+        if (held.length > 0) timer = setTimeout(flush, held[0]!.due - now);
+      };
+      timers.add(() => clearTimeout(timer));
       from.on('data', (chunk: Buffer) => {
-        if (!pair.silenced) to.write(chunk);
+        if (pair.silenced) return;
+        if (this.latencyMs === 0 && held.length === 0) {
+          to.write(chunk);
+          return;
+        }
+        held.push({ chunk, due: Math.max(Date.now() + this.latencyMs, held.at(-1)?.due ?? 0) });
+        timer ??= setTimeout(flush, held[0]!.due - Date.now());
       });
+    };
     forward(client, upstream);
     forward(upstream, client);
     const end = () => {
       this.pairs.delete(pair);
+      for (const clear of timers) clear();
       client.destroy();
       upstream.destroy();
     };

@@ -5,6 +5,7 @@ import {
   type Clock,
   keyOf,
   KubeApiError,
+  retryAfterMs as serverRetryAfterMs,
   listPages,
   ObjectTooDeepError,
   METADATA_LIST_ACCEPT,
@@ -480,8 +481,8 @@ export class ListWatcher<T extends KubeObject> {
       this.brokenAt = undefined;
     }
     const attempt = ++this.stats.failures;
-    const retryAfterMs =
-      error instanceof KubeApiError && error.status === 429 ? (error.retryAfterSeconds ?? 0) * 1000 : 0;
+    // Never sooner than the server asked (429 from API Priority and Fairness, 5xx with Retry-After).
+    const retryAfterMs = serverRetryAfterMs(error) ?? 0;
     const retryInMs = Math.max(this.backoff.next(), retryAfterMs);
     this.stats.lastError = error.message;
     if (gone) {

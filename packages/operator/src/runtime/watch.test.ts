@@ -140,7 +140,7 @@ describe('watch()', () => {
     sub.unsubscribe();
   });
 
-  it('reconnects after failures with backoff doubling from 800 ms, and waits as long as a 429 Retry-After asks', async () => {
+  it('reconnects after failures with backoff doubling from 800 ms, and waits as long as a Retry-After asks', async () => {
     const t = start();
     const sub = t.subscribe();
     (await t.transport.watchNumber(0)).push('BOOKMARK', { metadata: { resourceVersion: '7' } });
@@ -162,17 +162,26 @@ describe('watch()', () => {
     await flush();
     assert.equal(t.transport.streams.length, 3);
     t.clock.advance(1);
-    await t.transport.watchNumber(3);
+    const fourth = await t.transport.watchNumber(3);
+    // A 5xx with Retry-After (an API server shutting down) is waited out as long too.
+    fourth.fail(KubeApiError.fromResponse({ method: 'GET', path: '/api/v1/configmaps' }, 503, 'going away', '10'));
+    await flush();
+    t.clock.advance(9999);
+    await flush();
+    assert.equal(t.transport.streams.length, 4, 'not at the backoff (6.4 s): at the 10 s asked');
+    t.clock.advance(1);
+    await t.transport.watchNumber(4);
     assert.deepEqual(
       t.errors.map((e) => [e.info.phase, e.info.attempt, e.info.retryInMs]),
       [
         ['watch', 1, 800],
         ['watch', 2, 1600],
         ['watch', 3, 5000],
+        ['watch', 4, 10000],
       ],
     );
-    assert.equal(t.stats.failures, 3);
-    assert.match(t.stats.lastError!, /429/);
+    assert.equal(t.stats.failures, 4);
+    assert.match(t.stats.lastError!, /503/);
     assert.equal(t.transport.lists.length, 1);
     sub.unsubscribe();
   });
