@@ -8,8 +8,8 @@
 // replica suite, the leader's). Returns the time the fault ended (Date.now()): at once, the
 // connections stay dead but new ones work.
 
-/** Silences every open connection of `ctx.relay`; returns when the fault ended. */
+/** Silences every open connection of `ctx.relay` (a TcpRelay, or a ThreadedRelay); returns when the fault ended. */
 export async function halfOpen({ relay }) {
-  relay.silence();
+  await relay.silence();
   return Date.now();
 }

@@ -126,7 +126,7 @@ describe('Transport over HTTP/2', () => {
     }
   });
 
-  it('uses HTTP/1.1 with http2: false, or with DISABLE_HTTP2 set (client-go\'s switch)', async () => {
+  it("uses HTTP/1.1 with http2: false, or with DISABLE_HTTP2 set (client-go's switch)", async () => {
     const told = await Transport.fromKubeConfig(kubeConfig(port), { http2: false });
     process.env['DISABLE_HTTP2'] = '1';
     let disabled: Transport | undefined;

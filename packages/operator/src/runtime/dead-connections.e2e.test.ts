@@ -84,7 +84,8 @@ async function silencedThenChanged(prefix: string, options: TransportOptions, bo
   }
 }
 
-describe('connections that die without closing', () => {
+// The two wait for their protocol's limits (up to a minute each), side by side.
+describe('connections that die without closing', { concurrency: true }, () => {
   it('with the defaults (HTTP/2, checked by PING as client-go): found, replaced, and the changes made meanwhile reconciled', async () => {
     // No option at all, as a user starts it: 30 s of silence sends a PING, 15 s without its
     // answer closes the connection. The bound leaves room for a loaded machine.
