@@ -99,6 +99,7 @@ export {
   rbacRulesFor,
   leaderElectionRules,
   type ControllerAccess,
+  type WatchNamespaces,
   type PolicyRule,
   type RbacRulesOptions,
 } from './manifests/rbac.js';
