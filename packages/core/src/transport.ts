@@ -65,11 +65,12 @@ export interface StreamedTransportResponse {
 
 export interface TransportOptions {
   /**
-   * HTTP/2 when the API server offers it over TLS (default false): one multiplexed
-   * connection, checked by PING when silent. Off by default because it measured no faster
-   * than the HTTP/1.1 pools for an operator's work and peaked ~13 MB higher
-   * (docs/BENCHMARKS.md, "HTTP/2"). DISABLE_HTTP2 in the environment (client-go's switch)
-   * overrides it; a proxy and a server whose ALPN gives no h2 keep HTTP/1.1 too.
+   * HTTP/2 when the API server offers it over TLS (default true, as client-go): one
+   * multiplexed connection, checked by PING when silent, so a connection that died without
+   * closing is found within 45 s whatever runs on it, and watches last client-go's 5 to 10
+   * minutes (docs/RELIABILITY.md, "Half-open connections"). False, or DISABLE_HTTP2 set in
+   * the environment (client-go's switch), keeps HTTP/1.1 pools; a proxy and a server whose
+   * ALPN gives no h2 keep HTTP/1.1 too.
    */
   http2?: boolean;
   /** HTTP/2: PING a connection nothing was read on for this long (default 30 s, as client-go). */
@@ -113,10 +114,11 @@ interface Answered {
  * The HTTP path to one API server as one user. This class holds what every request shares,
  * written once: auth (read again periodically when it can expire, and once on a 401), the
  * resend rules, the deadline and the abort signal, errors and connectivity, the watch
- * decoding. Below it an `Exchanger` holds the connections: by default HTTP/1.1 keep-alive
- * pools (`Http1Exchanger`: one for requests, one for watches); with `http2: true` over TLS,
- * HTTP/2 as client-go (`Http2Exchanger`: requests and watches multiplexed as streams on one
- * connection, checked by PING when silent). TLS material and auth come from the kubeconfig
+ * decoding. Below it an `Exchanger` holds the connections: over TLS by default HTTP/2 as
+ * client-go (`Http2Exchanger`: requests and watches multiplexed as streams on one
+ * connection, checked by PING when silent); with `http2: false`, DISABLE_HTTP2, a proxy or
+ * plain HTTP, HTTP/1.1 keep-alive pools (`Http1Exchanger`: one for requests, one for
+ * watches). TLS material and auth come from the kubeconfig
  * (`ClusterConfig` or client-node's `KubeConfig`).
  */
 export class Transport {
@@ -162,6 +164,15 @@ export class Transport {
   /** 'h2' once a connection negotiated it, 'http/1.1' when that is the path, undefined before the first connection. */
   get protocol(): 'h2' | 'http/1.1' | undefined {
     return this.exchanger.protocol;
+  }
+
+  /**
+   * True once the path to the server checks its own connections (HTTP/2 PING): a watch on
+   * a connection that died without closing is then found without the watch's end, and
+   * watches can last as long as client-go's. False on HTTP/1.1 and before the first connection.
+   */
+  get checksLiveness(): boolean {
+    return this.exchanger.protocol === 'h2';
   }
 
   static async fromKubeConfig(kubeConfig: KubeConfigSource, options: TransportOptions = {}): Promise<Transport> {
@@ -460,12 +471,12 @@ export class Transport {
     };
   }
 
-  /** HTTP/2 when asked for over TLS with no proxy, else HTTP/1.1. */
+  /** HTTP/2 over TLS with no proxy unless turned off, else HTTP/1.1. */
   private createExchanger(): Exchanger {
     const { secure, hostname, port } = this;
     const http1 = (credentials: Credentials) =>
       new Http1Exchanger({ secure, hostname, port, maxSockets: this.options.maxSockets ?? 32 }, credentials);
-    const wanted = this.options.http2 === true && !process.env['DISABLE_HTTP2'];
+    const wanted = this.options.http2 !== false && !process.env['DISABLE_HTTP2'];
     if (!secure || this.credentials.proxyAgent || !wanted) return http1(this.credentials);
     return new Http2Exchanger(
       {

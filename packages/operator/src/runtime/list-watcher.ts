@@ -1,5 +1,6 @@
 import {
   apiVersionOf,
+  DEFAULT_HTTP2_MIN_WATCH_TIMEOUT_SECONDS,
   DEFAULT_MIN_WATCH_TIMEOUT_SECONDS,
   DEFAULT_WATCH_STALL_MS,
   type Clock,
@@ -274,7 +275,9 @@ export class ListWatcher<T extends KubeObject> {
     let pass = this.resourceVersion === undefined ? this.beginSync() : undefined;
     this.phase = pass ? 'list' : 'watch';
     if (this.watches++ > 0) this.stats.restarts++;
-    const minTimeout = this.options.minWatchTimeoutSeconds ?? DEFAULT_MIN_WATCH_TIMEOUT_SECONDS;
+    const minTimeout =
+      this.options.minWatchTimeoutSeconds ??
+      (this.transport.checksLiveness ? DEFAULT_HTTP2_MIN_WATCH_TIMEOUT_SECONDS : DEFAULT_MIN_WATCH_TIMEOUT_SECONDS);
     const timeoutSeconds = Math.floor(minTimeout * (1 + this.random()));
     // The server ends the watch at timeoutSeconds, and sends a bookmark about every minute
     // before that: silence past the earlier of the two (plus a margin) is a dead connection.

@@ -5,7 +5,7 @@ import type { WatchStats } from './watch-stats.js';
 
 /** The part of the Transport a watch uses. */
 export type WatchTransport = Pick<Transport, 'json' | 'stream'> &
-  Partial<Pick<Transport, 'requestStreamed' | 'protobuf'>>;
+  Partial<Pick<Transport, 'requestStreamed' | 'protobuf' | 'checksLiveness'>>;
 
 export interface WatchErrorInfo {
   phase: 'list' | 'watch';
@@ -65,7 +65,11 @@ export interface WatchOptions extends ObjectSelector {
    * (WATCH_BACKOFF_RESET_MS; client-go: 2 min).
    */
   backoff?: BackoffOptions;
-  /** Server-side watch timeout is random in [min, 2·min) seconds (default 25: DEFAULT_MIN_WATCH_TIMEOUT_SECONDS; client-go's reflector: 300). */
+  /**
+   * Server-side watch timeout is random in [min, 2·min) seconds. Default: 300 (client-go's
+   * reflector) over HTTP/2, whose PING finds a dead connection (DEFAULT_HTTP2_MIN_WATCH_TIMEOUT_SECONDS);
+   * 25 over HTTP/1.1, where the watch's end is what finds it (DEFAULT_MIN_WATCH_TIMEOUT_SECONDS).
+   */
   minWatchTimeoutSeconds?: number;
   /** Reconnect a watch that received nothing, bookmarks included, for this long (default: its timeout + 10 s, at most 70 s). */
   stallTimeoutMs?: number;

@@ -285,6 +285,23 @@ describe('watch()', () => {
     sub.unsubscribe();
   });
 
+  it("over HTTP/2, whose PING finds dead connections, asks for client-go's watch lengths, and still reconnects a silent watch within 70 s", async () => {
+    const t = start({ random: () => 0.5 });
+    t.transport.checksLiveness = true;
+    const sub = t.subscribe();
+    const stream = await t.transport.watchNumber(0);
+    assert.equal(stream.query.timeoutSeconds, 450, 'random in [300, 600) s');
+    // The bookmark every minute still bounds the silence, whatever the protocol.
+    t.clock.advance(69_900);
+    await flush();
+    assert.equal(stream.closed, false);
+    t.clock.advance(100);
+    await flush();
+    assert.equal(stream.closed, true, 'silent 70 s: dead');
+    assert.equal(t.errors[0]?.error.name, 'WatchStalledError');
+    sub.unsubscribe();
+  });
+
   it('unsubscribing aborts the stream in flight and leaves no timer behind', async () => {
     const t = start({ stallTimeoutMs: 1000 });
     const sub = t.subscribe();
