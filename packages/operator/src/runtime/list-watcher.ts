@@ -1,8 +1,10 @@
 import {
   apiVersionOf,
   DEFAULT_MIN_WATCH_TIMEOUT_SECONDS,
+  isUnreachable,
   DEFAULT_WATCH_STALL_MS,
   type Clock,
+  type Connectivity,
   keyOf,
   KubeApiError,
   listPages,
@@ -33,6 +35,9 @@ interface RawWatchEvent {
   /** The protobuf decoder refused the object (too deep): `object` is its metadata only. */
   refused?: ObjectTooDeepError;
 }
+
+/** A 410 Gone within this long of the previous one waits its backoff before the LIST; an isolated one lists at once. */
+const GONE_RELIST_GAP_MS = 10_000;
 
 /** How long past its timeout a watch may take to be ended by the server on a loaded machine. */
 const WATCH_END_MARGIN_MS = 10_000;
@@ -84,6 +89,8 @@ export class ListWatcher<T extends KubeObject> {
   private streaming: boolean;
   /** The next sync is a LIST, once: the last stream ended early. */
   private listOnce = false;
+  /** When the last 410 Gone came (clock time). */
+  private lastGoneAt = -Infinity;
 
   constructor(
     private readonly transport: WatchTransport,
@@ -252,6 +259,15 @@ export class ListWatcher<T extends KubeObject> {
       const stream = this.transport.stream<RawWatchEvent>(this.path, query, abort.signal, {
         protobuf: this.protobuf,
         dropManagedFields: this.strip,
+        // Open again after failures: healthy (/readyz) before its first event, which a quiet
+        // namespace may not send for a minute. A streamed sync is healthy once it synced.
+        ...(pass
+          ? {}
+          : {
+              onOpen: () => {
+                this.stats.failures = 0;
+              },
+            }),
         ...(this.metadataOnly ? { accept: METADATA_WATCH_ACCEPT } : {}),
       });
       for await (const event of stream) {
@@ -397,34 +413,48 @@ export class ListWatcher<T extends KubeObject> {
     const gone = error instanceof KubeApiError && error.isGone;
     if (gone) this.resourceVersion = undefined;
     const attempt = ++this.stats.failures;
+    const connectivity = this.transport.connectivity;
+    // No response, or an answer while the server is not ready again (403 before its RBAC
+    // has synced, 503): the outage's failure, not this watch's. It retries when the outage
+    // gate's probe (every second) finds the server ready, and its backoff starts afresh then.
+    const outage = connectivity !== undefined && (isUnreachable(error) || connectivity.inOutage);
     const retryAfterMs =
       error instanceof KubeApiError && error.status === 429 ? (error.retryAfterSeconds ?? 0) * 1000 : 0;
-    const retryInMs = Math.max(this.backoff.next(), retryAfterMs);
+    // 410 Gone needs a LIST and nothing else: at once, unless the last one was recent (a loop).
+    const now = this.clock.now();
+    const relistNow = gone && now - this.lastGoneAt > GONE_RELIST_GAP_MS && retryAfterMs === 0;
+    if (gone) this.lastGoneAt = now;
+    const retryInMs = relistNow ? 0 : Math.max(this.backoff.next(), retryAfterMs);
     this.stats.lastError = error.message;
     if (gone) {
       // Routine (etcd compacts history): relist, and emit what changed meanwhile.
       this.log.info(`watch of ${this.description}: resourceVersion expired; listing again in ${retryInMs} ms`);
     } else {
       this.log.warn(
-        `${this.phase} of ${this.description} failed (attempt ${attempt}); retrying in ${retryInMs} ms: ${error.message}`,
+        `${this.phase} of ${this.description} failed (attempt ${attempt}); retrying in ${retryInMs} ms${outage ? ' or once the API server is ready' : ''}: ${error.message}`,
       );
       this.options.onError?.(error, { phase: this.phase, watch: this.description, attempt, retryInMs });
     }
-    await this.sleep(retryInMs);
+    if (retryInMs === 0) return;
+    if ((await this.sleep(retryInMs, outage ? connectivity : undefined)) === 'ready') this.backoff.reset();
   }
 
-  private sleep(ms: number): Promise<void> {
+  /** Waits `ms`, or less when `connectivity` reports the server ready first ('ready' then). */
+  private sleep(ms: number, connectivity?: Pick<Connectivity, 'whenReady'>): Promise<'slept' | 'ready'> {
     return new Promise((resolve) => {
-      const done = () => {
-        this.signal.removeEventListener('abort', cancel);
-        resolve();
-      };
-      const handle = this.clock.setTimeout(done, ms);
-      const cancel = () => {
+      const woken = new AbortController();
+      const done = (how: 'slept' | 'ready') => {
         this.clock.clearTimeout(handle);
-        done();
+        woken.abort();
+        this.signal.removeEventListener('abort', aborted);
+        resolve(how);
       };
-      this.signal.addEventListener('abort', cancel, { once: true });
+      const aborted = () => done('slept');
+      const handle = this.clock.setTimeout(aborted, ms);
+      this.signal.addEventListener('abort', aborted, { once: true });
+      connectivity
+        ?.whenReady(AbortSignal.any([woken.signal, this.signal]))
+        .then(() => !woken.signal.aborted && done('ready'));
     });
   }
 }

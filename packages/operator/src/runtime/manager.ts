@@ -21,7 +21,7 @@ import { InformerCache } from './informer-cache.js';
 import type { WorkQueue } from './queue.js';
 import type { ShardScope } from './shard-scope.js';
 import { positiveDuration, positiveInteger } from './options-check.js';
-import { OutageGate } from './outage-gate.js';
+import { OutageGate, type OutageMetrics } from './outage-gate.js';
 import { WorkerPool } from './worker-pool.js';
 import type { LeaseFence } from './write-fence.js';
 
@@ -33,6 +33,8 @@ export interface ManagerMetrics {
   trackQueue(controller: string, queue: WorkQueue<string>): void;
   /** Where the manager's Event recorder reports written and dropped Events. */
   eventSink?(): EventRecorderMetrics;
+  /** Where the outage gate reports outages of the API server. */
+  outageSink?(): OutageMetrics;
 }
 
 export interface ManagerOptions {
@@ -140,7 +142,13 @@ export class Manager {
       concurrency: positiveInteger(options.concurrency ?? DEFAULT_CONCURRENCY, "the manager's concurrency"),
     });
     this.informers = options.informers ?? new InformerCache(options.transport, { logger: this.log });
-    this.outage = new OutageGate({ transport: options.transport, pool: this.pool, logger: this.log });
+    const outageMetrics = options.metrics?.outageSink?.();
+    this.outage = new OutageGate({
+      transport: options.transport,
+      pool: this.pool,
+      logger: this.log,
+      ...(outageMetrics ? { metrics: outageMetrics } : {}),
+    });
     const fence = this.coordination.fence;
     const eventMetrics = options.metrics?.eventSink?.();
     const { events, fieldManager } = options;
@@ -288,6 +296,17 @@ export class Manager {
             : this.state,
       },
     ];
+    // Alive but not ready while the API server cannot be reached: the gate holds reconciles.
+    const outage = this.outage.state;
+    checks.push({
+      name: 'apiserver',
+      ok: !outage.holding,
+      ...(outage.holding
+        ? {
+            detail: `no response from the API server for ${((Date.now() - outage.since!) / 1000).toFixed(0)} s${outage.error ? `: ${outage.error}` : ''}; reconciles held`,
+          }
+        : {}),
+    });
     for (const controller of this.controllers.values()) {
       const { ok, detail } = controller.streamsLive;
       checks.push({ name: `controller:${controller.name}`, ok, ...(detail ? { detail } : {}) });
@@ -337,8 +356,16 @@ export class Manager {
     this.state = 'running';
     this.coordination.start({
       led: () => this.lead(),
-      lostLead: async () => {
+      lostLead: async (loss) => {
         await this.standBy([...this.started].filter((controller) => !this.sharded.has(controller)));
+        if (loss.unreachable) {
+          // Nobody else is known to hold it: a restart would only add a new identity's wait
+          // for this one's record to expire. The campaign takes the Lease back when the server answers.
+          this.log.warn(
+            'the lease lapsed while the API server did not answer; reconciles stand by until this replica renews it',
+          );
+          return;
+        }
         this.options.onLeadershipLost?.();
       },
       heldShard: () => {

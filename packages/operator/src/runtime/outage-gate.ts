@@ -1,12 +1,29 @@
 import { type KubeApiError, type RuntimeLogger, type Transport } from '@nestor/core';
 import type { WorkerPool } from './worker-pool.js';
 
+/** Where the gate reports outages (OperatorMetrics binds this to Prometheus). */
+export interface OutageMetrics {
+  /** Called with true when an outage starts (reconciles held), false when it ends. */
+  holding(held: boolean): void;
+}
+
 export interface OutageGateOptions {
   transport: Pick<Transport, 'connectivity' | 'request'>;
   pool: Pick<WorkerPool, 'pause' | 'resume'>;
   logger: RuntimeLogger;
   /** Pause between probes of /readyz while the API server is unreachable (default 1 s). */
   probeIntervalMs?: number;
+  metrics?: OutageMetrics;
+}
+
+/** The gate's state, for /readyz. */
+export interface OutageState {
+  /** True while reconciles are held: the API server gave no response and has not answered /readyz with 200 since. */
+  holding: boolean;
+  /** Date.now() when the current outage started (holding only). */
+  since?: number;
+  /** The failure that started it (holding only). */
+  error?: string;
 }
 
 /**
@@ -21,12 +38,19 @@ export class OutageGate {
   private readonly probeIntervalMs: number;
   private holding = false;
   private since = 0;
+  private cause?: string;
   private timer?: NodeJS.Timeout;
   private unsubscribe?: () => void;
   private stopped = false;
 
   constructor(private readonly options: OutageGateOptions) {
     this.probeIntervalMs = options.probeIntervalMs ?? 1000;
+  }
+
+  get state(): OutageState {
+    return this.holding
+      ? { holding: true, since: this.since, ...(this.cause ? { error: this.cause } : {}) }
+      : { holding: false };
   }
 
   start(): void {
@@ -43,6 +67,7 @@ export class OutageGate {
     if (this.holding) {
       this.holding = false;
       this.options.pool.resume();
+      this.options.metrics?.holding(false);
     }
   }
 
@@ -50,7 +75,9 @@ export class OutageGate {
     if (this.holding || this.stopped) return;
     this.holding = true;
     this.since = Date.now();
+    this.cause = error?.message;
     this.options.pool.pause();
+    this.options.metrics?.holding(true);
     this.options.logger.warn(
       `the API server does not answer (${error?.message ?? 'no response'}); holding reconciles until it does`,
     );
@@ -74,7 +101,10 @@ export class OutageGate {
   private release(): void {
     if (!this.holding || this.stopped) return;
     this.holding = false;
+    // Watches and the Lease loop waiting out a failure for want of a response retry now.
+    this.options.transport.connectivity.ready();
     this.options.pool.resume();
+    this.options.metrics?.holding(false);
     this.options.logger.info(
       `the API server answers again after ${((Date.now() - this.since) / 1000).toFixed(1)} s; reconciles resume`,
     );
