@@ -244,11 +244,18 @@ async function runSuite(mode, impl, goBinary) {
         if (!bumped) await bump(v);
         const ms = await converged(v, ended ?? Date.now());
         await fault.after?.(ctx);
-        runs.push({ v, convergedSeconds: ms / 1000, ...notes });
+        // The machine's load: other work on it moves these figures more than anything.
+        runs.push({ v, convergedSeconds: ms / 1000, loadAverage: os.loadavg()[0], ...notes });
         log(`${mode}/${impl} v=${v}: all ${N} converged ${(ms / 1000).toFixed(1)} s after the fault ended`);
       }
       const seconds = runs.map((r) => r.convergedSeconds);
-      results.push({ fault: fault.name, title: fault.title, median: median(seconds), worst: Math.max(...seconds), runs });
+      results.push({
+        fault: fault.name,
+        title: fault.title,
+        median: median(seconds),
+        worst: Math.max(...seconds),
+        runs,
+      });
     }
 
     // The record: no overlapping reconciles, no write while another process held the lease.
@@ -351,12 +358,13 @@ const sections = MODES.map((mode) => {
     `|---|${ofMode.map(() => '---:').join('|')}|`,
     `| (first reconcile of every object, from the start) | ${ofMode.map((s) => `${s.firstSyncSeconds.toFixed(1)} s`).join(' | ')} |`,
     ...rows.map(
-      (row) => `| ${row.title} | ${ofMode.map((s) => cell(s.results.find((r) => r.fault === row.fault))).join(' | ')} |`,
+      (row) =>
+        `| ${row.title} | ${ofMode.map((s) => cell(s.results.find((r) => r.fault === row.fault))).join(' | ')} |`,
     ),
     '',
     ...ofMode.map(
       (s) =>
-        `${label[s.impl]}: ${s.reconciles} reconciles; ${s.restarts} process restarts (after a lost lease or a kill, as kubelet would); two processes reconciling one object at once: ${s.overlaps}; ${s.writes} writes, from a process while another held the lease: ${s.writesWithoutLease}.`,
+        `${label[s.impl]}: ${s.reconciles} reconciles; ${s.restarts} process restarts (after a lost lease or a kill, as kubelet would); two processes reconciling one object at once: ${s.overlaps}; ${s.writes} writes, from a process while another held the lease: ${s.writesWithoutLease}; load average after each run: ${s.results.flatMap((r) => r.runs.map((run) => run.loadAverage.toFixed(1))).join(', ')} (${s.machine.cpus} CPUs).`,
     ),
     '',
   ].join('\n');

@@ -51,7 +51,8 @@ export async function after({ note }) {
   if (started) {
     timeline.push([s(started.spawnedAt), 'operator process spawned']);
     started.output.forEach((line, i) => {
-      if (line.trim()) timeline.push([s(started.outputAt[i]), `log: ${line.replace(/^\[Nest\][^\]]*\]\s*/, '').slice(0, 200)}`]);
+      if (line.trim())
+        timeline.push([s(started.outputAt[i]), `log: ${line.replace(/^\[Nest\][^\]]*\]\s*/, '').slice(0, 200)}`]);
     });
     const ready = started.events.find((e) => e.event === 'ready');
     if (ready) timeline.push([s(ready.at), "event 'ready' (Nest: application context created)"]);
@@ -64,5 +65,8 @@ export async function after({ note }) {
     const first = other.process.events.find((e) => e.event === 'start' && e.at >= marks.killed);
     if (first) timeline.push([s(first.at), `${other.name}: first reconcile after the kill`]);
   }
-  note('timeline', timeline.sort((a, b) => a[0] - b[0]));
+  note(
+    'timeline',
+    timeline.sort((a, b) => a[0] - b[0]),
+  );
 }

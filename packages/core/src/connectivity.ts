@@ -41,6 +41,11 @@ export class Connectivity {
     return this.outage;
   }
 
+  /** The server answered but says it is not ready (its /readyz): an outage until ready(). */
+  notReady(): void {
+    this.outage = true;
+  }
+
   /** A request got no response. */
   failed(error: KubeApiError): void {
     this.cause = error;

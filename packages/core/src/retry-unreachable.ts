@@ -18,6 +18,12 @@ export interface RetryUnreachableOptions {
    * meanwhile too.
    */
   connectivity?: Pick<Connectivity, 'whenReady' | 'inOutage'>;
+  /**
+   * Asked after a failure that got an answer outside a known outage: true when the server
+   * is not ready yet (a fresh process's first requests can meet a server that restarts
+   * and answers 403 while its authorizer syncs); the step then retries as in an outage.
+   */
+  notReady?: () => Promise<boolean>;
 }
 
 /**
@@ -37,7 +43,8 @@ export async function retryWhileUnreachable<T>(
       return await attempt();
     } catch (error) {
       const connectivity = options.connectivity;
-      if (!(isUnreachable(error) || connectivity?.inOutage) || options.signal?.aborted) throw error;
+      const outage = isUnreachable(error) || connectivity?.inOutage === true || (await options.notReady?.()) === true;
+      if (!outage || options.signal?.aborted) throw error;
       if (Date.now() >= deadline) {
         throw new Error(
           `gave up ${options.what} after ${options.timeoutMs} ms: the API server did not answer (${(error as Error).message})`,

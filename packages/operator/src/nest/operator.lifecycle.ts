@@ -65,6 +65,7 @@ export class OperatorLifecycle implements OnApplicationBootstrap, OnModuleDestro
         timeoutMs: this.options.cacheSyncTimeoutMs ?? DEFAULT_CACHE_SYNC_TIMEOUT_MS,
         logger: runtimeLogger('Operator'),
         connectivity: this.transport.connectivity,
+        notReady: async () => !(await this.manager.outage.verify()),
       });
     if (this.options.installCustomResources) {
       await untilAnswered('installing the CRDs', () => this.installCustomResources(found));

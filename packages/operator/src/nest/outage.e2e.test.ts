@@ -101,13 +101,19 @@ describe('an operator started while the API server is down', () => {
       await operator.waitForEvent('the first reconcile', (e) => e.event === 'end' && e.key === `${namespace}/before`);
       // Down for longer than the renew deadline: the lease lapses, nobody else takes it.
       await env.restartApiServer({ kill: true, downtimeMs: 4_000 });
-      await waitFor(() => operator.output.some((l) => l.includes('the lease lapsed while the API server did not answer')), {
-        timeoutMs: 30_000,
-        what: 'the lease to lapse',
-      });
+      await waitFor(
+        () => operator.output.some((l) => l.includes('the lease lapsed while the API server did not answer')),
+        {
+          timeoutMs: 30_000,
+          what: 'the lease to lapse',
+        },
+      );
       await patchConfigMap(env.client, namespace, 'before', { data: { key: 'changed' } });
       await createConfigMap(env.client, namespace, 'after', { data: { write: 'yes', v: '1' } });
-      await operator.waitForEvent('a reconcile after the outage', (e) => e.event === 'end' && e.key === `${namespace}/after`);
+      await operator.waitForEvent(
+        'a reconcile after the outage',
+        (e) => e.event === 'end' && e.key === `${namespace}/after`,
+      );
       const written = await operator.waitForEvent(
         'a write after the outage',
         (e) => e.event === 'write' && e.key === `${namespace}/after`,

@@ -28,7 +28,8 @@ export interface CoordinationOptions {
 /**
  * The Lease loops: the leader Lease (campaign, lead, lose, campaign again), this replica's
  * shard Lease, and the assigner while leading; and the write fence those Leases make. The
- * manager starts it once its caches are synced and stops it after its controllers drained.
+ * manager starts it as its caches start syncing (once they are, when sharded) and stops it
+ * after its controllers drained.
  */
 export class Coordination {
   /** What every write asks first (see LeaseFence): the Lease of whoever writes. */
@@ -75,7 +76,7 @@ export class Coordination {
       return;
     }
     if (sharding) this.holding = this.holdShard(sharding, events);
-    this.log.info('caches synced; waiting to become the leader');
+    this.log.info('waiting to become the leader');
     this.campaigning = this.campaign(election, events);
   }
 

@@ -219,7 +219,9 @@ export class LeaseLock implements LeaderElection {
           unanswered = true;
         }
       } catch (error) {
-        if (!isUnreachable(error)) unanswered = false;
+        // An answer while the server is not ready again (403 while its RBAC syncs) says no more.
+        const connectivity = this.transport.connectivity as Connectivity | undefined;
+        if (!isUnreachable(error) && !connectivity?.inOutage) unanswered = false;
         this.log.warn(`lease renewal failed: ${(error as Error).message}`);
       }
       if (!this.leading) return; // released meanwhile

@@ -452,9 +452,11 @@ export class ListWatcher<T extends KubeObject> {
       const aborted = () => done('slept');
       const handle = this.clock.setTimeout(aborted, ms);
       this.signal.addEventListener('abort', aborted, { once: true });
-      connectivity
-        ?.whenReady(AbortSignal.any([woken.signal, this.signal]))
-        .then(() => !woken.signal.aborted && done('ready'));
+      if (connectivity) {
+        void connectivity.whenReady(AbortSignal.any([woken.signal, this.signal])).then(() => {
+          if (!woken.signal.aborted) done('ready');
+        });
+      }
     });
   }
 }

@@ -96,8 +96,9 @@ export interface ManagerHealth {
 
 /**
  * Owns the worker pool, the shared informer cache, the client and the controllers. Start
- * order: informers synced (bounded wait) -> the Lease loops (Coordination) -> controllers.
- * Stop order reverse, with a drain grace period.
+ * order: informers syncing (bounded wait) and the Lease loops (Coordination) at once ->
+ * controllers once both are done (sharded: the Lease loops after the sync). Stop order
+ * reverse, with a drain grace period.
  */
 export class Manager {
   readonly pool: WorkerPool;
@@ -303,7 +304,7 @@ export class Manager {
       ok: !outage.holding,
       ...(outage.holding
         ? {
-            detail: `no response from the API server for ${((Date.now() - outage.since!) / 1000).toFixed(0)} s${outage.error ? `: ${outage.error}` : ''}; reconciles held`,
+            detail: `for ${((Date.now() - outage.since!) / 1000).toFixed(0)} s the API server ${outage.error ?? 'does not answer'}; reconciles held`,
           }
         : {}),
     });
@@ -335,8 +336,9 @@ export class Manager {
 
   /**
    * Starts informers and waits for their sync; then, without leader election, starts the
-   * controllers. With leader election it resolves once the caches are synced: this replica
-   * is a ready standby, and it starts the controllers when it takes the lead.
+   * controllers. With leader election it campaigns meanwhile and resolves once the caches
+   * are synced: this replica leads, or is a ready standby that starts the controllers when
+   * it takes the lead.
    */
   async start(): Promise<void> {
     if (this.state !== 'idle') throw new Error(`the manager was already started (state ${this.state})`);
@@ -344,18 +346,35 @@ export class Manager {
     this.outage.start();
     const controllers = [...this.controllers.values()];
     for (const controller of controllers) controller.prepare(this.informers);
+    // Without sharding, the campaign runs while the caches sync, as controller-runtime's: a
+    // process started after a crash waits out its predecessor's Lease (15 s by default,
+    // counted from its first read of it) and lists at the same time, not one after the
+    // other. It leads its controllers once both are done. (Sharded, the assigner needs the
+    // caches: it campaigns after.)
+    const early = !this.options.sharding;
+    if (early) this.coordinate();
     try {
       await this.waitForSync(controllers.flatMap((c) => c.informers));
     } catch (error) {
       this.state = 'failed';
       this.outage.stop();
+      // A Lease taken meanwhile is released: a standby that can sync takes over at once.
+      if (early) await this.coordination.stop();
       throw error;
     }
     this.caches = true;
     if (this.abort.signal.aborted) return;
     this.state = 'running';
+    if (!early) this.coordinate();
+    else if (this.isLeader) this.lead();
+  }
+
+  /** Starts the Lease loops: the controllers run while this replica holds its Leases (and its caches are synced). */
+  private coordinate(): void {
     this.coordination.start({
-      led: () => this.lead(),
+      led: () => {
+        if (this.caches) this.lead();
+      },
       lostLead: async (loss) => {
         await this.standBy([...this.started].filter((controller) => !this.sharded.has(controller)));
         if (loss.unreachable) {

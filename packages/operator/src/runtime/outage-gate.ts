@@ -1,4 +1,4 @@
-import { type KubeApiError, type RuntimeLogger, type Transport } from '@nestor/core';
+import type { RuntimeLogger, Transport } from '@nestor/core';
 import type { WorkerPool } from './worker-pool.js';
 
 /** Where the gate reports outages (OperatorMetrics binds this to Prometheus). */
@@ -22,7 +22,7 @@ export interface OutageState {
   holding: boolean;
   /** Date.now() when the current outage started (holding only). */
   since?: number;
-  /** The failure that started it (holding only). */
+  /** What the server does, for messages: 'does not answer (...)', 'is not ready (...)' (holding only). */
   error?: string;
 }
 
@@ -55,9 +55,27 @@ export class OutageGate {
 
   start(): void {
     this.unsubscribe ??= this.options.transport.connectivity.onChange((up, error) => {
-      if (!up) this.hold(error);
+      if (!up) this.hold(`does not answer (${error?.message ?? 'no response'})`);
     });
-    if (!this.options.transport.connectivity.isUp) this.hold(this.options.transport.connectivity.lastError);
+    const connectivity = this.options.transport.connectivity;
+    if (!connectivity.isUp) this.hold(`does not answer (${connectivity.lastError?.message ?? 'no response'})`);
+  }
+
+  /**
+   * Asks /readyz once, outside an outage: when the server is not ready (it restarted and
+   * answers, 403 while its authorizer syncs), holds as for an outage until it is, and
+   * resolves false. Start-up steps ask it after a failure with an answer.
+   */
+  async verify(): Promise<boolean> {
+    if (this.holding || this.stopped) return !this.holding;
+    const status = await this.options.transport.request('GET', '/readyz', { timeoutMs: 5_000 }).then(
+      (response) => response.status,
+      () => 0,
+    );
+    if (status === 200) return true;
+    this.options.transport.connectivity.notReady();
+    this.hold(status ? `is not ready (/readyz: ${status})` : 'does not answer');
+    return false;
   }
 
   stop(): void {
@@ -71,16 +89,15 @@ export class OutageGate {
     }
   }
 
-  private hold(error: KubeApiError | undefined): void {
+  /** `why`: what the server does ('does not answer (...)', 'is not ready (...)'). */
+  private hold(why: string): void {
     if (this.holding || this.stopped) return;
     this.holding = true;
     this.since = Date.now();
-    this.cause = error?.message;
+    this.cause = why;
     this.options.pool.pause();
     this.options.metrics?.holding(true);
-    this.options.logger.warn(
-      `the API server does not answer (${error?.message ?? 'no response'}); holding reconciles until it does`,
-    );
+    this.options.logger.warn(`the API server ${why}; holding reconciles until it does`);
     this.probe();
   }
 
