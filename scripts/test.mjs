@@ -12,7 +12,7 @@ import { availableParallelism } from 'node:os';
 const args = process.argv.slice(2);
 const unitOnly = args.includes('--unit');
 const given = args.filter((a) => !a.startsWith('--'));
-const roots = ['packages/*/dist', 'test/dist', 'sample-operator/dist'];
+const roots = ['packages/*/dist', 'test/dist', 'sample-operator/dist', 'samples/*/dist'];
 const files = given.length
   ? given
   : roots

@@ -375,6 +375,38 @@ describe('nestor manifests', () => {
     }
   });
 
+  it('grants a @Watches of the operator’s own namespace its rights there when the rest is a Role elsewhere', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'nestor-manifests-'));
+    const module = join(here, 'fixtures', 'own-namespace-app.module.js');
+    const args = ['--module', module, '--out', dir, '--name', 'gadget-op', '--namespace', 'gadget-system'];
+    try {
+      const { code, stderr } = await capture(manifestsCommand, [...args, '--watch-namespace', 'gadget-land']);
+      assert.equal(code, 0, stderr);
+      assert.match(stderr, /the controllers' Roles in gadget-land, gadget-system/);
+      const rbac = parseAllDocuments(await readFile(join(dir, 'operator', 'rbac.yaml'), 'utf8')).map(
+        (d) => d.toJS() as Doc,
+      );
+      const roleIn = (namespace: string) =>
+        rbac.find((o) => o.kind === 'Role' && o.metadata.name === 'gadget-op' && o.metadata.namespace === namespace) as
+          (Doc & { rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[] }) | undefined;
+      assert.deepEqual(
+        roleIn('gadget-system')?.rules.filter((rule) => !rule.resources.includes('events')),
+        [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'] }],
+        'the operator’s namespace: only what the @Watches reads',
+      );
+      assert.ok(roleIn('gadget-land')?.rules.some((rule) => rule.resources.includes('gadgets')));
+      assert.ok(
+        rbac.some(
+          (o) =>
+            o.kind === 'RoleBinding' && o.metadata.name === 'gadget-op' && o.metadata.namespace === 'gadget-system',
+        ),
+      );
+      assert.ok(!rbac.some((o) => o.kind === 'ClusterRole' && o.metadata.name === 'gadget-op'));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it("follows the module's forRoot() options, and refuses a flag they would override", async () => {
     const module = join(here, 'fixtures', 'configured-app.module.js');
     const { code, stdout, stderr } = await capture(manifestsCommand, ['--module', module, '--name', 'gadget-op']);

@@ -385,11 +385,13 @@ export async function manifestsCommand(argv: string[], io: CommandIo): Promise<n
   }
 }
 
-/** Where the controllers' rights are granted: a Role in the one namespace they watch, or cluster-wide. */
+/** Where the controllers' rights are granted: a Role in each namespace they watch, or cluster-wide. */
 function rbacScope(manifests: OperatorManifests): string {
   const name = manifests.deployment[0]?.metadata.name;
-  const role = manifests.rbac.find((m) => m.kind === 'Role' && m.metadata.name === name);
-  return role ? `the controllers' Role in ${role.metadata.namespace}` : "the controllers' ClusterRole";
+  const roles = manifests.rbac.filter((m) => m.kind === 'Role' && m.metadata.name === name);
+  if (roles.length === 0) return "the controllers' ClusterRole";
+  const where = roles.map((role) => role.metadata.namespace).join(', ');
+  return roles.length === 1 ? `the controllers' Role in ${where}` : `the controllers' Roles in ${where}`;
 }
 
 /** The folders written, and the commands to install and uninstall, in order. */

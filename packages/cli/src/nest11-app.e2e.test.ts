@@ -3,8 +3,9 @@
 // `nestor create api`, then `npm install` of the packed @nestor/* packages beside the
 // starter's own dependencies from the npm registry (no --legacy-peer-deps), `nest build`
 // with its own TypeScript, its own unit tests, `nestor manifests` from the installed CLI,
-// and the generated e2e test under Jest on @nestjs/core 11 against the shared real
-// control plane. Nothing of this repository's node_modules is used by the app.
+// and its e2e tests (the starter's own, as init left it, and the generated one; the app
+// has a webhook by then) under Jest on @nestjs/core 11 against the shared real control
+// plane. Nothing of this repository's node_modules is used by the app.
 import assert from 'node:assert/strict';
 import { cp, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -12,6 +13,7 @@ import { dirname, join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { assertSucceeded, runCommand } from './test-support/run-command.js';
+import { webhookSource, withWebhookProvider } from './test-support/webhook-source.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const cliRoot = resolve(here, '..');
@@ -81,6 +83,11 @@ before(async () => {
     ]),
     'nestor create api',
   );
+  // The user's next step: a validating webhook on the kind.
+  const folder = join(app, 'src', 'gadget');
+  await writeFile(join(folder, 'gadget.webhook.ts'), webhookSource('Gadget', './gadget.resource'));
+  const module = join(folder, 'gadget.module.ts');
+  await writeFile(module, withWebhookProvider(await readFile(module, 'utf8'), 'Gadget', './gadget.webhook'));
 
   // init wrote the registry ranges (^0.1.0); this app takes the tarballs instead, and the
   // packages' own dependencies on each other (@nestor/core 0.1.0) are pointed at them too.
@@ -135,18 +142,14 @@ describe('a Nest 11 app (CommonJS, Jest) with the packed packages', () => {
     assert.match(crds, /name: gadgets\.legacy\.nestor\.dev/);
   });
 
-  it('passes the generated e2e test under Jest, on @nestjs/core 11, against the real API server', async () => {
+  it('passes every e2e test under Jest, on @nestjs/core 11, against the real API server', async () => {
+    // The starter's test/app.e2e-spec.ts (as init left it: AppModule, its operator scoped,
+    // the webhook server off) and the generated one, as `npm run test:e2e` runs them.
     const e2e = await node(
-      [
-        '--experimental-vm-modules',
-        join('node_modules', 'jest', 'bin', 'jest.js'),
-        '--config',
-        './test/jest-e2e.json',
-        'test/gadget.e2e-spec.ts',
-      ],
+      ['--experimental-vm-modules', join('node_modules', 'jest', 'bin', 'jest.js'), '--config', './test/jest-e2e.json'],
       { timeoutMs: 300_000 },
     );
-    assertSucceeded(e2e, 'jest (the generated e2e test)');
-    assert.match(e2e.output, /Tests:\s+1 passed, 1 total/);
+    assertSucceeded(e2e, 'jest (the starter’s and the generated e2e tests)');
+    assert.match(e2e.output, /Tests:\s+2 passed, 2 total/);
   });
 });

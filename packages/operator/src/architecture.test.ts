@@ -180,7 +180,14 @@ const PACKAGES = (JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) a
 
 describe('architecture of every package', () => {
   it('checks every workspace with TypeScript sources', () => {
-    for (const pkg of ['packages/core', 'packages/operator', 'packages/cli', 'packages/testing', 'sample-operator']) {
+    for (const pkg of [
+      'packages/core',
+      'packages/operator',
+      'packages/cli',
+      'packages/testing',
+      'sample-operator',
+      'samples/cache-cluster',
+    ]) {
       assert.ok(PACKAGES.includes(pkg.split('/').join(sep)), `${pkg} is checked`);
     }
   });
@@ -349,7 +356,7 @@ describe('architecture', () => {
   });
 });
 
-// ---- Between packages: packages/* and sample-operator (bench/ measures them all and is left out).
+// ---- Between packages: packages/*, sample-operator and samples/* (bench/ measures them all and is left out).
 
 /**
  * Package -> the packages it may use, by any path: package.json, tsconfig references,
@@ -363,6 +370,7 @@ const PACKAGE_USES: Record<string, readonly string[]> = {
   '@nestor/operator': ['@nestor/core', '@nestor/testing'],
   '@nestor/cli': ['@nestor/operator', '@nestor/testing'],
   'sample-operator': ['@nestor/operator', '@nestor/testing'],
+  'cache-cluster-operator': ['@nestor/operator', '@nestor/testing'],
 };
 
 interface WorkspacePackage {
@@ -384,6 +392,9 @@ const workspace: WorkspacePackage[] = [
     .filter((entry) => entry.isDirectory() && existsSync(join(REPO, 'packages', entry.name, 'package.json')))
     .map((entry) => join(REPO, 'packages', entry.name)),
   join(REPO, 'sample-operator'),
+  ...readdirSync(join(REPO, 'samples'), { withFileTypes: true })
+    .filter((entry) => entry.isDirectory() && existsSync(join(REPO, 'samples', entry.name, 'package.json')))
+    .map((entry) => join(REPO, 'samples', entry.name)),
 ].map((dir) => {
   const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as WorkspacePackage['manifest'] & {
     name: string;

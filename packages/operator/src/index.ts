@@ -30,7 +30,12 @@ export {
   type OwnedKind,
 } from './nest/decorators/controller.decorator.js';
 export { Reconcile } from './nest/decorators/reconcile.decorator.js';
-export { Watches, type WatchesOptions } from './nest/decorators/watches.decorator.js';
+export {
+  Watches,
+  type WatchesOptions,
+  type WatchesMapper,
+  type NamespaceOf,
+} from './nest/decorators/watches.decorator.js';
 export { Finalizer, type FinalizerMetadata } from './nest/decorators/finalizer.decorator.js';
 export { Timer, type TimerOptions } from './nest/decorators/timer.decorator.js';
 export { Source } from './nest/decorators/source.decorator.js';
@@ -99,6 +104,7 @@ export {
   rbacRulesFor,
   leaderElectionRules,
   type ControllerAccess,
+  type WatchNamespaces,
   type PolicyRule,
   type RbacRulesOptions,
 } from './manifests/rbac.js';

@@ -22,12 +22,25 @@ export class ApiClient {
     return this.transport.server;
   }
 
-  /** A JSON request; a status >= 400 throws a KubeApiError. */
+  /**
+   * A JSON request, answered with the parsed body; a status >= 400 throws a `KubeApiError`
+   * (its `status`, `reason` and `detail`: the API server's message).
+   *
+   * The body is sent as JSON. `contentType` defaults to `application/merge-patch+json` for
+   * PATCH (a JSON merge patch: fields given replace, `null` removes) and `application/json`
+   * otherwise; pass `application/json-patch+json` for a JSON Patch (RFC 6902),
+   * `application/strategic-merge-patch+json` for a strategic merge patch on built-in kinds,
+   * or `application/apply-patch+yaml` with `?fieldManager=...` for server-side apply.
+   *
+   * ```ts
+   * await env.client.request('PATCH', `/api/v1/namespaces/${ns}/configmaps/settings`, { data: { size: '3' } });
+   * ```
+   */
   request<T = unknown>(
     method: string,
     path: string,
     body?: unknown,
-    contentType = 'application/json',
+    contentType = defaultContentType(method),
     timeoutMs?: number,
   ): Promise<T> {
     return this.transport.json<T>(method, path, {
@@ -36,12 +49,22 @@ export class ApiClient {
     });
   }
 
-  /** A request whose status and text are returned whatever the status. */
+  /**
+   * The same request, but nothing is thrown for a status >= 400: the answer is
+   * `{ status, text }`, the HTTP status and the body as text (JSON for the API server's
+   * objects and its `Status` errors: `JSON.parse(text).reason`). For a test that expects a
+   * refusal, or checks a status code. Network failures still throw.
+   *
+   * ```ts
+   * const { status, text } = await env.client.raw('GET', `/api/v1/namespaces/${ns}/secrets`);
+   * assert.equal(status, 403, text);
+   * ```
+   */
   async raw(
     method: string,
     path: string,
     body?: unknown,
-    contentType = 'application/json',
+    contentType = defaultContentType(method),
     timeoutMs?: number,
   ): Promise<{ status: number; text: string }> {
     const response = await this.transport.request(method, path, {
@@ -54,4 +77,9 @@ export class ApiClient {
   close(): void {
     this.transport.close();
   }
+}
+
+/** A PATCH of JSON is a merge patch unless told otherwise: the API server refuses `application/json` there (415). */
+function defaultContentType(method: string): string {
+  return method.toUpperCase() === 'PATCH' ? 'application/merge-patch+json' : 'application/json';
 }

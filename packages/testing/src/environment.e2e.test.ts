@@ -198,6 +198,32 @@ describe('shared test environment', () => {
     assert.equal(env.ownsControlPlane, false);
   });
 
+  it('client: PATCH is a merge patch unless told otherwise; raw answers the status and the text', async () => {
+    const ns = await env.createNamespace('client');
+    const path = `/api/v1/namespaces/${ns}/configmaps`;
+    await env.client.request('POST', path, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'c' },
+      data: { a: '1' },
+    });
+    const patched = await env.client.request<KubeObject>('PATCH', `${path}/c`, { data: { b: '2', a: null } });
+    assert.deepEqual(patched.data, { b: '2' });
+    const jsonPatch = await env.client.request<KubeObject>(
+      'PATCH',
+      `${path}/c`,
+      [{ op: 'add', path: '/data/c', value: '3' }],
+      'application/json-patch+json',
+    );
+    assert.deepEqual(jsonPatch.data, { b: '2', c: '3' });
+    const missing = await env.client.raw('GET', `${path}/none`);
+    assert.equal(missing.status, 404);
+    assert.equal((JSON.parse(missing.text) as { reason: string }).reason, 'NotFound');
+    const found = await env.client.raw('GET', `${path}/c`);
+    assert.equal(found.status, 200);
+    assert.equal((JSON.parse(found.text) as KubeObject).metadata.name, 'c');
+  });
+
   it('runs kube-controller-manager: a Deployment gets a ReplicaSet, garbage-collected with it', async () => {
     const ns = await env.createNamespace('kcm');
     const apps = `/apis/apps/v1/namespaces/${ns}`;

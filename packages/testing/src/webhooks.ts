@@ -120,7 +120,20 @@ export class LocalWebhooks {
     }
   }
 
-  /** Waits until something accepts connections on the port (the app's webhook server). */
+  /**
+   * Resolves once something accepts TCP connections on `host:port`: the app's webhook
+   * server is listening (rejects after `timeoutMs`, default 30 s). It does not mean the API
+   * server calls it yet: the API server loads webhook configurations through an informer, a
+   * moment after they are created. Before asserting on admission, wait for a request to
+   * reach the webhook, e.g. a dry-run create that it denies:
+   *
+   * ```ts
+   * await webhooks.waitUntilServing();
+   * await waitFor(async () => (await env.client.raw('POST', `${path}?dryRun=All`, tooBig)).status === 422, {
+   *   what: 'the API server to call the webhook',
+   * });
+   * ```
+   */
   async waitUntilServing(timeoutMs = 30_000): Promise<void> {
     await waitFor(
       () =>

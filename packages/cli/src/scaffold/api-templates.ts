@@ -110,7 +110,13 @@ describe('${kind}Controller (e2e)', () => {
     namespace = await env.createNamespace('${file}');
     const moduleRef = await Test.createTestingModule({
       imports: [
-        OperatorModule.forRoot({ kubeConfig: env.kubeConfig, namespace, metrics: { port: 0 }, health: { port: 0 } }),
+        OperatorModule.forRoot({
+          kubeConfig: env.kubeConfig,
+          namespace,
+          metrics: { port: 0 },
+          health: { port: 0 },
+          webhooks: { port: 0 }, // test webhooks with env.installWebhooks (docs/webhooks.md)
+        }),
         ${kind}Module,
       ],
     }).compile();

@@ -11,6 +11,7 @@ import { apply, effective, packageJsonText, type FileChange } from './file-chang
 import { NotANestProject, readNestProject, type NestProject, type PackageJson } from './nest-project.js';
 import { nestorVersion } from './nestor-version.js';
 import { jestE2eScript, runnerSetupChange } from './runner-setup.js';
+import { starterE2eChange } from './starter-e2e-test.js';
 
 export const INIT_USAGE = `Usage: nestor init [--dir <path>]
 
@@ -22,7 +23,12 @@ Makes a Nest application (\`nest new\`) an operator project:
   package.json         @nestor/operator; @nestor/testing and @nestor/cli for development;
                        the script "manifests" (nestor manifests --out deploy)
   the e2e config       @nestor/testing's global setup: one real kube-apiserver and etcd
-                       per test run (vitest.config.e2e.ts, or test/jest-e2e.json)
+                       per test run (vitest.config.e2e.ts, or test/jest-e2e.json), and
+                       timeouts for tests that wait on the cluster
+  test/app.e2e-spec.ts the starter's test boots AppModule, which now starts the operator:
+                       rewritten to run it on the test control plane in a namespace of its
+                       own, webhook, metrics and probe servers off (a changed file is kept,
+                       with a note on what to change)
   Dockerfile           multi-stage: built on node:24, run on distroless Node 24 as non-root
   .dockerignore
 
@@ -103,6 +109,10 @@ export async function initCommand(argv: string[], io: CommandIo): Promise<number
   if ('error' in setup) problems.push(setup.error);
   else if (setup.change) planned.push(setup.change);
 
+  const starter = starterE2eChange(project);
+  if (starter.change) planned.push(starter.change);
+  if (starter.note) notes.push(starter.note);
+
   for (const [name, content] of [
     ['Dockerfile', DOCKERFILE],
     ['.dockerignore', DOCKERIGNORE],
@@ -140,15 +150,22 @@ function withNestor(project: NestProject, version: string): PackageJson {
     const e2e = jestE2eScript(scripts['test:e2e']);
     if (e2e) scripts['test:e2e'] = e2e;
   }
+  // A package the project already lists, in any section, keeps its range and its section.
+  const listed = new Set(DEPENDENCY_SECTIONS.flatMap((section) => Object.keys(manifest[section] ?? {})));
+  const missing = (names: string[]) => Object.fromEntries(names.filter((n) => !listed.has(n)).map((n) => [n, range]));
   return {
     ...manifest,
     scripts,
-    dependencies: sorted({ '@nestor/operator': range, ...manifest.dependencies }),
-    devDependencies: sorted({ '@nestor/cli': range, '@nestor/testing': range, ...manifest.devDependencies }),
-  };
+    dependencies: sorted({ ...missing(['@nestor/operator']), ...manifest.dependencies }),
+    devDependencies: sorted({ ...missing(['@nestor/cli', '@nestor/testing']), ...manifest.devDependencies }),
+  } satisfies PackageJson;
 }
 
-function sorted(record: Record<string, string>): Record<string, string> {
+const DEPENDENCY_SECTIONS = ['dependencies', 'devDependencies', 'peerDependencies', 'optionalDependencies'] as const;
+
+/** The section sorted by name, as npm writes it; none when it would be empty. */
+function sorted(record: Record<string, string>): Record<string, string> | undefined {
+  if (Object.keys(record).length === 0) return undefined;
   return Object.fromEntries(Object.entries(record).sort(([a], [b]) => a.localeCompare(b)));
 }
 

@@ -22,6 +22,7 @@ export default defineConfig({
     include: ['**/*.e2e-spec.ts'],
     globalSetup: ['${VITEST_SETUP}'],
     hookTimeout: 120_000, // the first run may download the control plane
+    testTimeout: 60_000, // a test waits for the operator to converge (Vitest's default is 5 s)
   },
 });
 `;
@@ -43,22 +44,37 @@ function vitestSetup(root: string): { change?: FileChange } | { error: string } 
     };
   }
   const source = readFileSync(existing, 'utf8');
-  if (source.includes(VITEST_SETUP)) return {};
+  const hasSetup = source.includes(VITEST_SETUP);
   const test = /\btest\s*:\s*\{/.exec(source);
-  if (!test || /globalSetup\s*:/.test(source)) {
+  if (!hasSetup && (!test || /globalSetup\s*:/.test(source))) {
     return {
       error:
         `${existing}: cannot add the global setup by itself. Add to its test options:\n` +
-        `    globalSetup: ['${VITEST_SETUP}'],\n    hookTimeout: 120_000,`,
+        `    globalSetup: ['${VITEST_SETUP}'],\n    hookTimeout: 120_000,\n    testTimeout: 60_000,`,
     };
   }
+  // What the configuration sets itself is kept; a project set up before testTimeout was
+  // written gets it on the next run.
+  const lines = [
+    ...(hasSetup ? [] : [`globalSetup: ['${VITEST_SETUP}'], // one real kube-apiserver and etcd per run`]),
+    ...(hasSetup || /\bhookTimeout\s*:/.test(source)
+      ? []
+      : ['hookTimeout: 120_000, // the first run may download them']),
+    ...(/\btestTimeout\s*:/.test(source)
+      ? []
+      : ['testTimeout: 60_000, // a test waits for the operator to converge (the default is 5 s)']),
+  ];
+  if (lines.length === 0 || !test) return {};
   const at = test.index + test[0].length;
   const indent = /\n([^\S\n]*)\S/.exec(source.slice(at))?.[1] ?? '    ';
-  const lines =
-    `\n${indent}globalSetup: ['${VITEST_SETUP}'], // one real kube-apiserver and etcd per run` +
-    `\n${indent}hookTimeout: 120_000, // the first run may download them`;
-  const content = `${source.slice(0, at)}${lines}${source.slice(at)}`;
-  return { change: { path: existing, content, what: 'the e2e runs start a real control plane' } };
+  const content = `${source.slice(0, at)}${lines.map((line) => `\n${indent}${line}`).join('')}${source.slice(at)}`;
+  return {
+    change: {
+      path: existing,
+      content,
+      what: hasSetup ? 'a test timeout for tests that wait' : 'the e2e runs start a real control plane',
+    },
+  };
 }
 
 /**

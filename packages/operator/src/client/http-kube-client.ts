@@ -11,7 +11,6 @@ import {
   type OwnerReference,
   type ResourceDescriptor,
   resourcePath,
-  sleep,
   type Transport,
 } from '@nestor/core';
 import { EventRecorder, type RecordOptions } from './event-recorder.js';
@@ -240,21 +239,6 @@ export class HttpKubeClient extends KubeClient {
     return this.updateFinalizers(object, (list) =>
       list.includes(finalizer) ? list.filter((f) => f !== finalizer) : undefined,
     );
-  }
-
-  /**
-   * Runs `update` on the freshest object and retries it on 409 Conflict, as client-go's
-   * retry.RetryOnConflict: `update` receives the current object and returns the write.
-   */
-  async retryOnConflict<T>(read: () => Promise<T>, update: (current: T) => Promise<T>, attempts = 5): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await update(await read());
-      } catch (error) {
-        if (!(error instanceof KubeApiError && error.status === 409) || attempt >= attempts) throw error;
-        await sleep(10 * 2 ** attempt * (0.5 + Math.random()));
-      }
-    }
   }
 
   /**

@@ -3,7 +3,7 @@
 // FakeKubeClient over a map in memory. An abstract class rather than an interface, so that
 // it exists at run time: Nest injects it by this class (`constructor(kube: KubeClient)`),
 // and tests swap the implementation behind it (`overrideProvider(KubeClient)`).
-import type { KubeObject, ObjectRef, ResourceDescriptor } from '@nestor/core';
+import { KubeApiError, sleep, type KubeObject, type ObjectRef, type ResourceDescriptor } from '@nestor/core';
 import type { RecordOptions } from './event-recorder.js';
 import type { EventType } from './event-series.js';
 import type { KindRegistry } from './kind-registry.js';
@@ -109,11 +109,22 @@ export abstract class KubeClient {
    * Runs `update` on the freshest object and retries it on 409 Conflict, as client-go's
    * retry.RetryOnConflict: `update` receives the current object and returns the write.
    */
-  abstract retryOnConflict<T>(
-    read: () => Promise<T>,
-    update: (current: T) => Promise<T>,
-    attempts?: number,
-  ): Promise<T>;
+  async retryOnConflict<T>(read: () => Promise<T>, update: (current: T) => Promise<T>, attempts = 5): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await update(await read());
+      } catch (error) {
+        if (!(error instanceof KubeApiError && error.status === 409) || attempt >= attempts) throw error;
+        const wait = this.conflictBackoffMs(attempt);
+        if (wait > 0) await sleep(wait);
+      }
+    }
+  }
+
+  /** The pause before the next try after `attempt` conflicts: client-go's jittered exponential. */
+  protected conflictBackoffMs(attempt: number): number {
+    return 10 * 2 ** attempt * (0.5 + Math.random());
+  }
 
   /**
    * Records an Event about the object (shown by `kubectl describe` and `kubectl events`),

@@ -29,6 +29,11 @@ export interface ValueOptions extends SchemaConstraints {
   uniqueItems?: boolean;
   /** int-or-string (x-kubernetes-int-or-string), as for ports and percentages. */
   intOrString?: boolean;
+  /**
+   * A resource quantity (`1Gi`, `500m`, 2): int-or-string with Kubernetes' quantity pattern,
+   * as controller-gen writes resource.Quantity. Type the property `Quantity`.
+   */
+  quantity?: boolean;
   /** Keep fields the schema does not name (x-kubernetes-preserve-unknown-fields). */
   preserveUnknownFields?: boolean;
   /** A whole Kubernetes object (x-kubernetes-embedded-resource). */
@@ -45,7 +50,11 @@ export interface ValueOptions extends SchemaConstraints {
 }
 
 export interface FieldOptions extends ValueOptions {
-  /** Required unless false; a field with a default or a nullable one is optional by default. */
+  /**
+   * Required unless false; a field with a default or a nullable one is optional by default.
+   * A defaulted field is still always present in what the API server returns: declare it
+   * `name!: Defaulted<T>`.
+   */
   required?: boolean;
   /** The JSON name when it differs from the property. */
   name?: string;

@@ -6,6 +6,7 @@ import {
   type TypeThunk,
   type ValueOptions,
 } from './field.decorator.js';
+import { isQuantity, QUANTITY_PATTERN } from './quantity.js';
 import { copySchemaConstraints, type SchemaConstraints } from './schema-constraints.js';
 
 /** An OpenAPI v3 schema node as apiextensions.k8s.io/v1 takes it (JSONSchemaProps). */
@@ -80,6 +81,7 @@ function typeSchema(
   visiting: ClassType[],
   designType?: ClassType,
 ): JSONSchemaProps {
+  if (options.quantity) return quantitySchema(options, path);
   if (options.intOrString) return { 'x-kubernetes-int-or-string': true };
   if (options.embeddedResource) {
     return { type: 'object', 'x-kubernetes-embedded-resource': true, 'x-kubernetes-preserve-unknown-fields': true };
@@ -121,6 +123,9 @@ function typeSchema(
     case undefined: {
       const fromEnum = enumType(options);
       if (fromEnum) return { type: fromEnum };
+      // A Defaulted<T> is emitted as Object: its default says what T is.
+      const fromDefault = defaultType(options);
+      if (fromDefault) return { type: fromDefault };
       if (options.preserveUnknownFields || options.mapValues) return scalarSchema('object', options, path, visiting);
       throw new SchemaError(
         path,
@@ -130,6 +135,24 @@ function typeSchema(
     default:
       return classSchema(designType, options, path, visiting);
   }
+}
+
+/** int-or-string with the quantity pattern; a default must be a quantity itself. */
+function quantitySchema(options: ValueOptions, path: string): JSONSchemaProps {
+  if (options.pattern !== undefined) throw new SchemaError(path, 'a quantity has its own pattern: drop `pattern`');
+  if (options.default !== undefined && !isQuantity(options.default)) {
+    throw new SchemaError(
+      path,
+      `the default ${JSON.stringify(options.default)} is not a quantity: write it as "1Gi", "500m" or an integer`,
+    );
+  }
+  return { 'x-kubernetes-int-or-string': true, pattern: QUANTITY_PATTERN };
+}
+
+/** The JSON type TypeScript would have emitted for the default's value (string, number, boolean). */
+function defaultType(options: ValueOptions): ScalarType | undefined {
+  const type = typeof options.default;
+  return type === 'string' || type === 'number' || type === 'boolean' ? type : undefined;
 }
 
 function scalarSchema(type: ScalarType, options: ValueOptions, path: string, visiting: ClassType[]): JSONSchemaProps {

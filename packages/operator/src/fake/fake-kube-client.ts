@@ -344,18 +344,9 @@ export class FakeKubeClient extends KubeClient {
     );
   }
 
-  override async retryOnConflict<T>(
-    read: () => Promise<T>,
-    update: (current: T) => Promise<T>,
-    attempts = 5,
-  ): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await update(await read());
-      } catch (error) {
-        if (!(error instanceof KubeApiError && error.status === 409) || attempt >= attempts) throw error;
-      }
-    }
+  /** Conflicts in memory are retried at once: there is no API server to spare. */
+  protected override conflictBackoffMs(): number {
+    return 0;
   }
 
   override async recordEvent(object: KubeObject, type: EventType, reason: string, message: string): Promise<void> {

@@ -153,6 +153,46 @@ describe('operatorRbac', () => {
     assert.deepEqual(rbac[1]!.rules, rbac[3]!.rules);
   });
 
+  it('grants the operator’s own namespace only what a @Watches there needs, beside the watched namespace’s Role', () => {
+    const controllers: ControllerAccess[] = [
+      { resource: Pool, owns: [ConfigMap], watches: [ConfigMap], watchNamespaces: [{ operatorNamespace: true }] },
+    ];
+    assert.deepEqual(watchedNamespaces(controllers, 'pools', 'pool-system'), ['pool-system', 'pools']);
+    assert.equal(watchedNamespaces(controllers, 'pools'), undefined, 'no operator namespace known: cluster-wide');
+    const rbac = operatorRbac({ ...base, leaderElection: false, controllers, watchNamespace: 'pools' });
+    assert.deepEqual(
+      rbac.map((m) => `${m.kind}/${m.metadata.name}${m.metadata.namespace ? ` in ${m.metadata.namespace}` : ''}`),
+      [
+        'ServiceAccount/pool-operator in pool-system',
+        'Role/pool-operator in pool-system',
+        'RoleBinding/pool-operator in pool-system',
+        'Role/pool-operator in pools',
+        'RoleBinding/pool-operator in pools',
+      ],
+    );
+    const own = rbac[1]!.rules as { apiGroups: string[]; resources: string[]; verbs: string[] }[];
+    assert.deepEqual(
+      own.filter((rule) => !rule.resources.includes('events')),
+      [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'] }],
+      'only get, list and watch on the mapped kind; nothing on Pools',
+    );
+    const watched = rbac[3]!.rules as { resources: string[] }[];
+    assert.ok(watched.some((rule) => rule.resources.includes('pools')));
+  });
+
+  it('grants cluster-wide a @Watches whose namespace only a function knows at start-up', () => {
+    const rbac = operatorRbac({
+      ...base,
+      leaderElection: false,
+      controllers: [{ resource: Pool, watches: [ConfigMap], watchNamespaces: [{ atStartUp: true }] }],
+      watchNamespace: 'pools',
+    });
+    assert.deepEqual(
+      rbac.map((m) => m.kind),
+      ['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding'],
+    );
+  });
+
   it('lets a sharded operator list and watch the shard Leases beside its leader Lease', () => {
     const rules = (sharding: boolean) =>
       operatorRbac({ ...base, controllers: [{ resource: Pool }], sharding }).find(

@@ -1,6 +1,6 @@
 import { operatorLabels, type Manifest } from './manifest.js';
 import { leaderElectionRules, rbacRulesFor, type ControllerAccess, type PolicyRule } from './rbac.js';
-import { watchedNamespaces } from './watched-namespace.js';
+import { accessIn, watchedNamespaces } from './watched-namespace.js';
 
 export interface OperatorRbacOptions {
   name: string;
@@ -16,9 +16,11 @@ export interface OperatorRbacOptions {
 
 /**
  * The operator's identity and the controllers' rights: a ServiceAccount; when every
- * controller watches named namespaces, a Role with the rules on namespaced kinds (and
- * Events) bound in each of them, and a ClusterRole only for the cluster-scoped kinds;
- * otherwise one ClusterRole. Leader election's Lease gets a Role in its namespace.
+ * controller watches named namespaces, a Role in each of them with the rules on the
+ * namespaced kinds used there (and Events): a controller's whole set where it reconciles,
+ * only its `@Watches` kinds where it merely maps from (the operator's own namespace, for
+ * `ownNamespace`), and a ClusterRole only for the cluster-scoped kinds; otherwise one
+ * ClusterRole. Leader election's Lease gets a Role in its namespace.
  */
 export function operatorRbac(options: OperatorRbacOptions): Manifest[] {
   const { name, namespace } = options;
@@ -38,10 +40,12 @@ export function operatorRbac(options: OperatorRbacOptions): Manifest[] {
       },
     );
 
-  const watched = watchedNamespaces(options.controllers, options.watchNamespace);
+  const watched = watchedNamespaces(options.controllers, options.watchNamespace, namespace);
   if (watched) {
-    const rules = rbacRulesFor(options.controllers, { scope: 'namespaced' });
-    for (const namespace of watched) bound('Role', name, rules, namespace);
+    for (const where of watched) {
+      const here = accessIn(options.controllers, where, options.watchNamespace, namespace);
+      bound('Role', name, rbacRulesFor(here, { scope: 'namespaced' }), where);
+    }
     const clusterRules = rbacRulesFor(options.controllers, { scope: 'cluster' });
     if (clusterRules.length) bound('ClusterRole', name, clusterRules);
   } else {

@@ -12,10 +12,17 @@ export interface ControllerAccess extends ControllerResources {
   /** The namespaces it watches (`@Controller`'s `namespaces`), instead of `namespace`. */
   namespaces?: readonly string[];
   /** The namespace(s) each `@Watches` names, in the order of `watches` (absent or undefined: the module's). */
-  watchNamespaces?: readonly (string | readonly string[] | undefined)[];
+  watchNamespaces?: readonly (WatchNamespaces | undefined)[];
   /** The controller has a `@Finalizer` method. */
   finalizer?: boolean;
 }
+
+/**
+ * Where a `@Watches` looks: a namespace, a list of them, the operator's own namespace
+ * (`ownNamespace`: the one the manifests deploy it to), or a namespace a function gives at
+ * start-up, which the manifests cannot know (its rights are then cluster-wide).
+ */
+export type WatchNamespaces = string | readonly string[] | { operatorNamespace: true } | { atStartUp: true };
 
 /** An rbac.authorization.k8s.io/v1 PolicyRule. */
 export interface PolicyRule {

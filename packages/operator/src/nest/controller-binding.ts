@@ -59,19 +59,24 @@ export function bindController(
     });
   }
 
-  const watches: WatchSource<KubeObject>[] = found.watches.map((watch) => ({
-    resource: kind(watch.resource),
-    map: (object) => call(watch.method, object) as ObjectRef[] | ObjectRef | undefined,
-    ...(watch.options.namespaces
-      ? { namespaces: watch.options.namespaces }
-      : (watch.options.namespace ?? namespace)
-        ? { namespace: watch.options.namespace ?? namespace }
-        : {}),
-    ...(watch.options.metadataOnly ? { metadataOnly: true } : {}),
-    ...(watch.options.labelSelector ? { labelSelector: watch.options.labelSelector } : {}),
-    ...(watch.options.fieldSelector ? { fieldSelector: watch.options.fieldSelector } : {}),
-    ...(watch.options.predicates ? { predicates: watch.options.predicates as Predicate<KubeObject>[] } : {}),
-  }));
+  const watches: WatchSource<KubeObject>[] = found.watches.map((watch) => {
+    const given = watch.options.namespace;
+    // A function (ownNamespace) is asked once, here, at start-up.
+    const watchedNamespace = typeof given === 'function' ? given(namespace) : (given ?? namespace);
+    return {
+      resource: kind(watch.resource),
+      map: (object, event) => call(watch.method, object, event) as ObjectRef[] | ObjectRef | undefined,
+      ...(watch.options.namespaces
+        ? { namespaces: watch.options.namespaces }
+        : watchedNamespace
+          ? { namespace: watchedNamespace }
+          : {}),
+      ...(watch.options.metadataOnly ? { metadataOnly: true } : {}),
+      ...(watch.options.labelSelector ? { labelSelector: watch.options.labelSelector } : {}),
+      ...(watch.options.fieldSelector ? { fieldSelector: watch.options.fieldSelector } : {}),
+      ...(watch.options.predicates ? { predicates: watch.options.predicates as Predicate<KubeObject>[] } : {}),
+    };
+  });
 
   const sources = found.sources.map((method) => {
     const stream = call(method);

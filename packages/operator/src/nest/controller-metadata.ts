@@ -2,7 +2,8 @@ import type { Type } from '@nestjs/common';
 import { MetadataScanner } from '@nestjs/core';
 import type { ResourceDescriptor } from '@nestor/core';
 import { resourceOf, type ResourceType } from '../crd/custom-resource.decorator.js';
-import type { ControllerAccess } from '../manifests/rbac.js';
+import { ownNamespace } from '../config/own-namespace.js';
+import type { ControllerAccess, WatchNamespaces } from '../manifests/rbac.js';
 import type { ControllerMetadata, ControllerOptions, OwnedKind } from './decorators/controller.decorator.js';
 import type { FinalizerMetadata } from './decorators/finalizer.decorator.js';
 import type { TimerOptions } from './decorators/timer.decorator.js';
@@ -111,10 +112,16 @@ export function controllerAccess(definition: ControllerDefinition): ControllerAc
     ...(definition.options.namespaces ? { namespaces: definition.options.namespaces } : {}),
     watches: definition.watches.map((w) => w.resource),
     ...(definition.watches.some((w) => w.options.namespace || w.options.namespaces)
-      ? { watchNamespaces: definition.watches.map((w) => w.options.namespaces ?? w.options.namespace) }
+      ? { watchNamespaces: definition.watches.map((w) => w.options.namespaces ?? watchNamespace(w.options.namespace)) }
       : {}),
     finalizer: definition.finalizer !== undefined,
   };
+}
+
+/** A `@Watches` namespace as the manifests see it: `ownNamespace` is where they deploy the operator. */
+function watchNamespace(namespace: WatchesOptions['namespace']): WatchNamespaces | undefined {
+  if (typeof namespace !== 'function') return namespace;
+  return namespace === ownNamespace ? { operatorNamespace: true } : { atStartUp: true };
 }
 
 /** Every kind a controller watches: its own, the owned ones, the watched ones. */

@@ -8,7 +8,6 @@
 import 'reflect-metadata';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { request } from 'node:https';
 import { after, before, describe, it } from 'node:test';
 import { Injectable, type INestApplicationContext } from '@nestjs/common';
 import { KubeApiError } from '@nestor/core';
@@ -24,6 +23,7 @@ import {
   type ObjectMeta,
 } from '../index.js';
 import { bootOperatorApp } from '../test-support/operator-app.js';
+import { requestOnce, type OnceAnswer } from '../test-support/request-once.js';
 
 const GROUP = `conv${randomBytes(3).toString('hex')}.nestor.dev`;
 const CRD = `gizmos.${GROUP}`;
@@ -101,27 +101,8 @@ const spoke = (name: string, spec: GizmoSpecV1) => ({
 const get = <T>(version: 'v1' | 'v2', name: string) => env.client.request<T>('GET', path(version, name));
 
 /** A request straight to the webhook server, trusting the installed CA. */
-function direct(body: string): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: webhooks.host,
-        port: webhooks.port,
-        path: '/convert',
-        method: 'POST',
-        ca: webhooks.caCertificate,
-        headers: { 'content-type': 'application/json' },
-        agent: false,
-      },
-      (res) => {
-        let text = '';
-        res.on('data', (chunk: Buffer) => (text += chunk.toString()));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
+function direct(body: string): Promise<OnceAnswer> {
+  return requestOnce({ host: webhooks.host, port: webhooks.port, path: '/convert', body, ca: webhooks.caCertificate });
 }
 
 before(async () => {

@@ -25,7 +25,7 @@ import {
 } from './operator.module-definition.js';
 import type { OperatorModuleOptions } from './interfaces/operator-options.interface.js';
 import { OperatorRegistry } from './operator.registry.js';
-import { ownNamespace } from './own-namespace.js';
+import { ownNamespace } from '../config/own-namespace.js';
 import { WebhookExplorer } from './webhook.explorer.js';
 import { WebhookServer } from './webhook.server.js';
 

@@ -13,6 +13,7 @@ import type { INestApplicationContext } from '@nestjs/common';
 import { freePort, TestEnvironment, waitFor, type LocalWebhooks } from '@nestor/testing';
 import { Default, ValidateCreate, Webhook, webhookConfigurationsOf, WebhookServer } from '../index.js';
 import { bootOperatorApp } from '../test-support/operator-app.js';
+import { requestOnce } from '../test-support/request-once.js';
 import { WIDGET_CRD, Widget, widget } from '../test-support/widget.js';
 
 const SUFFIX = randomBytes(3).toString('hex');
@@ -114,26 +115,9 @@ function answerOf(status: number, text: string): Answer {
 
 /** One review over its own HTTP/1.1 connection. */
 function post(path: string, body: string | Buffer, port = webhooks.port): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: webhooks.host,
-        port,
-        path,
-        method: 'POST',
-        ca: webhooks.caCertificate,
-        headers: { 'content-type': 'application/json' },
-        agent: false,
-      },
-      (res) => {
-        let text = '';
-        res.on('data', (chunk: Buffer) => (text += chunk.toString()));
-        res.on('end', () => resolve(answerOf(res.statusCode ?? 0, text)));
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
+  return requestOnce({ host: webhooks.host, port, path, body, ca: webhooks.caCertificate }).then(({ status, text }) =>
+    answerOf(status, text),
+  );
 }
 
 /**

@@ -6,7 +6,6 @@ import 'reflect-metadata';
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { connect } from 'node:http2';
-import { request } from 'node:https';
 import { after, before, describe, it } from 'node:test';
 import {
   BadRequestException,
@@ -33,6 +32,7 @@ import {
   type AdmissionContext,
 } from '../index.js';
 import { bootOperatorApp } from '../test-support/operator-app.js';
+import { requestOnce } from '../test-support/request-once.js';
 import { WIDGET_CRD, Widget, widget } from '../test-support/widget.js';
 
 const SUFFIX = randomBytes(3).toString('hex');
@@ -134,28 +134,9 @@ interface Answer {
 }
 
 function overHttp1(port: number, body: string): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: webhooks.host,
-        port,
-        path: VALIDATE,
-        method: 'POST',
-        ca: webhooks.caCertificate,
-        headers: { 'content-type': 'application/json' },
-        agent: false,
-      },
-      (res) => {
-        let text = '';
-        res.on('data', (chunk: Buffer) => (text += chunk.toString()));
-        res.on('end', () =>
-          resolve({ protocol: `HTTP/${res.httpVersion}`, status: res.statusCode ?? 0, ...parsed(text) }),
-        );
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
+  return requestOnce({ host: webhooks.host, port, path: VALIDATE, body, ca: webhooks.caCertificate }).then(
+    ({ status, text, httpVersion }) => ({ protocol: `HTTP/${httpVersion}`, status, ...parsed(text) }),
+  );
 }
 
 function overHttp2(port: number, body: string): Promise<Answer> {
@@ -261,7 +242,7 @@ describe('Nest enhancers on admission handlers', () => {
     const answer = await overHttp1(inheritingPort, review(2));
     assert.equal(answer.status, 200);
     assert.equal(answer.response?.allowed, false);
-    assert.deepEqual(answer.response?.status, { code: 403, message: 'Forbidden resource' });
+    assert.deepEqual(answer.response?.status, { code: 403, message: 'Forbidden resource', reason: 'Forbidden' });
   });
 
   it('serves HTTP/2 and HTTP/1.1 on one port when http2 is on, malformed bodies still 400', async () => {

@@ -9,7 +9,7 @@ import { converterOf } from './conversion-metadata.js';
 import { runtimeLogger } from './nest-logger.js';
 import { OPERATOR_MODULE_OPTIONS } from './operator.module-definition.js';
 import type { OperatorModuleOptions } from './interfaces/operator-options.interface.js';
-import { ownNamespace } from './own-namespace.js';
+import { ownNamespace } from '../config/own-namespace.js';
 import { WebhookEnhancers } from './webhook-enhancers.js';
 import { WebhookExplorer, type DiscoveredWebhook } from './webhook.explorer.js';
 

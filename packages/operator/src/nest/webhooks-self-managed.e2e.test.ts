@@ -155,15 +155,13 @@ before(async () => {
     metadata: { name: NS },
   });
   port = await freePort();
-  // As `nestor manifests` writes them for self-managed mode (no caBundle), pointed at 127.0.0.1.
-  for (const config of webhookConfigurationsOf([WidgetWebhook], { name: CONFIGURATION })) {
-    await env.client.request('POST', PATHS[config.kind], {
-      ...config,
-      webhooks: config.webhooks.map((webhook) => {
-        const { path } = (webhook.clientConfig as { service: { path: string } }).service;
-        return { ...webhook, clientConfig: { url: `https://127.0.0.1:${port}${path}` } };
-      }),
-    });
+  // As for a local run with self-managed certificates: no caBundle, pointed at 127.0.0.1,
+  // named as selfManaged.configurationName says.
+  for (const config of webhookConfigurationsOf([WidgetWebhook], {
+    name: CONFIGURATION,
+    url: `https://127.0.0.1:${port}`,
+  })) {
+    await env.client.request('POST', PATHS[config.kind], config);
   }
   await env.installCRDs([
     {

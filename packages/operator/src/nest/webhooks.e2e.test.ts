@@ -108,19 +108,20 @@ const create = (name: string, spec: Widget['spec'], query = '', labels?: Record<
   return env.client.transport.request('POST', `${path()}${query}`, { body: object });
 };
 
-/** The status and message a call was refused with, as a client sees them (fails the test if admitted). */
-async function rejection(call: Promise<unknown>): Promise<{ status: number; detail: string }> {
+/** The status, Status reason and message a call was refused with, as a client sees them (fails the test if admitted). */
+async function rejection(call: Promise<unknown>): Promise<{ status: number; reason?: string; detail: string }> {
   let result: unknown;
   try {
     result = await call;
   } catch (error) {
-    if (error instanceof KubeApiError) return { status: error.status, detail: error.detail };
+    if (error instanceof KubeApiError)
+      return { status: error.status, reason: error.statusObject?.reason, detail: error.detail };
     throw error;
   }
   const response = result as TransportResponse;
   if (typeof response?.status === 'number' && response.status >= 400) {
-    const status = JSON.parse(response.body.toString()) as { message: string };
-    return { status: response.status, detail: status.message };
+    const status = JSON.parse(response.body.toString()) as { message: string; reason?: string };
+    return { status: response.status, reason: status.reason, detail: status.message };
   }
   assert.fail('the API server admitted the request');
 }
@@ -241,6 +242,8 @@ describe('admission webhooks served to the API server', () => {
     await create('guarded', { size: 1 }, '', { protected: 'true' });
     const error = await rejection(env.client.request('DELETE', path('guarded')));
     assert.equal(error.status, 403);
+    // The reason the API server gives 403, which kubectl prints: `Error from server (Forbidden): ...`.
+    assert.equal(error.reason, 'Forbidden');
     assert.equal(
       error.detail,
       `admission webhook "${VALIDATING}" denied the request: widget guarded is protected: remove its label first`,

@@ -6,7 +6,7 @@
 export * from '@nestor/core';
 
 // The client: typed reads and writes, kinds.
-export * from '../client/kinds.js';
+export * from '../client/kinds.js'; // the descriptors, and their object types (types only)
 export { KindRegistry } from '../client/kind-registry.js';
 export {
   KubeClient,
@@ -45,6 +45,17 @@ export {
   type PrinterColumn,
   type ResourceType,
 } from '../crd/custom-resource.decorator.js';
+export type { Defaulted, AsWritten } from '../crd/defaulted.js';
+export {
+  compareQuantities,
+  isQuantity,
+  quantityToNumber,
+  QuantityError,
+  QUANTITY_PATTERN,
+  MAX_QUANTITY_EXPONENT,
+  MAX_QUANTITY_LENGTH,
+  type Quantity,
+} from '../crd/quantity.js';
 
 // Status conditions: metav1.Condition as a @Field class, and meta's condition helpers.
 export { Condition, ConditionsField, type ConditionStatus } from '../conditions/condition.js';

@@ -37,13 +37,13 @@ export function httpEndpoints(options: HttpEndpointOptions): HttpEndpoints {
   const healthPort = portOf('health.port', options.health?.port ?? 8081, 'the probes');
   if (auth && !secure) {
     throw new Error(
-      'OperatorModule: metrics.auth needs HTTPS (bearer tokens sent over plain HTTP can be read on the network): ' +
+      'metrics.auth needs HTTPS (bearer tokens sent over plain HTTP can be read on the network): ' +
         'leave metrics.secure at its default (true), or turn auth off',
     );
   }
   if (!secure && metricsOptions.certDir) {
     throw new Error(
-      'OperatorModule: metrics.certDir is only used over HTTPS: remove it, or leave metrics.secure at its default (true)',
+      'metrics.certDir is only used over HTTPS: remove it, or leave metrics.secure at its default (true)',
     );
   }
   const metrics: MetricsEndpoint | undefined =
@@ -63,14 +63,14 @@ export function httpEndpoints(options: HttpEndpointOptions): HttpEndpoints {
   if (metrics && health && metrics.port === health.port) {
     if (metrics.secure) {
       throw new Error(
-        `OperatorModule: metrics.port and health.port are both ${metrics.port}, but /metrics is served over HTTPS and ` +
+        `metrics.port and health.port are both ${metrics.port}, but /metrics is served over HTTPS and ` +
           'the probes over plain HTTP (the kubelet sends no credentials): give them different ports (defaults 8443 and 8081), ' +
           'or set metrics.secure to false',
       );
     }
     if (metrics.host !== health.host) {
       throw new Error(
-        `OperatorModule: metrics and health share port ${metrics.port} but name different hosts (${metrics.host}, ${health.host}): ` +
+        `metrics and health share port ${metrics.port} but name different hosts (${metrics.host}, ${health.host}): ` +
           'a shared port has one address; set the same host on both, or give them different ports',
       );
     }
@@ -80,7 +80,7 @@ export function httpEndpoints(options: HttpEndpointOptions): HttpEndpoints {
 
 function portOf(option: string, port: number, what: string): number {
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    throw new Error(`OperatorModule: ${option} ${port} is not a port number: use 1-65535, or 0 to turn ${what} off`);
+    throw new Error(`${option} ${port} is not a port number: use 1-65535, or 0 to turn ${what} off`);
   }
   return port;
 }

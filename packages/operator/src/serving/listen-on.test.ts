@@ -24,7 +24,7 @@ describe('listenOn', () => {
           option: 'webhooks.port (0 turns the server off)',
         }),
         new RegExp(
-          `^Error: port ${port} for the webhooks is in use: set OperatorModule options webhooks\\.port \\(0 turns the server off\\)$`,
+          `^Error: port ${port} for the webhooks is in use: set the option webhooks\\.port \\(0 turns the server off\\)$`,
         ),
       );
     } finally {

@@ -17,7 +17,7 @@ export async function listenOn(
       reject(
         new Error(
           error.code === 'EADDRINUSE'
-            ? `port ${port} for ${serves.what} is in use: set OperatorModule options ${serves.option}`
+            ? `port ${port} for ${serves.what} is in use: set the option ${serves.option}`
             : `cannot serve ${serves.what} on ${host}:${port}: ${error.message}`,
         ),
       ),

@@ -5,8 +5,6 @@
 // (`runtime-entry.ts`).
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
 import { after, before, describe, it } from 'node:test';
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import { freePort, TestEnvironment, waitFor, type LocalWebhooks } from '@nestor/testing';
@@ -22,6 +20,7 @@ import {
   webhookConfigurations,
 } from '../runtime-entry.js';
 import { parseMetrics, valueOf } from '../test-support/prometheus.js';
+import { requestOnce } from '../test-support/request-once.js';
 
 const SUFFIX = randomBytes(3).toString('hex');
 const NS = `nest-free-${SUFFIX}`;
@@ -41,26 +40,12 @@ interface Answer {
 }
 
 function get(port: number, path: string, options: { https?: boolean; token?: string } = {}): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const send = options.https ? httpsRequest : httpRequest;
-    const req = send(
-      {
-        host: '127.0.0.1',
-        port,
-        path,
-        headers: options.token ? { authorization: `Bearer ${options.token}` } : {},
-        ...(options.https ? { ca: webhooks.caCertificate } : {}),
-        agent: false,
-      },
-      (res) => {
-        let text = '';
-        res.on('data', (chunk: Buffer) => (text += chunk.toString()));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-      },
-    );
-    req.on('error', reject);
-    req.end();
-  });
+  return requestOnce({
+    port,
+    path,
+    ...(options.https ? { ca: webhooks.caCertificate } : {}),
+    ...(options.token ? { headers: { authorization: `Bearer ${options.token}` } } : {}),
+  }).then(({ status, text }) => ({ status, text }));
 }
 
 const configMap = (name: string, data: Record<string, string>) =>

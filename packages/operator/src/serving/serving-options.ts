@@ -98,7 +98,9 @@ export interface SelfManagedCertificateOptions {
   /**
    * The Validating and MutatingWebhookConfiguration whose caBundle is patched, for the types
    * the application serves (default 'nestor-webhooks', as webhookConfigurationsOf; env
-   * WEBHOOK_CONFIGURATION_NAME).
+   * WEBHOOK_CONFIGURATION_NAME). It must be the `name` given to `webhookConfigurationsOf`
+   * (and `nestor manifests` sets both to `<name>-webhooks`): the operator patches only this
+   * one, and is not ready (its log says why) while that one does not exist.
    */
   configurationName?: string;
   /**

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { selfSignedCertificate } from '@nestor/core';
 import { freePort } from '@nestor/testing';
 import { AdmissionDenied } from '../webhooks/admission-denied.js';
+import { requestOnce, type OnceAnswer } from '../test-support/request-once.js';
 import { WebhookHttpsServer } from './webhook-https-server.js';
 
 const WIDGET = { group: 'example.com', version: 'v1', kind: 'Widget' };
@@ -56,27 +56,8 @@ function review(size: number): string {
   });
 }
 
-function post(path: string, body: string): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port: server.port,
-        path,
-        method: 'POST',
-        ca: pair.cert,
-        headers: { 'content-type': 'application/json' },
-        agent: false,
-      },
-      (res) => {
-        let text = '';
-        res.on('data', (chunk: Buffer) => (text += chunk.toString()));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
+function post(path: string, body: string): Promise<OnceAnswer> {
+  return requestOnce({ port: server.port!, path, body, ca: pair.cert });
 }
 
 describe('WebhookHttpsServer', () => {

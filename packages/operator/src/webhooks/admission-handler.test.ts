@@ -70,6 +70,32 @@ describe('validate', () => {
     assert.equal(forbidden.status?.code, 403);
   });
 
+  it('gives a denial the reason the API server gives its code, which kubectl prints in brackets', async () => {
+    const statusOf = async (denial: AdmissionDenied) =>
+      (
+        await validate(
+          {
+            create: () => {
+              throw denial;
+            },
+          },
+          request('CREATE', thing()),
+        )
+      ).status;
+    assert.deepEqual(await statusOf(new AdmissionDenied('no')), { code: 403, message: 'no', reason: 'Forbidden' });
+    assert.equal((await statusOf(new AdmissionDenied('bad size', { code: 422 })))?.reason, 'Invalid');
+    assert.equal((await statusOf(new AdmissionDenied('bad', { code: 400 })))?.reason, 'BadRequest');
+    assert.equal((await statusOf(new AdmissionDenied('taken', { code: 409 })))?.reason, 'Conflict');
+    // The API server raises a code below 400 to 400.
+    assert.equal((await statusOf(new AdmissionDenied('odd', { code: 200 })))?.reason, 'BadRequest');
+    // A reason given wins; a code the API server has no reason for gets none.
+    assert.equal(
+      (await statusOf(new AdmissionDenied('quota', { code: 403, reason: 'QuotaExceeded' })))?.reason,
+      'QuotaExceeded',
+    );
+    assert.equal((await statusOf(new AdmissionDenied('teapot', { code: 418 })))?.reason, undefined);
+  });
+
   it('denies with 500 when a handler breaks, and reports the error', async () => {
     const failures: unknown[] = [];
     const response = await validate(

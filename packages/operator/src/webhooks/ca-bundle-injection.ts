@@ -98,7 +98,10 @@ function explain(error: unknown, target: CaBundleTarget): unknown {
   const what = `${target.kind} ${target.name}`;
   if (error.status === 404) {
     return new Error(
-      `${what} does not exist: apply the manifests that define it (nestor manifests writes it), or name the right one in webhooks.selfManaged`,
+      target.kind === 'CustomResourceDefinition'
+        ? `${what} does not exist: apply the manifests that define it (nestor manifests writes it), or name the right one in webhooks.selfManaged`
+        : `${what} does not exist: apply the manifests that define it (nestor manifests writes it), or name the right one in ` +
+            `webhooks.selfManaged.configurationName (WEBHOOK_CONFIGURATION_NAME): it must be the name given to webhookConfigurationsOf`,
       { cause: error },
     );
   }

@@ -80,4 +80,38 @@ describe('webhookConfigurations', () => {
       /timeoutSeconds must be 1 to 30/,
     );
   });
+
+  it('points at a URL for a local run, each webhook’s path appended, and refuses what the API server would', () => {
+    const entries = [
+      { type: 'validating' as const, resource: widgets, operations: ['CREATE' as const], options: {} },
+      { type: 'mutating' as const, resource: pods, operations: ['CREATE' as const], options: {} },
+    ];
+    const [validating, mutating] = webhookConfigurations(entries, { url: 'https://127.0.0.1:9443/' });
+    assert.deepEqual(validating!.webhooks[0]!.clientConfig, {
+      url: 'https://127.0.0.1:9443/validate-test-nestor-dev-v1-widget',
+    });
+    assert.deepEqual(mutating!.webhooks[0]!.clientConfig, { url: 'https://127.0.0.1:9443/mutate--v1-pod' });
+    assert.throws(() => webhookConfigurations(entries, { url: 'http://127.0.0.1:9443' }), /must be https:/);
+    assert.throws(() => webhookConfigurations(entries, { url: '127.0.0.1:9443' }), /must be https:|is not a URL/);
+    assert.throws(
+      () => webhookConfigurations(entries, { url: 'https://a', service: { namespace: 'n', name: 's' } }),
+      /either url or service/,
+    );
+  });
+
+  it('gives every webhook the namespaceSelector, unless its @Webhook sets one', () => {
+    const own = { matchLabels: { team: 'a' } };
+    const shared = { matchLabels: { 'kubernetes.io/metadata.name': 'test-1' } };
+    const [validating] = webhookConfigurations(
+      [
+        { type: 'validating', resource: widgets, operations: ['CREATE'], options: {} },
+        { type: 'validating', resource: pods, operations: ['CREATE'], options: { namespaceSelector: own } },
+      ],
+      { namespaceSelector: shared },
+    );
+    assert.deepEqual(
+      validating!.webhooks.map((w) => w.namespaceSelector),
+      [shared, own],
+    );
+  });
 });

@@ -76,13 +76,33 @@ export function webhookPath(
 }
 
 export interface WebhookConfigurationOptions {
-  /** Name of both configurations (default 'nestor-webhooks'); entries are named per kind. */
+  /**
+   * Name of both configurations (default 'nestor-webhooks'); entries are named per kind.
+   * With self-managed certificates, `webhooks.selfManaged.configurationName` (or
+   * `WEBHOOK_CONFIGURATION_NAME`) must be this name: it is the configuration whose caBundle
+   * the operator patches.
+   */
   name?: string;
   /**
    * The Service in front of the operator's webhook port (as kubebuilder's webhook-service).
-   * @nestor/testing replaces it with a local URL.
+   * Default `webhook-service` in the namespace `system`, kubebuilder's names before its
+   * kustomize prefix: `nestor manifests` writes the real one; give it here when applying
+   * the result yourself. `TestEnvironment.installWebhooks` replaces it with a local URL.
    */
   service?: { namespace: string; name: string; port?: number };
+  /**
+   * Where the API server calls the webhook server instead of a Service: its base URL
+   * (`https://host:port`, HTTPS only), each webhook's path appended. For an operator run on
+   * this machine against a cluster or a shared test control plane (with self-managed
+   * certificates, list the host in `selfManaged.hosts`). Not with `service`.
+   */
+  url?: string;
+  /**
+   * For every webhook that sets none of its own in `@Webhook`: only objects in namespaces
+   * with these labels (`{ matchLabels: { 'kubernetes.io/metadata.name': ns } }` for one).
+   * On a shared cluster or test control plane, keeps other namespaces' requests away.
+   */
+  namespaceSelector?: LabelSelector;
 }
 
 /** The two configurations for these entries (one is omitted when it would be empty). */
@@ -91,10 +111,20 @@ export function webhookConfigurations(
   options: WebhookConfigurationOptions = {},
 ): WebhookConfiguration[] {
   const name = options.name ?? 'nestor-webhooks';
-  const service = options.service ?? { namespace: 'system', name: 'webhook-service' };
+  if (options.url !== undefined && options.service !== undefined) {
+    throw new Error('webhook configurations: give either url or service, not both');
+  }
+  const target: Target =
+    options.url !== undefined
+      ? { url: baseUrl(options.url) }
+      : {
+          service: options.service ?? { namespace: 'system', name: 'webhook-service' },
+        };
   const configurations: WebhookConfiguration[] = [];
   for (const type of ['validating', 'mutating'] as const) {
-    const webhooks = entries.filter((e) => e.type === type).map((e) => webhookEntry(e, service));
+    const webhooks = entries
+      .filter((e) => e.type === type)
+      .map((e) => webhookEntry(e, target, options.namespaceSelector));
     if (webhooks.length === 0) continue;
     configurations.push({
       apiVersion: 'admissionregistration.k8s.io/v1',
@@ -106,7 +136,25 @@ export function webhookConfigurations(
   return configurations;
 }
 
-function webhookEntry(entry: WebhookEntry, service: NonNullable<WebhookConfigurationOptions['service']>) {
+type Target = { url: string } | { service: NonNullable<WebhookConfigurationOptions['service']> };
+
+/** The base URL without a trailing slash; refused unless HTTPS without query or fragment, as the API server does. */
+function baseUrl(url: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new Error(`webhook configurations: url ${JSON.stringify(url)} is not a URL: give https://<host>:<port>`);
+  }
+  if (parsed.protocol !== 'https:' || parsed.search || parsed.hash || parsed.username || parsed.password) {
+    throw new Error(
+      `webhook configurations: url ${JSON.stringify(url)} must be https://<host>:<port>[/<prefix>], without a query, fragment or user (the API server calls webhooks over TLS only)`,
+    );
+  }
+  return url.replace(/\/+$/, '');
+}
+
+function webhookEntry(entry: WebhookEntry, target: Target, namespaceSelector: LabelSelector | undefined) {
   const { resource, options } = entry;
   const path = webhookPath(entry.type, resource);
   if (options.timeoutSeconds !== undefined && !(options.timeoutSeconds >= 1 && options.timeoutSeconds <= 30)) {
@@ -116,7 +164,10 @@ function webhookEntry(entry: WebhookEntry, service: NonNullable<WebhookConfigura
     // A webhook name must be a fully qualified domain name; the path makes it unique.
     name: options.name ?? `${path.slice(1).replace(/--/g, '-')}.nestor.dev`,
     admissionReviewVersions: ['v1'],
-    clientConfig: { service: { ...service, path, ...(service.port ? { port: service.port } : {}) } },
+    clientConfig:
+      'url' in target
+        ? { url: `${target.url}${path}` }
+        : { service: { ...target.service, path, ...(target.service.port ? { port: target.service.port } : {}) } },
     rules: [
       {
         apiGroups: [resource.group],
@@ -130,7 +181,9 @@ function webhookEntry(entry: WebhookEntry, service: NonNullable<WebhookConfigura
     sideEffects: options.sideEffects ?? 'None',
     timeoutSeconds: options.timeoutSeconds ?? 10,
     matchPolicy: options.matchPolicy ?? 'Equivalent',
-    ...(options.namespaceSelector ? { namespaceSelector: options.namespaceSelector } : {}),
+    ...((options.namespaceSelector ?? namespaceSelector)
+      ? { namespaceSelector: options.namespaceSelector ?? namespaceSelector }
+      : {}),
     ...(options.objectSelector ? { objectSelector: options.objectSelector } : {}),
     ...(options.matchConditions?.length ? { matchConditions: options.matchConditions } : {}),
     ...(entry.type === 'mutating' ? { reinvocationPolicy: options.reinvocationPolicy ?? 'Never' } : {}),

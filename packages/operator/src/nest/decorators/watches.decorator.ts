@@ -1,12 +1,25 @@
 import { SetMetadata } from '@nestjs/common';
+import type { ObjectRef } from '@nestor/core';
 import type { ResourceType } from '../../crd/custom-resource.decorator.js';
-import type { Predicate } from '../../runtime/predicates.js';
+import type { Predicate, ResourceEvent } from '../../runtime/predicates.js';
 import { OPERATOR_WATCHES_METADATA } from '../operator.constants.js';
 import type { ObjectSelector } from '../../client/object-selector.js';
 
-export interface WatchesOptions extends ObjectSelector {
-  /** Only objects in this namespace (default: the module's `namespace` option, else all). */
-  namespace?: string;
+/**
+ * A namespace known only when the operator starts: called once then, with the module's
+ * `namespace` option. `ownNamespace` is one: the namespace the operator runs in.
+ */
+export type NamespaceOf = (moduleNamespace: string | undefined) => string;
+
+export interface WatchesOptions extends Omit<ObjectSelector, 'namespace'> {
+  /**
+   * Only objects in this namespace (default: the module's `namespace` option, else all).
+   * `ownNamespace` watches the operator's own namespace (POD_NAMESPACE in a pod), and
+   * `nestor manifests` grants the rights there; another function is called at start-up
+   * with the module's namespace, and `nestor manifests` cannot know its answer, so it
+   * grants the kind cluster-wide.
+   */
+  namespace?: string | NamespaceOf;
   /** Only objects in these namespaces, one informer each. Not with `namespace`. */
   namespaces?: string[];
   /**
@@ -14,6 +27,7 @@ export interface WatchesOptions extends ObjectSelector {
    * kind and metadata, no spec or status. For kinds the controller only maps.
    */
   metadataOnly?: boolean;
+  /** Events of the watched kind that fail one of these are not mapped (`generationChanged`, `labelsChanged`, ...). */
   predicates?: Predicate<never>[];
 }
 
@@ -23,8 +37,33 @@ export interface WatchesMetadata {
 }
 
 /**
- * Marks a method that maps an object of another kind to the requests it affects:
- * `(object) => ObjectRef[] | ObjectRef | undefined`.
+ * What a `@Watches` method is: synchronous (it runs for each event of the watched kind, so
+ * it reads the cache, not the API server), given the watched object as it is now (on a
+ * deletion, as it was last seen) and the event (`type`: added, updated or deleted; `old`:
+ * the object before an update). It answers with the objects of the controller's kind to
+ * reconcile: a list, one, or `undefined`/`[]` for none. A mapper that throws skips the
+ * event; it is logged and counted, and the watch goes on.
+ */
+export type WatchesMapper<W = never> = (
+  watched: W,
+  event: ResourceEvent<W>,
+) => ObjectRef[] | ObjectRef | undefined | null;
+
+/**
+ * Marks a method that maps an object of another kind to the requests of the controller's
+ * own kind it affects, as controller-runtime's `Watches(..., EnqueueRequestsFromMapFunc)`:
+ * `(object, event) => ObjectRef[] | ObjectRef | undefined` (see `WatchesMapper`). The kind
+ * is cached by the shared informer cache; its rights (get, list, watch) go into the RBAC
+ * `nestor manifests` writes.
+ *
+ * ```ts
+ * @Watches(ConfigMap, { namespace: ownNamespace, labelSelector: 'cache.example.com/backups' })
+ * backupsChanged(configMap: ConfigMap): ObjectRef | undefined {
+ *   // The ConfigMap names the CacheCluster it configures: "<namespace>/<name>".
+ *   const [namespace, name] = configMap.metadata?.annotations?.['cache.example.com/cluster']?.split('/') ?? [];
+ *   return namespace && name ? { namespace, name } : undefined;
+ * }
+ * ```
  */
 export function Watches(resource: ResourceType, options: WatchesOptions = {}): MethodDecorator {
   return SetMetadata(OPERATOR_WATCHES_METADATA, { resource, options } satisfies WatchesMetadata);
