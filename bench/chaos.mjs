@@ -261,6 +261,16 @@ async function runSuite(mode, impl, goBinary) {
     // The record: no overlapping reconciles, no write while another process held the lease.
     const intervals = await reconcileIntervals(processes);
     const overlapping = overlappingReconciles(intervals);
+    // What the processes involved logged around the first overlap, to see why.
+    if (overlapping.length) {
+      const [a, b] = overlapping[0];
+      const from = Math.min(a.start, b.start) - 10_000;
+      const to = Math.max(a.end, b.end) + 2_000;
+      for (const p of processes.filter((p) => p.identity === a.identity || p.identity === b.identity)) {
+        const lines = p.output.filter((_, i) => p.outputAt[i] >= from && p.outputAt[i] <= to);
+        console.error(`--- ${p.identity} around the first overlap (${a.key}):\n${lines.join('\n')}`);
+      }
+    }
     const audit = await env.auditEvents();
     const users = new Map(slots.map((s) => [s.user, s.name]));
     const ok = (e) => (e.responseStatus?.code ?? 0) < 300;
