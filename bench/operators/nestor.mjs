@@ -9,6 +9,7 @@ import { Recorder, args, fail, onCommands, onSyncCommands, send } from './protoc
 // NESTOR_OPERATOR_DIST=path/to/dist runs another build of @nestor/operator (before/after comparisons).
 // NESTOR_STREAMING_LIST=true syncs by a streamed list (WatchList) where the API server offers it.
 // NESTOR_PROTOBUF=false lists and watches built-in kinds in JSON (bench/run.mjs --impls nestor-json).
+// NESTOR_HTTP2=true|false sets the transport's http2 option (unset: the default); DISABLE_HTTP2=1 works too.
 const dist = process.env.NESTOR_OPERATOR_DIST;
 const operator = await import(dist ? pathToFileURL(`${dist}/runtime-entry.js`).href : '@nestor/operator/runtime');
 const { ClusterConfig, ConfigMap, InformerCache, KindRegistry, Manager, Transport, generationChanged } = operator;
@@ -18,8 +19,21 @@ const HttpKubeClient = operator.HttpKubeClient ?? operator.KubeClient;
 const importedMs = performance.now();
 
 const { kubeconfig, namespace, mode, workers } = args();
+// NESTOR_LOG=1: the runtime's and the transport's warnings and errors on stderr (stdout is the protocol's).
+const logger = process.env.NESTOR_LOG
+  ? Object.fromEntries(
+      ['debug', 'info', 'warn', 'error'].map((level) => [
+        level,
+        level === 'warn' || level === 'error'
+          ? (message) => process.stderr.write(`${new Date().toISOString()} ${level} ${message}\n`)
+          : () => {},
+      ]),
+    )
+  : undefined;
 const transport = await Transport.fromKubeConfig(ClusterConfig.fromFile(kubeconfig), {
+  ...(logger ? { logger } : {}),
   protobuf: process.env.NESTOR_PROTOBUF !== 'false',
+  ...(process.env.NESTOR_HTTP2 ? { http2: process.env.NESTOR_HTTP2 === 'true' } : {}),
 });
 send({ ev: 'hello', pid: process.pid, runtime: process.version });
 
@@ -34,7 +48,7 @@ if (mode === 'sync') {
   });
 } else {
   const recorder = new Recorder();
-  const manager = new Manager({ transport, concurrency: workers });
+  const manager = new Manager({ transport, concurrency: workers, ...(logger ? { logger } : {}) });
   const kinds = new KindRegistry();
   kinds.register(WIDGETS);
   const kube = new HttpKubeClient(transport, { informers: manager.informers, fieldManager: FIELD_MANAGER, kinds });

@@ -9,6 +9,7 @@
 //   order     optional number (default 100): position in the run, lowest first; ties by name
 //   once      optional boolean: not repeated by --repeat (the suite's state changes for good)
 //   after     optional async (ctx) => void: undoes the fault once the round converged (heal)
+// Files whose name starts with '_', or that export no inject, are helpers, not faults.
 //
 // The ctx each inject and after gets:
 //   env         the TestEnvironment (@nestor/testing): client, server, kubeconfigPath,
@@ -44,7 +45,8 @@ export async function loadFaults() {
   const faults = [];
   for (const file of files) {
     const fault = await import(pathToFileURL(`${here}/${file}`).href);
-    for (const field of ['name', 'title', 'modes', 'inject']) {
+    if (fault.inject === undefined) continue; // a helper the faults share (half-open.mjs, relay-worker.mjs)
+    for (const field of ['name', 'title', 'modes']) {
       if (fault[field] === undefined) throw new Error(`bench/lib/chaos/${file} exports no ${field}`);
     }
     faults.push(fault);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { describeRequest, KubeApiError } from './errors.js';
+import { describeRequest, KubeApiError, retryAfterMs } from './errors.js';
 
 describe('describeRequest', () => {
   it('names verb, group, resource, namespace and name as RBAC does', () => {
@@ -88,5 +88,23 @@ describe('KubeApiError', () => {
     assert.equal(error.code, 'ECONNREFUSED');
     assert.match(error.message, /The API server at https:\/\/127.0.0.1:6443 is unreachable/);
     assert.equal(error.cause, refused);
+  });
+});
+
+describe('retryAfterMs', () => {
+  it('finds the wait the server asked for on the error or its causes, and nothing else', () => {
+    const throttled = KubeApiError.fromResponse({ method: 'PATCH', path: '/api/v1/x' }, 429, 'Too many requests', '1');
+    assert.equal(retryAfterMs(throttled), 1000);
+    assert.equal(retryAfterMs(new Error('reconcile failed', { cause: throttled })), 1000);
+    const inStatus = KubeApiError.fromResponse({ method: 'GET', path: '/api/v1/x' }, 500, {
+      kind: 'Status',
+      reason: 'ServerTimeout',
+      details: { retryAfterSeconds: 3 },
+    });
+    assert.equal(retryAfterMs(inStatus), 3000);
+    assert.equal(retryAfterMs(KubeApiError.fromResponse({ method: 'GET', path: '/x' }, 429, '', '0')), undefined);
+    assert.equal(retryAfterMs(KubeApiError.fromResponse({ method: 'GET', path: '/x' }, 409, '')), undefined);
+    assert.equal(retryAfterMs(new Error('no')), undefined);
+    assert.equal(retryAfterMs('text'), undefined);
   });
 });

@@ -117,6 +117,19 @@ export class KubeApiError extends Error {
   }
 }
 
+/**
+ * Milliseconds the API server asked the caller to wait before trying again (Retry-After,
+ * or the Status's retryAfterSeconds: API Priority and Fairness sends it with 429), found on
+ * `error` or its causes; undefined when it asked for nothing.
+ */
+export function retryAfterMs(error: unknown): number | undefined {
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    const seconds = e.name === 'KubeApiError' ? (e as KubeApiError).retryAfterSeconds : undefined;
+    if (seconds !== undefined && seconds > 0) return seconds * 1000;
+  }
+  return undefined;
+}
+
 function parseStatus(text: string): KubeStatus | undefined {
   if (!text.startsWith('{')) return undefined;
   try {

@@ -2,6 +2,7 @@
 // @nestor/testing) talks to the API server with, and the seams they share.
 
 export {
+  DEFAULT_RETRY_AFTER_ATTEMPTS,
   Transport,
   type Query,
   type RequestOptions,
@@ -10,7 +11,7 @@ export {
   type TransportOptions,
   type TransportResponse,
 } from './transport.js';
-export { KubeApiError, describeRequest, type FailedRequest, type KubeStatus } from './errors.js';
+export { KubeApiError, describeRequest, retryAfterMs, type FailedRequest, type KubeStatus } from './errors.js';
 export { JsonLineDecoder } from './json-lines.js';
 export { ObjectTooDeepError, type RefusedObject } from './object-depth.js';
 export { ClusterConfig, type KubeConfigSource } from './cluster-config.js';

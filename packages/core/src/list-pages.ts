@@ -20,6 +20,8 @@ export interface ListPage<T> {
    * naming its object; they are not in `items`. Read them another way (as JSON) or skip them.
    */
   refused: ObjectTooDeepError[];
+  /** The continue token of the page after this one; undefined on the last page. */
+  continue?: string;
 }
 
 export interface ListPagesOptions {
@@ -28,6 +30,11 @@ export interface ListPagesOptions {
   /** Objects per page (default 500, as client-go's pager). */
   pageSize?: number;
   signal?: AbortSignal;
+  /**
+   * Start at the page this continue token asks for (from a page of a list that failed
+   * later), not at the first; an expired token starts the list again, flagged `restarted`.
+   */
+  continueFrom?: string;
   /** Called when the list starts again because its continue token expired. */
   onRestart?: () => void;
   /**
@@ -92,7 +99,7 @@ export async function* listPages<T>(
     page.catch(() => {});
     return { page, continueToken };
   };
-  let next = fetch(undefined);
+  let next = fetch(options.continueFrom || undefined);
   let restarted = false;
   try {
     for (;;) {
@@ -113,6 +120,7 @@ export async function* listPages<T>(
         resourceVersion: page.metadata?.resourceVersion,
         restarted,
         refused: page.refused ?? [],
+        ...(continueToken ? { continue: continueToken } : {}),
       };
       restarted = false;
       if (!continueToken) return;

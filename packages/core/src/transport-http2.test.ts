@@ -114,13 +114,33 @@ describe('Transport over HTTP/2', () => {
     }
   });
 
-  it('uses HTTP/1.1 unless told to use HTTP/2', async () => {
+  it('uses HTTP/2 by default, and says its connections are checked by PING', async () => {
     const transport = await Transport.fromKubeConfig(kubeConfig(port));
     try {
-      assert.equal((await transport.json<{ version: string }>('GET', '/api/v1/x')).version, '1.1');
-      assert.equal(transport.protocol, 'http/1.1');
+      assert.equal(transport.checksLiveness, false, 'not known before the first connection');
+      assert.equal((await transport.json<{ version: string }>('GET', '/api/v1/x')).version, '2.0');
+      assert.equal(transport.protocol, 'h2');
+      assert.equal(transport.checksLiveness, true);
     } finally {
       transport.close();
+    }
+  });
+
+  it("uses HTTP/1.1 with http2: false, or with DISABLE_HTTP2 set (client-go's switch)", async () => {
+    const told = await Transport.fromKubeConfig(kubeConfig(port), { http2: false });
+    process.env['DISABLE_HTTP2'] = '1';
+    let disabled: Transport | undefined;
+    try {
+      disabled = await Transport.fromKubeConfig(kubeConfig(port), { http2: true });
+      for (const transport of [told, disabled]) {
+        assert.equal((await transport.json<{ version: string }>('GET', '/api/v1/x')).version, '1.1');
+        assert.equal(transport.protocol, 'http/1.1');
+        assert.equal(transport.checksLiveness, false);
+      }
+    } finally {
+      delete process.env['DISABLE_HTTP2'];
+      told.close();
+      disabled?.close();
     }
   });
 });

@@ -92,6 +92,63 @@ describe('Transport', () => {
     );
   });
 
+  it('sends a request answered 429 again once the Retry-After has passed, body and all', async () => {
+    const seen: Array<{ at: number; body: string }> = [];
+    server.handle((_req, res, body) => {
+      seen.push({ at: Date.now(), body });
+      if (seen.length === 1) {
+        res.writeHead(429, { 'retry-after': '1', 'content-type': 'text/plain' });
+        return void res.end('Too many requests, please try again later.');
+      }
+      res.end('{"ok":true}');
+    });
+    const throttled = transport.stats.throttled;
+    assert.deepEqual(await transport.json('PATCH', '/api/v1/x', { body: { a: 1 } }), { ok: true });
+    assert.deepEqual(
+      seen.map((s) => s.body),
+      ['{"a":1}', '{"a":1}'],
+    );
+    // 2 ms for the timer's rounding.
+    assert.ok(seen[1]!.at - seen[0]!.at >= 998, `sent again after ${seen[1]!.at - seen[0]!.at} ms, asked 1000`);
+    assert.equal(transport.stats.throttled - throttled, 1);
+    assert.equal(transport.stats.inFlight, 0);
+  });
+
+  it('sends a read answered 503 with Retry-After again, never a write (it may have been done)', async () => {
+    let requests = 0;
+    server.handle((req, res) => {
+      requests++;
+      if (req.method === 'GET' && requests > 2) return void res.end('{"ok":true}');
+      res.writeHead(503, { 'retry-after': '1' });
+      res.end();
+    });
+    const error = await transport.json('POST', '/api/v1/x', { body: {} }).catch((e: unknown) => e);
+    assert.ok(error instanceof KubeApiError && error.status === 503, String(error));
+    assert.equal(error.retryAfterSeconds, 1);
+    assert.equal(requests, 1, 'the write is the caller’s to retry');
+    assert.deepEqual(await transport.json('GET', '/api/v1/x'), { ok: true });
+    assert.equal(requests, 3, 'the read sent again once');
+  });
+
+  it('returns a 429 whose wait would pass the deadline, or whose wait is aborted, without sending again', async () => {
+    let requests = 0;
+    server.handle((_req, res) => {
+      requests++;
+      res.writeHead(429, { 'retry-after': '1' });
+      res.end();
+    });
+    const error = await transport.json('GET', '/api/v1/x', { timeoutMs: 500 }).catch((e: unknown) => e);
+    assert.ok(error instanceof KubeApiError && error.status === 429, String(error));
+    assert.equal(error.retryAfterSeconds, 1, 'the caller learns how long to wait');
+    assert.equal(requests, 1);
+
+    const abort = new AbortController();
+    const reason = new Error('stopped');
+    setTimeout(() => abort.abort(reason), 50);
+    await assert.rejects(transport.json('GET', '/api/v1/x', { signal: abort.signal }), reason);
+    assert.equal(requests, 2, 'nothing sent after the abort');
+  });
+
   it('streams JSON lines as they arrive, split anywhere, and counts the watch', async () => {
     server.handle((_req, res) => {
       const wire = '{"type":"ADDED","n":1}\n{"type":"MODIFIED","n":2}\n{"type":"DELETED","n":3}\n';

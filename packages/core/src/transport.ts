@@ -13,6 +13,10 @@ import { errorBody, isProtobuf, PROTOBUF_WATCH_ACCEPT } from './protobuf/envelop
 import { loadProtobufSchema, type ProtobufSchema } from './protobuf/schema.js';
 import { ProtobufWatchDecoder } from './protobuf/watch-frames.js';
 import { ProtobufDecodeError } from './protobuf/wire-reader.js';
+import { sleep } from './sleep.js';
+
+/** Sends of one request after 429 (or 5xx) with Retry-After, as client-go's maxRetries. */
+export const DEFAULT_RETRY_AFTER_ATTEMPTS = 10;
 
 export type Query = Record<string, string | number | boolean | undefined>;
 
@@ -63,11 +67,12 @@ export interface StreamedTransportResponse {
 
 export interface TransportOptions {
   /**
-   * HTTP/2 when the API server offers it over TLS (default false): one multiplexed
-   * connection, checked by PING when silent. Off by default because it measured no faster
-   * than the HTTP/1.1 pools for an operator's work and peaked ~13 MB higher
-   * (docs/BENCHMARKS.md, "HTTP/2"). DISABLE_HTTP2 in the environment (client-go's switch)
-   * overrides it; a proxy and a server whose ALPN gives no h2 keep HTTP/1.1 too.
+   * HTTP/2 when the API server offers it over TLS (default true, as client-go): one
+   * multiplexed connection, checked by PING when silent, so a connection that died without
+   * closing is found within 45 s whatever runs on it, and watches last client-go's 5 to 10
+   * minutes (docs/RELIABILITY.md, "Half-open connections"). False, or DISABLE_HTTP2 set in
+   * the environment (client-go's switch), keeps HTTP/1.1 pools; a proxy and a server whose
+   * ALPN gives no h2 keep HTTP/1.1 too.
    */
   http2?: boolean;
   /** HTTP/2: PING a connection nothing was read on for this long (default 30 s, as client-go). */
@@ -78,6 +83,14 @@ export interface TransportOptions {
   maxSockets?: number;
   /** Default deadline of a request (default 60 s). */
   requestTimeoutMs?: number;
+  /**
+   * A request answered 429 (API Priority and Fairness: refused before it was handled) with a
+   * Retry-After header, or a read answered 5xx with one, is sent again after the seconds
+   * asked, up to this many times (default 10, as client-go; 0: never). A wait that would end past the request's deadline is not taken: the answer is
+   * returned, its KubeApiError carries retryAfterSeconds, and the workqueue requeues the
+   * object no sooner than that.
+   */
+  retryAfterAttempts?: number;
   /** How often credentials that can expire (exec plugin, OIDC, token file) are read again (default 60 s). */
   authRefreshMs?: number;
   userAgent?: string;
@@ -103,15 +116,19 @@ interface Answered {
  * The HTTP path to one API server as one user. This class holds what every request shares,
  * written once: auth (read again periodically when it can expire, and once on a 401), the
  * resend rules, the deadline and the abort signal, errors and connectivity, the watch
- * decoding. Below it an `Exchanger` holds the connections: by default HTTP/1.1 keep-alive
- * pools (`Http1Exchanger`: one for requests, one for watches); with `http2: true` over TLS,
- * HTTP/2 as client-go (`Http2Exchanger`: requests and watches multiplexed as streams on one
- * connection, checked by PING when silent). TLS material and auth come from the kubeconfig
+ * decoding. Below it an `Exchanger` holds the connections: over TLS by default HTTP/2 as
+ * client-go (`Http2Exchanger`: requests and watches multiplexed as streams on one
+ * connection, checked by PING when silent); with `http2: false`, DISABLE_HTTP2, a proxy or
+ * plain HTTP, HTTP/1.1 keep-alive pools (`Http1Exchanger`: one for requests, one for
+ * watches). TLS material and auth come from the kubeconfig
  * (`ClusterConfig` or client-node's `KubeConfig`).
  */
 export class Transport {
-  /** Requests and watch streams opened, for tests and metrics. */
-  readonly stats = { requests: 0, watches: 0 };
+  /**
+   * Requests and watch streams opened, answers waited out as Retry-After asked
+   * (`throttled`), and requests not finished yet (`inFlight`), for tests and metrics.
+   */
+  readonly stats = { requests: 0, watches: 0, throttled: 0, inFlight: 0 };
   /** Whether the API server answers: down on a request with no response, up on any response. */
   readonly connectivity = new Connectivity();
   /** Built-in kinds are listed and watched in protobuf (TransportOptions.protobuf). */
@@ -151,6 +168,15 @@ export class Transport {
     return this.exchanger.protocol;
   }
 
+  /**
+   * True once the path to the server checks its own connections (HTTP/2 PING): a watch on
+   * a connection that died without closing is then found without the watch's end, and
+   * watches can last as long as client-go's. False on HTTP/1.1 and before the first connection.
+   */
+  get checksLiveness(): boolean {
+    return this.exchanger.protocol === 'h2';
+  }
+
   static async fromKubeConfig(kubeConfig: KubeConfigSource, options: TransportOptions = {}): Promise<Transport> {
     const cluster = kubeConfig.getCurrentCluster();
     if (!cluster) {
@@ -162,15 +188,20 @@ export class Transport {
   /** One request; the body is read whole. Never throws on an HTTP status, only on no response. */
   async request(method: string, path: string, options: RequestOptions = {}): Promise<TransportResponse> {
     this.stats.requests++;
-    const failed = { method, path };
-    const { head, exchange, guard } = await this.send(method, path, options, failed, false, this.timeoutOf(options));
+    this.stats.inFlight++;
     try {
-      return { status: head.status, headers: head.headers, body: await exchange.readBody() };
-    } catch (error) {
-      throw this.failure(failed, error, options.signal, guard.fired);
+      const failed = { method, path };
+      const { head, exchange, guard } = await this.send(method, path, options, failed, false, this.timeoutOf(options));
+      try {
+        return { status: head.status, headers: head.headers, body: await exchange.readBody() };
+      } catch (error) {
+        throw this.failure(failed, error, options.signal, guard.fired);
+      } finally {
+        guard.clear();
+        exchange.release();
+      }
     } finally {
-      guard.clear();
-      exchange.release();
+      this.stats.inFlight--;
     }
   }
 
@@ -184,8 +215,17 @@ export class Transport {
     options: RequestOptions = {},
   ): Promise<StreamedTransportResponse> {
     this.stats.requests++;
+    this.stats.inFlight++;
     const failed = { method, path };
-    const { head, exchange, guard } = await this.send(method, path, options, failed, false, this.timeoutOf(options));
+    let answered: Answered;
+    try {
+      answered = await this.send(method, path, options, failed, false, this.timeoutOf(options));
+    } catch (error) {
+      this.stats.inFlight--;
+      throw error;
+    }
+    const { head, exchange, guard } = answered;
+    let released = false;
     const fail = (error: unknown) => this.failure(failed, error, options.signal, guard.fired);
     return {
       status: head.status,
@@ -201,6 +241,8 @@ export class Transport {
       release: () => {
         guard.clear();
         exchange.release();
+        if (!released) this.stats.inFlight--;
+        released = true;
       },
     };
   }
@@ -313,7 +355,8 @@ export class Transport {
    * Sends the request on whichever protocol the exchanger speaks and resolves once the
    * response head came. Sends it again, once, when the exchange says the server never
    * processed it (a stale kept-alive socket for a read, a refused HTTP/2 stream), or on a
-   * 401 with credentials that can expire, read again first.
+   * 401 with credentials that can expire, read again first. An answer asking to come back
+   * later (429, or 5xx with Retry-After) is waited out as asked and sent again (retryAfterWait).
    */
   private async send(
     method: string,
@@ -328,6 +371,8 @@ export class Transport {
     const payload = encodeBody(options.body);
     const target = this.prefix + path + queryString(options.query);
     const signal = options.signal;
+    const startedAt = Date.now();
+    let throttled = 0;
     for (let attempt = 1; ; attempt++) {
       const headers = this.headersFor(payload, options);
       const exchange = this.exchanger.open({ method, target, headers, payload, watch });
@@ -351,8 +396,43 @@ export class Transport {
         await this.refreshAuth();
         continue;
       }
+      const waitMs = this.retryAfterWait(method, head, throttled, Date.now() - startedAt, timeoutMs);
+      if (waitMs !== undefined) {
+        throttled++;
+        this.stats.throttled++;
+        guard.clear();
+        exchange.discard();
+        await sleep(waitMs, signal);
+        if (signal?.aborted) throw this.failure(failed, new Error('aborted'), signal);
+        attempt = 0; // a new send: the resend-once rule applies to it afresh
+        continue;
+      }
       return { head, exchange, guard };
     }
+  }
+
+  /**
+   * The ms to wait before sending again when the server asked for it (Retry-After in whole
+   * seconds, as client-go reads it) on a 429, or on a 5xx to a read (a write may have been
+   * done), while retries are left and the wait ends within the request's deadline; else
+   * undefined: the answer goes to the caller (and its workqueue waits as long).
+   */
+  private retryAfterWait(
+    method: string,
+    head: ResponseHead,
+    throttled: number,
+    elapsedMs: number,
+    timeoutMs: number | undefined,
+  ): number | undefined {
+    const read = method === 'GET' || method === 'HEAD';
+    if (head.status !== 429 && !(head.status >= 500 && read)) return undefined;
+    if (throttled >= (this.options.retryAfterAttempts ?? DEFAULT_RETRY_AFTER_ATTEMPTS)) return undefined;
+    const header = head.headers['retry-after'];
+    const seconds = Number(Array.isArray(header) ? header[0] : header);
+    if (!Number.isInteger(seconds) || seconds < 1) return undefined;
+    const waitMs = seconds * 1000;
+    if (timeoutMs !== undefined && elapsedMs + waitMs >= timeoutMs) return undefined;
+    return waitMs;
   }
 
   private headersFor(payload: Buffer | undefined, options: RequestOptions): Record<string, string> {
@@ -401,12 +481,12 @@ export class Transport {
     };
   }
 
-  /** HTTP/2 when asked for over TLS with no proxy, else HTTP/1.1. */
+  /** HTTP/2 over TLS with no proxy unless turned off, else HTTP/1.1. */
   private createExchanger(): Exchanger {
     const { secure, hostname, port } = this;
     const http1 = (credentials: Credentials) =>
       new Http1Exchanger({ secure, hostname, port, maxSockets: this.options.maxSockets ?? 32 }, credentials);
-    const wanted = this.options.http2 === true && !process.env['DISABLE_HTTP2'];
+    const wanted = this.options.http2 !== false && !process.env['DISABLE_HTTP2'];
     if (!secure || this.credentials.proxyAgent || !wanted) return http1(this.credentials);
     return new Http2Exchanger(
       {

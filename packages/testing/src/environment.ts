@@ -17,6 +17,7 @@ import {
 import { loadCustomResourceDefinitions, type CrdSource } from './crds.js';
 import { assertPortFree, freePort } from './ports.js';
 import { ControlPlaneProcess, type ProcessOptions } from './process.js';
+import { TcpRelay } from './tcp-relay.js';
 import { LocalWebhooks, type WebhookInstallOptions } from './webhooks.js';
 
 export interface TestEnvironmentOptions {
@@ -42,6 +43,11 @@ export interface TestEnvironmentOptions {
   etcdPort?: number;
   /** Extra kube-apiserver flags, e.g. ['--watch-cache=false']. */
   apiServerFlags?: string[];
+  /**
+   * kube-apiserver reaches etcd through a TcpRelay (`etcdRelay`), for storage faults: a slow
+   * etcd (`etcdRelay.slow(ms)`), or one cut off (`partition()`). Default false.
+   */
+  etcdRelay?: boolean;
   /**
    * Turn on the API server's audit log: every write (not reads), at Metadata level, the
    * record of who wrote what and when for fault tests. Read it with auditEvents().
@@ -78,6 +84,7 @@ interface OwnedControlPlane {
   identity: AdminIdentity;
   etcd: ControlPlaneProcess;
   etcdUrl: string;
+  etcdRelay?: TcpRelay;
   apiServer: ControlPlaneProcess;
   apiServerArgs: string[];
   processOptions: ProcessOptions;
@@ -175,6 +182,7 @@ export class TestEnvironment {
 
     const dir = await mkdtemp(join(tmpdir(), 'nestor-env-'));
     const started: ControlPlaneProcess[] = [];
+    let etcdRelay: TcpRelay | undefined;
     try {
       const [identity, saKey] = await Promise.all([
         createAdminIdentity(dir, options.authentication ?? 'token'),
@@ -206,11 +214,12 @@ export class TestEnvironment {
         return response?.ok === true;
       });
 
+      etcdRelay = options.etcdRelay ? await TcpRelay.start(etcdUrl) : undefined;
       const audit = options.auditLog ? await auditLogFlags(dir) : undefined;
       const port = options.apiServerPort ?? (await freePort());
       const certDir = join(dir, 'certs');
       const apiServerArgs = [
-        `--etcd-servers=${etcdUrl}`,
+        `--etcd-servers=${etcdRelay?.httpUrl ?? etcdUrl}`,
         '--bind-address=127.0.0.1',
         '--advertise-address=127.0.0.1',
         '--endpoint-reconciler-type=none',
@@ -236,12 +245,15 @@ export class TestEnvironment {
       started.push(apiServer);
       // The API server writes its self-signed serving certificate (with its CA) on start.
       const caFile = join(certDir, 'apiserver.crt');
-      await waitFor(
-        apiServer,
-        settings.startTimeoutMs,
-        async () => (await readFile(caFile).catch(() => undefined)) !== undefined,
-      );
-      const ca = await readFile(caFile, 'utf8');
+      // It writes the file in place (the serving certificate, then its CA): read it whole,
+      // not while it is being written, or the kubeconfig trusts half of it.
+      let ca = '';
+      await waitFor(apiServer, settings.startTimeoutMs, async () => {
+        const read = await readFile(caFile, 'utf8').catch(() => '');
+        const whole = read !== '' && (read.split('-----END CERTIFICATE-----').length > 2 || read === ca);
+        ca = read;
+        return whole;
+      });
 
       const kubeconfigPath = join(dir, 'kubeconfig');
       const kubeconfigYaml = kubeconfigFile(`https://127.0.0.1:${port}`, ca, identity);
@@ -279,6 +291,7 @@ export class TestEnvironment {
         identity,
         etcd,
         etcdUrl,
+        ...(etcdRelay ? { etcdRelay } : {}),
         apiServer,
         apiServerArgs,
         processOptions,
@@ -287,6 +300,7 @@ export class TestEnvironment {
       });
     } catch (error) {
       for (const proc of started.reverse()) await proc.stop();
+      await etcdRelay?.close();
       await rm(dir, { recursive: true, force: true });
       throw error;
     }
@@ -349,6 +363,99 @@ export class TestEnvironment {
       owned.processOptions,
     );
     await waitReady(this.client, this.options.startTimeoutMs, [owned.apiServer]);
+  }
+
+  /**
+   * The API server's serving certificate and key (self-signed; what the kubeconfig trusts):
+   * an ApiProxy serving them stands in for the server without any client noticing.
+   */
+  async apiServerCertificate(): Promise<{ cert: string; key: string }> {
+    const certDir = join(this.requireOwned('apiServerCertificate').dir, 'certs');
+    const [cert, key] = await Promise.all([
+      readFile(join(certDir, 'apiserver.crt'), 'utf8'),
+      readFile(join(certDir, 'apiserver.key'), 'utf8'),
+    ]);
+    return { cert, key };
+  }
+
+  /**
+   * Fault handle: API Priority and Fairness serves the requests of `subject` (a user, or
+   * every ServiceAccount of a namespace) one at a time and answers the others at once with
+   * 429 and `Retry-After: 1`, as an overloaded API server does. `resources` narrows it
+   * (default: every resource). It takes effect on the running server (a FlowSchema and a
+   * PriorityLevelConfiguration; nothing restarts). Returns the function that lifts it.
+   */
+  async throttle(
+    subject: { user: string } | { serviceAccountsOf: string },
+    resources: Array<{ apiGroup: string; resource: string }> = [{ apiGroup: '*', resource: '*' }],
+  ): Promise<() => Promise<void>> {
+    const base = '/apis/flowcontrol.apiserver.k8s.io/v1';
+    const name = `nestor-throttle-${randomBytes(4).toString('hex')}`;
+    // Shares 0, nothing lent or borrowed: the level's one seat, no queue.
+    await this.client.request('POST', `${base}/prioritylevelconfigurations`, {
+      metadata: { name },
+      spec: {
+        type: 'Limited',
+        limited: {
+          nominalConcurrencyShares: 0,
+          lendablePercent: 0,
+          borrowingLimitPercent: 0,
+          limitResponse: { type: 'Reject' },
+        },
+      },
+    });
+    const subjects =
+      'user' in subject
+        ? [{ kind: 'User', user: { name: subject.user } }]
+        : [{ kind: 'ServiceAccount', serviceAccount: { namespace: subject.serviceAccountsOf, name: '*' } }];
+    await this.client.request('POST', `${base}/flowschemas`, {
+      metadata: { name },
+      spec: {
+        priorityLevelConfiguration: { name },
+        // Before every built-in FlowSchema but exempt (1) and probes (2).
+        matchingPrecedence: 100,
+        distinguisherMethod: { type: 'ByUser' },
+        rules: [
+          {
+            subjects,
+            resourceRules: resources.map(({ apiGroup, resource }) => ({
+              verbs: ['*'],
+              apiGroups: [apiGroup],
+              resources: [resource],
+              clusterScope: true,
+              namespaces: ['*'],
+            })),
+          },
+        ],
+      },
+    });
+    // The API server's flow-control controller marks the FlowSchema once it has taken it in.
+    await waitUntil(
+      [],
+      this.options.startTimeoutMs,
+      async () => {
+        const schema = await this.client.request<{ status?: { conditions?: Array<{ type: string }> } }>(
+          'GET',
+          `${base}/flowschemas/${name}`,
+        );
+        return schema.status?.conditions?.some((c) => c.type === 'Dangling') === true;
+      },
+      `the FlowSchema ${name} was not taken in`,
+    );
+    return async () => {
+      for (const kind of ['flowschemas', 'prioritylevelconfigurations']) {
+        await this.client.request('DELETE', `${base}/${kind}/${name}`).catch((error: unknown) => {
+          if (!(error instanceof KubeApiError && error.status === 404)) throw error;
+        });
+      }
+    };
+  }
+
+  /** The relay between kube-apiserver and etcd (see the `etcdRelay` option). */
+  get etcdRelay(): TcpRelay {
+    const relay = this.requireOwned('etcdRelay').etcdRelay;
+    if (!relay) throw new Error('etcdRelay needs TestEnvironment.start({ etcdRelay: true })');
+    return relay;
   }
 
   /** The API server's audit log so far: every write (see the auditLog option). */
@@ -419,6 +526,7 @@ export class TestEnvironment {
     this.client.close();
     await owned.controllerManager?.stop();
     await owned.apiServer.stop();
+    await owned.etcdRelay?.close();
     await owned.etcd.stop();
     await rm(owned.dir, { recursive: true, force: true });
   }

@@ -33,5 +33,13 @@ export {
 export { waitFor, type WaitForOptions } from './wait-for.js';
 export { parallel } from './parallel.js';
 export { TcpRelay } from './tcp-relay.js';
+export {
+  ApiProxy,
+  type ApiProxyOptions,
+  type InjectedFault,
+  type ProxiedRequest,
+  type ProxyFault,
+  type ProxyRule,
+} from './api-proxy.js';
 export type { AuditEvent } from './audit-log.js';
 export { freePort } from './ports.js';

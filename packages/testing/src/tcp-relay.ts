@@ -5,7 +5,8 @@ import { KubeConfig } from '@kubernetes/client-node';
  * A TCP relay between a client and the API server, for half-open connection faults: after
  * silence(), every connection open at that moment stops forwarding in both directions and
  * nothing is closed (a NAT or load balancer that lost its state); connections made after
- * are forwarded again. Listens on 127.0.0.1.
+ * are forwarded again. With slow(), every byte arrives late (a slow disk or network behind
+ * etcd: see TestEnvironment's `etcdRelay`). Listens on 127.0.0.1.
  */
 export class TcpRelay {
   private readonly pairs = new Set<{ client: Socket; upstream: Socket; silenced: boolean }>();
@@ -13,31 +14,55 @@ export class TcpRelay {
   private partitioned = false;
   /** Connections accepted since start. */
   accepted = 0;
+  /** Added to every chunk's way, in both directions (slow()). */
+  private latencyMs = 0;
 
   private constructor(
     private readonly server: Server,
     /** The port it listens on, on 127.0.0.1. */
     readonly port: number,
+    private target: { host: string; port: number },
   ) {}
 
   /** Relays 127.0.0.1:<free port> to `target` (an https:// or http:// URL, as a kubeconfig's server). */
   static async start(target: string): Promise<TcpRelay> {
-    const url = new URL(target);
-    const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
-    const port = Number(url.port) || (url.protocol === 'https:' ? 443 : 80);
     const server = createServer();
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(0, '127.0.0.1', resolve);
     });
-    const relay = new TcpRelay(server, (server.address() as { port: number }).port);
-    server.on('connection', (client: Socket) => relay.accept(client, host, port));
+    const relay = new TcpRelay(server, (server.address() as { port: number }).port, hostAndPort(target));
+    server.on('connection', (client: Socket) => relay.accept(client));
     return relay;
+  }
+
+  /**
+   * New connections go to `target` from now on (an ApiProxy serving the API server's own
+   * certificate: the clients notice nothing); open ones stay where they are until closed.
+   */
+  retarget(target: string): void {
+    this.target = hostAndPort(target);
+  }
+
+  /**
+   * Closes every open connection at once, cleanly (FIN both ways), as a server going away
+   * or a load balancer draining does: the clients reconnect, through `retarget`'s target.
+   */
+  closeAll(): void {
+    for (const { client, upstream } of this.pairs) {
+      client.end();
+      upstream.end();
+    }
   }
 
   /** The relay's address, in place of the API server's. */
   get url(): string {
     return `https://127.0.0.1:${this.port}`;
+  }
+
+  /** The relay's address for a plain-HTTP target (etcd). */
+  get httpUrl(): string {
+    return `http://127.0.0.1:${this.port}`;
   }
 
   /** A copy of `kubeConfig` whose current cluster is reached through this relay. */
@@ -65,6 +90,15 @@ export class TcpRelay {
     this.silence();
   }
 
+  /**
+   * Every chunk, in both directions and on every connection, is delivered `latencyMs` late,
+   * in order; 0 ends it (what is on its way still arrives late). Nothing is dropped.
+   */
+  slow(latencyMs: number): void {
+    if (!(latencyMs >= 0)) throw new RangeError(`slow() needs a latency >= 0 ms (got ${latencyMs})`);
+    this.latencyMs = latencyMs;
+  }
+
   /** Ends a partition: new connections are forwarded again (the silenced ones stay dead, as after a real one). */
   heal(): void {
     this.partitioned = false;
@@ -79,23 +113,53 @@ export class TcpRelay {
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
-  private accept(client: Socket, host: string, port: number): void {
+  private accept(client: Socket): void {
     this.accepted++;
-    const upstream = createConnection({ host, port });
+    const upstream = createConnection(this.target);
     const pair = { client, upstream, silenced: this.partitioned };
     this.pairs.add(pair);
-    const forward = (from: Socket, to: Socket) =>
+    const timers = new Set<() => void>();
+    const forward = (from: Socket, to: Socket) => {
+      // Chunks held back by slow(), each with its due time; one timer for the head keeps them in order.
+      const held: { chunk: Buffer; due: number }[] = [];
+      let timer: NodeJS.Timeout | undefined;
+      const flush = () => {
+        timer = undefined;
+        const now = Date.now();
+        while (held.length > 0 && held[0]!.due <= now) {
+          const { chunk } = held.shift()!;
+          if (!pair.silenced && !to.destroyed) to.write(chunk);
+        }
+        if (held.length > 0) timer = setTimeout(flush, held[0]!.due - now);
+      };
+      timers.add(() => clearTimeout(timer));
       from.on('data', (chunk: Buffer) => {
-        if (!pair.silenced) to.write(chunk);
+        if (pair.silenced) return;
+        if (this.latencyMs === 0 && held.length === 0) {
+          to.write(chunk);
+          return;
+        }
+        held.push({ chunk, due: Math.max(Date.now() + this.latencyMs, held.at(-1)?.due ?? 0) });
+        timer ??= setTimeout(flush, held[0]!.due - Date.now());
       });
+    };
     forward(client, upstream);
     forward(upstream, client);
     const end = () => {
       this.pairs.delete(pair);
+      for (const clear of timers) clear();
       client.destroy();
       upstream.destroy();
     };
     client.on('close', end).on('error', end);
     upstream.on('close', end).on('error', end);
   }
+}
+
+function hostAndPort(target: string): { host: string; port: number } {
+  const url = new URL(target);
+  return {
+    host: url.hostname.replace(/^\[(.*)\]$/, '$1'),
+    port: Number(url.port) || (url.protocol === 'https:' ? 443 : 80),
+  };
 }

@@ -19,7 +19,10 @@ describe('Backoff', () => {
     backoff.next();
     clock.advance(1000);
     assert.equal(backoff.next(), 1600);
+    // Counted from the end of the wait: 1.6 s of waiting is not quiet time.
     clock.advance(120_001);
+    assert.equal(backoff.next(), 3200);
+    clock.advance(3200 + 120_001);
     assert.equal(backoff.next(), 800);
     backoff.next();
     backoff.reset();

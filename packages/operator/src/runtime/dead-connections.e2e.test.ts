@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { V1ConfigMap } from '@kubernetes/client-node';
-import { Transport, type KubeObject } from '@nestor/core';
+import { Transport, type KubeObject, type TransportOptions } from '@nestor/core';
 import { parallel, TcpRelay, TestEnvironment, waitFor } from '@nestor/testing';
 import { HttpKubeClient } from '../client/http-kube-client.js';
 import { ConfigMap } from '../client/kinds.js';
@@ -11,8 +11,9 @@ import { Manager } from './manager.js';
 // Half-open connections: a middlebox drops every connection without closing any. Before,
 // a watch on such a connection waited for its stall timeout (its watch timeout + 60 s: 6 to
 // 11 minutes) and requests timed out one pooled socket after another; an operator behind
-// such a relay converged on 0 of 500 changes in 240 s. Defaults only here: the watch's
-// stall limit (DEFAULT_WATCH_STALL_MS, from the API server's bookmark period) is what is tested.
+// such a relay converged on 0 of 500 changes in 240 s. By default the transport speaks
+// HTTP/2 and its PING finds the dead connection (as client-go); over HTTP/1.1 the watch's
+// stall limit (DEFAULT_WATCH_STALL_MS, from the API server's bookmark period) does.
 
 // A reconcile's signal aborts on its timeout, a lost lease and shutdown past the grace
 // period; the user need not pass it on: KubeClient's requests inside the reconcile carry it.
@@ -37,45 +38,66 @@ after(async () => {
   await env?.stop();
 });
 
-describe('connections that die without closing', () => {
-  it('are noticed, replaced, and the changes made meanwhile reconciled', async () => {
-    const namespace = await env.createNamespace('half-open');
-    const relay = await relays.start();
-    const names = Array.from({ length: 20 }, (_, i) => `cm-${i}`);
-    await parallel(names, 8, (name) => createConfigMap(env.client, namespace, name, { data: { v: '1' } }));
+/**
+ * 20 ConfigMaps reconciled by a manager behind a relay (each reconcile reads its object
+ * through the API too: requests must find a live connection, not only the watch); every
+ * connection is silenced, every object changed; resolves once the changes are reconciled.
+ */
+async function silencedThenChanged(prefix: string, options: TransportOptions, boundMs: number): Promise<Transport> {
+  const namespace = await env.createNamespace(prefix);
+  const relay = await relays.start();
+  const names = Array.from({ length: 20 }, (_, i) => `cm-${i}`);
+  await parallel(names, 8, (name) => createConfigMap(env.client, namespace, name, { data: { v: '1' } }));
 
-    const transport = await Transport.fromKubeConfig(relay.kubeConfig(env.kubeConfig), { requestTimeoutMs: 5_000 });
-    const manager = new Manager({ transport });
-    const seen = new Map<string, string>();
-    manager.addController<V1ConfigMap & KubeObject>({
-      name: 'half-open',
-      resource: ConfigMap,
-      namespace,
-      maxConcurrentReconciles: 4,
-      reconcile: async ({ object, signal }) => {
-        // A read through the API (not the cache): requests must find a live connection too.
-        const fresh = await transport.json<V1ConfigMap>('GET', configMapsPath(namespace, object!.metadata!.name!), {
-          signal,
-        });
-        seen.set(fresh.metadata!.name!, fresh.data?.['v'] ?? '');
-      },
-    });
-    await manager.start();
-    try {
-      await waitFor(() => names.every((n) => seen.get(n) === '1'), { timeoutMs: 30_000, what: 'the first reconciles' });
-      const connectionsBefore = relay.accepted;
-      relay.silence();
-      await parallel(names, 8, (name) => patchConfigMap(env.client, namespace, name, { data: { v: '2' } }));
-      await waitFor(() => names.every((n) => seen.get(n) === '2'), {
-        timeoutMs: 150_000,
-        intervalMs: 500,
-        what: 'every change made after the connections went silent to be reconciled',
+  const transport = await Transport.fromKubeConfig(relay.kubeConfig(env.kubeConfig), options);
+  const manager = new Manager({ transport });
+  const seen = new Map<string, string>();
+  manager.addController<V1ConfigMap & KubeObject>({
+    name: prefix,
+    resource: ConfigMap,
+    namespace,
+    maxConcurrentReconciles: 4,
+    reconcile: async ({ object, signal }) => {
+      const fresh = await transport.json<V1ConfigMap>('GET', configMapsPath(namespace, object!.metadata!.name!), {
+        signal,
       });
-      assert.ok(relay.accepted > connectionsBefore, 'new connections replaced the silent ones');
-    } finally {
-      await manager.stop();
-      transport.close();
-    }
+      seen.set(fresh.metadata!.name!, fresh.data?.['v'] ?? '');
+    },
+  });
+  await manager.start();
+  try {
+    await waitFor(() => names.every((n) => seen.get(n) === '1'), { timeoutMs: 30_000, what: 'the first reconciles' });
+    const connectionsBefore = relay.accepted;
+    const protocol = transport.protocol;
+    relay.silence();
+    await parallel(names, 8, (name) => patchConfigMap(env.client, namespace, name, { data: { v: '2' } }));
+    await waitFor(() => names.every((n) => seen.get(n) === '2'), {
+      timeoutMs: boundMs,
+      intervalMs: 500,
+      what: `every change made after the connections (${protocol}) went silent to be reconciled`,
+    });
+    assert.ok(relay.accepted > connectionsBefore, 'new connections replaced the silent ones');
+    return transport;
+  } finally {
+    await manager.stop();
+    transport.close();
+  }
+}
+
+// The two wait for their protocol's limits (up to a minute each), side by side.
+describe('connections that die without closing', { concurrency: true }, () => {
+  it('with the defaults (HTTP/2, checked by PING as client-go): found, replaced, and the changes made meanwhile reconciled', async () => {
+    // No option at all, as a user starts it: 30 s of silence sends a PING, 15 s without its
+    // answer closes the connection. The bound leaves room for a loaded machine.
+    const transport = await silencedThenChanged('half-open', {}, 120_000);
+    assert.equal(transport.protocol, 'h2');
+  });
+
+  it('over HTTP/1.1 (http2: false): found by the watch stall limit and the request deadline', async () => {
+    // The watch's stall limit (its timeout + 10 s, DEFAULT_WATCH_STALL_MS at most) and a
+    // short request deadline, whose expiry drops the pool's idle sockets.
+    const transport = await silencedThenChanged('half-open-h1', { http2: false, requestTimeoutMs: 5_000 }, 150_000);
+    assert.equal(transport.protocol, 'http/1.1');
   });
 });
 

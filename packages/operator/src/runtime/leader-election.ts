@@ -316,9 +316,13 @@ export class LeaseLock implements LeaderElection {
       },
     };
     try {
+      // Others see the renewal once the PUT is applied, after it is sent: the fence counts from
+      // the PUT, not the GET before it. From the GET, a slow etcd (1 s each way: each request
+      // 2 s) left writes refused for 2 s of every renew cycle while the lease was held.
+      const putAt = performance.now();
       // PUT carries the resourceVersion just read: if another replica wrote meanwhile, 409.
       this.remember(await this.transport.json<V1Lease>('PUT', this.path, { body: renewed, timeoutMs: timeoutMs() }));
-      this.heldSince = sentAt;
+      this.heldSince = putAt;
       return true;
     } catch (error) {
       if (error instanceof KubeApiError && error.status === 409) return false;

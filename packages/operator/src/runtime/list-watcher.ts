@@ -1,5 +1,6 @@
 import {
   apiVersionOf,
+  DEFAULT_HTTP2_MIN_WATCH_TIMEOUT_SECONDS,
   DEFAULT_MIN_WATCH_TIMEOUT_SECONDS,
   isUnreachable,
   DEFAULT_WATCH_STALL_MS,
@@ -7,6 +8,7 @@ import {
   type Connectivity,
   keyOf,
   KubeApiError,
+  retryAfterMs as serverRetryAfterMs,
   listPages,
   ObjectTooDeepError,
   METADATA_LIST_ACCEPT,
@@ -39,6 +41,9 @@ interface RawWatchEvent {
 /** A 410 Gone within this long of the previous one waits its backoff before the LIST; an isolated one lists at once. */
 const GONE_RELIST_GAP_MS = 10_000;
 
+/** A list+watch healthy this long since its last retry began starts its backoff again from the first delay. */
+export const WATCH_BACKOFF_RESET_MS = 30_000;
+
 /** How long past its timeout a watch may take to be ended by the server on a loaded machine. */
 const WATCH_END_MARGIN_MS = 10_000;
 
@@ -46,6 +51,13 @@ const WATCH_END_MARGIN_MS = 10_000;
 export class WatchStalledError extends Error {
   override readonly name = 'WatchStalledError';
 }
+
+/**
+ * How some servers say "too old resourceVersion" without 410: etcd's own compaction error
+ * passed through as a 500 (an etcd3 watcher that did not translate it), or the watch cache's
+ * message under another code. The resourceVersion is gone either way: relist.
+ */
+const COMPACTED = /too old resource version|required revision has been compacted/i;
 
 /** The annotation of the bookmark that ends a stream's initial events (KEP-3157). */
 const INITIAL_EVENTS_END = 'k8s.io/initial-events-end';
@@ -91,6 +103,15 @@ export class ListWatcher<T extends KubeObject> {
   private listOnce = false;
   /** When the last 410 Gone came (clock time). */
   private lastGoneAt = -Infinity;
+  /**
+   * A LIST that failed after some of its pages: the next attempt asks for the page after
+   * them with the same continue token, into the same pass, instead of starting over.
+   */
+  private resumeList?: { pass: RelistPass<T>; continueToken: string; resourceVersion: string };
+  /** The resourceVersion the last ERROR event (or unreadable event) came at. */
+  private brokenAt?: string;
+  /** The stream broke twice at one resourceVersion: the next sync is a relist, not a resume. */
+  private relistNext = false;
 
   constructor(
     private readonly transport: WatchTransport,
@@ -114,7 +135,14 @@ export class ListWatcher<T extends KubeObject> {
     this.apiVersion = apiVersionOf(resource);
     this.clock = options.clock ?? systemClock;
     this.random = options.random ?? Math.random;
-    this.backoff = new Backoff({ clock: this.clock, random: this.random, ...options.backoff });
+    // A watch that worked for 30 s since its last retry began retries quickly again: with
+    // client-go's 2 min, a fault a minute after another waited up to 60 s (measured).
+    this.backoff = new Backoff({
+      clock: this.clock,
+      random: this.random,
+      resetAfterMs: WATCH_BACKOFF_RESET_MS,
+      ...options.backoff,
+    });
     this.stats = options.stats ?? createWatchStats();
     this.log = options.logger ?? silentLogger;
     this.strip = options.stripManagedFields ?? true;
@@ -145,7 +173,9 @@ export class ListWatcher<T extends KubeObject> {
   private streamNext(): boolean {
     const listOnce = this.listOnce;
     this.listOnce = false;
-    return this.streaming && !listOnce;
+    const stream = this.streaming && !listOnce;
+    if (stream) this.resumeList = undefined;
+    return stream;
   }
 
   /** The server did not stream the state: LIST now, and from now on if it never will. */
@@ -187,12 +217,18 @@ export class ListWatcher<T extends KubeObject> {
   }
 
   private async list(): Promise<void> {
-    let pass = this.beginSync();
-    let resourceVersion = '';
+    const resume = this.resumeList;
+    this.resumeList = undefined;
+    let pass = resume ? resume.pass : this.beginSync();
+    this.phase = 'list';
+    let resourceVersion = resume?.resourceVersion ?? '';
+    let continueToken = resume?.continueToken;
+    let pagesRead = 0;
     // The first sync from the watch cache (as client-go's reflector), in one page: only in
     // protobuf, decoded as it arrives (a JSON page that size is held whole). A relist after
     // 410 Gone must not go back in time: a consistent read.
     const fromCache =
+      !resume &&
       this.syncs === 0 &&
       this.protobuf &&
       this.transport.protobuf === true &&
@@ -201,24 +237,38 @@ export class ListWatcher<T extends KubeObject> {
       query: fromCache ? { ...this.selectors, resourceVersion: '0' } : this.selectors,
       pageSize: this.options.pageSize ?? 500,
       signal: this.signal,
+      ...(resume ? { continueFrom: resume.continueToken } : {}),
       // The continue token outlived etcd's compaction: the list starts again.
       onRestart: () => this.log.info(`list of ${this.description} expired between pages; listing again`),
       protobuf: this.protobuf,
       dropManagedFields: this.strip,
       ...(this.metadataOnly ? { accept: METADATA_LIST_ACCEPT } : {}),
     });
-    for await (const page of pages) {
-      if (page.restarted) pass = this.known.relist();
-      for (const raw of page.items) {
-        if (!raw.kind) {
-          // List items come without apiVersion and kind; watch events carry them.
-          raw.apiVersion = this.apiVersion;
-          raw.kind = this.resource.kind;
+    try {
+      for await (const page of pages) {
+        if (page.restarted) pass = this.known.relist();
+        for (const raw of page.items) {
+          if (!raw.kind) {
+            // List items come without apiVersion and kind; watch events carry them.
+            raw.apiVersion = this.apiVersion;
+            raw.kind = this.resource.kind;
+          }
+          this.observe(pass, raw);
         }
-        this.observe(pass, raw);
+        for (const refused of page.refused) this.skipRefused(refused, pass);
+        resourceVersion = page.resourceVersion ?? '';
+        continueToken = page.continue;
+        pagesRead++;
       }
-      for (const refused of page.refused) this.skipRefused(refused, pass);
-      resourceVersion = page.resourceVersion ?? '';
+    } catch (error) {
+      // A page failed (a cut connection, a 5xx): its continue token is still good until
+      // etcd compacts it, so the next attempt asks for that page, not for the whole list
+      // again. Once: an attempt that resumed and got no page starts over, in case the token
+      // is what fails.
+      if (continueToken && pagesRead > 0 && !this.signal.aborted) {
+        this.resumeList = { pass, continueToken, resourceVersion };
+      }
+      throw error;
     }
     this.endSync(pass, resourceVersion, 'list');
   }
@@ -232,7 +282,9 @@ export class ListWatcher<T extends KubeObject> {
     let pass = this.resourceVersion === undefined ? this.beginSync() : undefined;
     this.phase = pass ? 'list' : 'watch';
     if (this.watches++ > 0) this.stats.restarts++;
-    const minTimeout = this.options.minWatchTimeoutSeconds ?? DEFAULT_MIN_WATCH_TIMEOUT_SECONDS;
+    const minTimeout =
+      this.options.minWatchTimeoutSeconds ??
+      (this.transport.checksLiveness ? DEFAULT_HTTP2_MIN_WATCH_TIMEOUT_SECONDS : DEFAULT_MIN_WATCH_TIMEOUT_SECONDS);
     const timeoutSeconds = Math.floor(minTimeout * (1 + this.random()));
     // The server ends the watch at timeoutSeconds, and sends a bookmark about every minute
     // before that: silence past the earlier of the two (plus a margin) is a dead connection.
@@ -272,7 +324,8 @@ export class ListWatcher<T extends KubeObject> {
       });
       for await (const event of stream) {
         watchdog.touch();
-        if (received++ === 0) this.stats.failures = 0;
+        // An ERROR event is no sign of a working watch: it does not end the failures in a row.
+        if (received++ === 0 && event.type !== 'ERROR') this.stats.failures = 0;
         if (event.refused) this.handleRefused(event, event.refused, pass);
         else if (!pass) this.handle(event);
         else if (this.initialEvent(pass, event)) {
@@ -319,7 +372,7 @@ export class ListWatcher<T extends KubeObject> {
         this.endSync(pass, raw.metadata.resourceVersion ?? '', 'stream');
         return true;
       case 'ERROR':
-        throw this.errorOf(raw);
+        throw this.broken(this.errorOf(raw));
       default:
     }
     throw new NoInitialEvents(
@@ -334,6 +387,9 @@ export class ListWatcher<T extends KubeObject> {
       case 'ADDED':
       case 'MODIFIED':
       case 'DELETED': {
+        if (typeof raw?.metadata?.name !== 'string') {
+          throw this.broken(new Error(`watch of ${this.description}: ${event.type} event without an object's name`));
+        }
         const key = keyOf(raw.metadata as ObjectRef);
         const resourceVersion = raw.metadata?.resourceVersion;
         const object = this.decode(raw);
@@ -349,7 +405,7 @@ export class ListWatcher<T extends KubeObject> {
         this.stats.bookmarks++;
         return;
       case 'ERROR':
-        throw this.errorOf(raw);
+        throw this.broken(this.errorOf(raw));
       default:
         this.log.warn(`watch of ${this.description}: ignoring an event of unknown type ${String(event.type)}`);
     }
@@ -387,9 +443,35 @@ export class ListWatcher<T extends KubeObject> {
     if (pass && error.object.metadata?.name) pass.keep(keyOf(error.object.metadata as ObjectRef));
   }
 
-  private errorOf(raw: KubeObject): KubeApiError {
-    const status = raw as KubeStatus;
-    return KubeApiError.fromResponse({ method: 'GET', path: this.path, watch: true }, status.code ?? 500, status);
+  /**
+   * The Status of an ERROR event as the error it stands for. An object that is no Status (a
+   * proxy's or a broken server's) is a 500 saying so, never a crash of the loop.
+   */
+  private errorOf(raw: unknown): KubeApiError {
+    const request = { method: 'GET', path: this.path, watch: true };
+    if (raw !== null && typeof raw === 'object' && !Array.isArray(raw)) {
+      const status = raw as KubeStatus;
+      if (status.kind === 'Status' || typeof status.code === 'number' || typeof status.message === 'string') {
+        const code = typeof status.code === 'number' && status.code >= 400 ? status.code : 500;
+        return KubeApiError.fromResponse(request, code, status);
+      }
+    }
+    const what = raw === null ? 'null' : Array.isArray(raw) ? 'an array' : typeof raw;
+    return KubeApiError.fromResponse(request, 500, `an ERROR event whose object is not a Status (${what})`);
+  }
+
+  /**
+   * The stream broke (an ERROR event, an unreadable event): the next watch resumes from the
+   * last resourceVersion, which is what most such errors call for (an etcd hiccup, a
+   * conversion webhook away). A second break at the same resourceVersion, with nothing
+   * received between, relists instead, as client-go relists on any: what fails may be the
+   * resourceVersion itself (compacted but not said with 410, ahead of a restored etcd).
+   */
+  private broken(error: Error): Error {
+    const at = this.resourceVersion;
+    if (at !== undefined && at === this.brokenAt) this.relistNext = true;
+    this.brokenAt = at;
+    return error;
   }
 
   private advance(resourceVersion: string | undefined): void {
@@ -410,16 +492,21 @@ export class ListWatcher<T extends KubeObject> {
 
   private async recover(thrown: unknown): Promise<void> {
     const error = thrown instanceof Error ? thrown : new Error(String(thrown));
-    const gone = error instanceof KubeApiError && error.isGone;
-    if (gone) this.resourceVersion = undefined;
+    const gone = error instanceof KubeApiError && (error.isGone || COMPACTED.test(error.detail));
+    const relist = this.relistNext && !gone;
+    this.relistNext = false;
+    if (gone || relist) {
+      this.resourceVersion = undefined;
+      this.brokenAt = undefined;
+    }
     const attempt = ++this.stats.failures;
     const connectivity = this.transport.connectivity;
     // No response, or an answer while the server is not ready again (403 before its RBAC
     // has synced, 503): the outage's failure, not this watch's. It retries when the outage
     // gate's probe (every second) finds the server ready, and its backoff starts afresh then.
     const outage = connectivity !== undefined && (isUnreachable(error) || connectivity.inOutage);
-    const retryAfterMs =
-      error instanceof KubeApiError && error.status === 429 ? (error.retryAfterSeconds ?? 0) * 1000 : 0;
+    // Never sooner than the server asked (429 from API Priority and Fairness, 5xx with Retry-After).
+    const retryAfterMs = serverRetryAfterMs(error) ?? 0;
     // 410 Gone needs a LIST and nothing else: at once, unless the last one was recent (a loop).
     const now = this.clock.now();
     const relistNow = gone && now - this.lastGoneAt > GONE_RELIST_GAP_MS && retryAfterMs === 0;
@@ -430,8 +517,15 @@ export class ListWatcher<T extends KubeObject> {
       // Routine (etcd compacts history): relist, and emit what changed meanwhile.
       this.log.info(`watch of ${this.description}: resourceVersion expired; listing again in ${retryInMs} ms`);
     } else {
+      const how = relist
+        ? 'listing again'
+        : this.resumeList
+          ? 'resuming at the page that failed'
+          : this.phase === 'watch'
+            ? 'resuming'
+            : 'retrying';
       this.log.warn(
-        `${this.phase} of ${this.description} failed (attempt ${attempt}); retrying in ${retryInMs} ms${outage ? ' or once the API server is ready' : ''}: ${error.message}`,
+        `${this.phase} of ${this.description} failed (attempt ${attempt}); ${how} in ${retryInMs} ms${outage ? ' or once the API server is ready' : ''}: ${error.message}`,
       );
       this.options.onError?.(error, { phase: this.phase, watch: this.description, attempt, retryInMs });
     }

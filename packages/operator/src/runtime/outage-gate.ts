@@ -27,11 +27,20 @@ export interface OutageState {
 }
 
 /**
+ * What the gate probes: the API server's readiness without its etcd checks. The gate is
+ * about whether the API server answers. A slow etcd fails /readyz's etcd checks (their
+ * deadline is 2 s) while requests still complete, slowly or with the server's own 504:
+ * holding dispatch on them would stop all work for as long as etcd is slow.
+ */
+export const OUTAGE_PROBE_PATH = '/readyz?exclude=etcd&exclude=etcd-readiness';
+
+/**
  * Holds reconciles while the API server is unreachable. A reconcile that fails only
  * because no response came is not the object's fault: rather than spend its backoff and
  * the shared rate limit (which, after an outage, let 2,000 objects back at 10 per second),
  * the pool stops dispatching when the transport sees no response, /readyz is probed every
- * second, and dispatch resumes when it answers 200: recovery takes as long as the work.
+ * second, and dispatch resumes when it answers 200 (its etcd checks left out: a slow etcd
+ * is not an unreachable server): recovery takes as long as the work.
  * One log line when the outage starts, one when it ends.
  */
 export class OutageGate {
@@ -104,7 +113,7 @@ export class OutageGate {
   /** Asks /readyz; an answer of 200 ends the hold. The timer is not unref'd: an outage must not end the process. */
   private probe(): void {
     if (this.stopped) return;
-    this.options.transport.request('GET', '/readyz', { timeoutMs: 5_000 }).then(
+    this.options.transport.request('GET', OUTAGE_PROBE_PATH, { timeoutMs: 5_000 }).then(
       (response) => (response.status === 200 ? this.release() : this.next()),
       () => this.next(),
     );

@@ -174,6 +174,36 @@ describe('WorkQueue', () => {
     assert.deepEqual(seen, due);
   });
 
+  it('never runs a key sooner than the server asked (Retry-After), even when it is added again', () => {
+    const { clock, queue } = setup();
+    queue.add('a');
+    queue.add('b');
+    assert.equal(queue.get(), 'a');
+    queue.add('a'); // changed while it runs
+    queue.addRateLimited('a', 1000); // its run was answered 429, Retry-After: 1
+    queue.done('a');
+    assert.deepEqual(drainReady(queue), ['b'], 'the change made during the run waits too');
+    queue.add('a');
+    clock.advance(999);
+    assert.deepEqual(drainReady(queue), [], 'a change does not run it sooner');
+    clock.advance(1);
+    assert.deepEqual(drainReady(queue), ['a'], 'once, when the wait is over');
+    queue.add('a');
+    assert.deepEqual(drainReady(queue), ['a'], 'and added as usual after');
+  });
+
+  it('backs off by the longer of its rate limiter and the wait asked for', () => {
+    const { clock, queue } = setup();
+    for (let i = 0; i < 12; i++) queue.addRateLimited('a'); // backoff now 5 ms * 2^12 = 20.5 s
+    clock.advance(30_000);
+    drainReady(queue);
+    queue.addRateLimited('a', 1000);
+    clock.advance(1000);
+    assert.deepEqual(drainReady(queue), [], 'its backoff (20.5 s) is longer than the 1 s asked');
+    clock.advance(19_480);
+    assert.deepEqual(drainReady(queue), ['a']);
+  });
+
   it('backs off 5, 10, 20, ... ms per key, resets on forget, and caps at 1000 s', () => {
     const { clock, queue } = setup(); // the default limiter: its bucket allows a burst of 100
     const readyAfter = (key: string): number => {

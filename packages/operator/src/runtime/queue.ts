@@ -66,6 +66,8 @@ export class WorkQueue<K = string> {
   /** Keys handed out by get(), with their start time (work duration). */
   private readonly processing = new Map<K, number>();
   private readonly delayed = new DelayHeap<K>();
+  /** Keys the API server asked to leave alone until a time (Retry-After): not run before it, even when added. */
+  private readonly notBefore = new Map<K, number>();
   private readonly groupOf?: (key: K) => unknown;
   /** Groups with a key processing (only with groupOf). */
   private readonly busyGroups = new Set<unknown>();
@@ -106,6 +108,7 @@ export class WorkQueue<K = string> {
   /** Queues `key` unless it already waits; parks it until done() while it runs. */
   add(key: K): void {
     if (this.shuttingDown || this.dirty.has(key)) return;
+    if (this.notBefore.size > 0 && this.heldBack(key)) return;
     this.dirty.set(key, this.clock.now());
     this.metrics.add();
     this.metrics.depth(this.dirty.size);
@@ -129,15 +132,21 @@ export class WorkQueue<K = string> {
     if (this.delayed.schedule(key, this.clock.now() + ms)) this.arm();
   }
 
-  /** Adds `key` after its rate limiter's delay: call it when a run of `key` failed. */
-  addRateLimited(key: K): void {
+  /**
+   * Adds `key` after its rate limiter's delay, or after `atLeastMs` when that is longer (the
+   * wait the API server asked for): call it when a run of `key` failed.
+   */
+  addRateLimited(key: K, atLeastMs = 0): void {
     if (this.shuttingDown) return;
-    this.addAfter(key, this.rateLimiter.when(key));
+    // Asked by the server: a change of the object meanwhile does not run it sooner either.
+    if (atLeastMs > 0) this.notBefore.set(key, this.clock.now() + atLeastMs);
+    this.addAfter(key, Math.max(this.rateLimiter.when(key), atLeastMs));
   }
 
   /** Resets `key`'s backoff: call it when a run succeeded. Does not cancel a delayed add. */
   forget(key: K): void {
     this.rateLimiter.forget(key);
+    this.notBefore.delete(key);
   }
 
   /** Failures of `key` since it was last forgotten. */
@@ -179,7 +188,12 @@ export class WorkQueue<K = string> {
     if (startedAt === undefined) return;
     this.processing.delete(key);
     this.metrics.workDuration((this.clock.now() - startedAt) / 1000);
-    if (this.dirty.has(key)) this.push(key);
+    if (this.dirty.has(key)) {
+      if (this.notBefore.size > 0 && this.heldBack(key)) {
+        this.dirty.delete(key);
+        this.metrics.depth(this.dirty.size);
+      } else this.push(key);
+    }
     if (this.groupOf) {
       const group = this.groupOf(key);
       this.busyGroups.delete(group);
@@ -239,6 +253,18 @@ export class WorkQueue<K = string> {
     let longest = 0;
     for (const startedAt of this.processing.values()) longest = Math.max(longest, now - startedAt);
     return longest / 1000;
+  }
+
+  /** True, with the add delayed until then, while `key` waits out what the server asked. */
+  private heldBack(key: K): boolean {
+    const due = this.notBefore.get(key);
+    if (due === undefined) return false;
+    if (due <= this.clock.now()) {
+      this.notBefore.delete(key);
+      return false;
+    }
+    if (this.delayed.schedule(key, due)) this.arm();
+    return true;
   }
 
   private park(key: K): void {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { isUnreachable, refOf, withAbortSignal, type KubeObject, type RuntimeLogger } from '@nestor/core';
+import { isUnreachable, refOf, retryAfterMs, withAbortSignal, type KubeObject, type RuntimeLogger } from '@nestor/core';
 import { withReportingController, type EventRecorder } from '../client/event-recorder.js';
 import type { KubeClient } from '../client/kube-client.js';
 import type { QueueMetricsSink, WorkQueue } from './queue.js';
@@ -230,14 +230,16 @@ export class ReconcileLoop<T> {
       this.giveUp(key, error, log, attempt, object);
       return timeout ? 'timeout' : 'error';
     }
-    queue.addRateLimited(key);
-    log.error(
-      `reconcile ${timeout ? 'timed out' : 'failed'} (attempt ${attempt}); retrying with backoff: ${error.message}`,
-      {
-        error: error.message,
-        ...(error.stack && !timeout ? { stack: error.stack } : {}),
-      },
-    );
+    // The server said when to come back (429 from API Priority and Fairness): never sooner.
+    const askedMs = retryAfterMs(error);
+    queue.addRateLimited(key, askedMs);
+    const retrying = askedMs
+      ? `retrying with backoff, in ${askedMs / 1000} s at the soonest as the API server asked`
+      : 'retrying with backoff';
+    log.error(`reconcile ${timeout ? 'timed out' : 'failed'} (attempt ${attempt}); ${retrying}: ${error.message}`, {
+      error: error.message,
+      ...(error.stack && !timeout ? { stack: error.stack } : {}),
+    });
     return timeout ? 'timeout' : 'error';
   }
 

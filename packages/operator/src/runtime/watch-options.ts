@@ -5,7 +5,7 @@ import type { WatchStats } from './watch-stats.js';
 
 /** The part of the Transport a watch uses. */
 export type WatchTransport = Pick<Transport, 'json' | 'stream'> &
-  Partial<Pick<Transport, 'requestStreamed' | 'protobuf' | 'connectivity'>>;
+  Partial<Pick<Transport, 'requestStreamed' | 'protobuf' | 'checksLiveness' | 'connectivity'>>;
 
 export interface WatchErrorInfo {
   phase: 'list' | 'watch';
@@ -59,8 +59,17 @@ export interface WatchOptions extends ObjectSelector {
   onError?: (error: Error, info: WatchErrorInfo) => void;
   /** Updated in place as the watch runs. */
   stats?: WatchStats;
+  /**
+   * Delays between attempts: 0.8 s doubling to 30 s with up to 100 % jitter, as client-go's
+   * reflector, started over once the watch has worked for 30 s since its last retry began
+   * (WATCH_BACKOFF_RESET_MS; client-go: 2 min).
+   */
   backoff?: BackoffOptions;
-  /** Server-side watch timeout is random in [min, 2·min) seconds (default 25: DEFAULT_MIN_WATCH_TIMEOUT_SECONDS; client-go's reflector: 300). */
+  /**
+   * Server-side watch timeout is random in [min, 2·min) seconds. Default: 300 (client-go's
+   * reflector) over HTTP/2, whose PING finds a dead connection (DEFAULT_HTTP2_MIN_WATCH_TIMEOUT_SECONDS);
+   * 25 over HTTP/1.1, where the watch's end is what finds it (DEFAULT_MIN_WATCH_TIMEOUT_SECONDS).
+   */
   minWatchTimeoutSeconds?: number;
   /** Reconnect a watch that received nothing, bookmarks included, for this long (default: its timeout + 10 s, at most 70 s). */
   stallTimeoutMs?: number;

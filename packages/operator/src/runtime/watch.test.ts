@@ -140,7 +140,7 @@ describe('watch()', () => {
     sub.unsubscribe();
   });
 
-  it('reconnects after failures with backoff doubling from 800 ms, and waits as long as a 429 Retry-After asks', async () => {
+  it('reconnects after failures with backoff doubling from 800 ms, and waits as long as a Retry-After asks', async () => {
     const t = start();
     const sub = t.subscribe();
     (await t.transport.watchNumber(0)).push('BOOKMARK', { metadata: { resourceVersion: '7' } });
@@ -162,17 +162,26 @@ describe('watch()', () => {
     await flush();
     assert.equal(t.transport.streams.length, 3);
     t.clock.advance(1);
-    await t.transport.watchNumber(3);
+    const fourth = await t.transport.watchNumber(3);
+    // A 5xx with Retry-After (an API server shutting down) is waited out as long too.
+    fourth.fail(KubeApiError.fromResponse({ method: 'GET', path: '/api/v1/configmaps' }, 503, 'going away', '10'));
+    await flush();
+    t.clock.advance(9999);
+    await flush();
+    assert.equal(t.transport.streams.length, 4, 'not at the backoff (6.4 s): at the 10 s asked');
+    t.clock.advance(1);
+    await t.transport.watchNumber(4);
     assert.deepEqual(
       t.errors.map((e) => [e.info.phase, e.info.attempt, e.info.retryInMs]),
       [
         ['watch', 1, 800],
         ['watch', 2, 1600],
         ['watch', 3, 5000],
+        ['watch', 4, 10000],
       ],
     );
-    assert.equal(t.stats.failures, 3);
-    assert.match(t.stats.lastError!, /429/);
+    assert.equal(t.stats.failures, 4);
+    assert.match(t.stats.lastError!, /503/);
     assert.equal(t.transport.lists.length, 1);
     sub.unsubscribe();
   });
@@ -276,6 +285,23 @@ describe('watch()', () => {
     sub.unsubscribe();
   });
 
+  it("over HTTP/2, whose PING finds dead connections, asks for client-go's watch lengths, and still reconnects a silent watch within 70 s", async () => {
+    const t = start({ random: () => 0.5 });
+    t.transport.checksLiveness = true;
+    const sub = t.subscribe();
+    const stream = await t.transport.watchNumber(0);
+    assert.equal(stream.query.timeoutSeconds, 450, 'random in [300, 600) s');
+    // The bookmark every minute still bounds the silence, whatever the protocol.
+    t.clock.advance(69_900);
+    await flush();
+    assert.equal(stream.closed, false);
+    t.clock.advance(100);
+    await flush();
+    assert.equal(stream.closed, true, 'silent 70 s: dead');
+    assert.equal(t.errors[0]?.error.name, 'WatchStalledError');
+    sub.unsubscribe();
+  });
+
   it('unsubscribing aborts the stream in flight and leaves no timer behind', async () => {
     const t = start({ stallTimeoutMs: 1000 });
     const sub = t.subscribe();
@@ -298,6 +324,196 @@ describe('watch()', () => {
     sub.unsubscribe();
     await flush();
     assert.equal(t.clock.pendingTimers, 0);
+  });
+});
+
+const serverError = (code: number, message: string, extra: object = {}) => ({
+  kind: 'Status',
+  apiVersion: 'v1',
+  status: 'Failure',
+  code,
+  message,
+  ...extra,
+});
+
+describe('watch() under faults other than 410', () => {
+  it('resumes from the last resourceVersion after an ERROR event, and relists after a second one there', async () => {
+    const t = start();
+    t.transport.onList = () => list('5', [object('a', '1')]);
+    const sub = t.subscribe();
+    const first = await t.transport.watchNumber(0);
+    first.push('MODIFIED', object('a', '7'));
+    // The etcd3 watcher's InternalError when its etcd watch fails.
+    first.push('ERROR', serverError(500, 'etcdserver: no leader', { reason: 'InternalError' }));
+    await flush();
+    t.clock.advance(800);
+    const second = await t.transport.watchNumber(1);
+    assert.equal(second.query.resourceVersion, '7', 'resumed, not relisted');
+    second.push('BOOKMARK', { metadata: { resourceVersion: '9' } });
+    second.push('ERROR', serverError(500, 'etcdserver: no leader'));
+    await flush();
+    t.clock.advance(1600);
+    const third = await t.transport.watchNumber(2);
+    assert.equal(third.query.resourceVersion, '9', 'progress between the two: resumed again');
+    assert.equal(t.transport.lists.length, 1);
+    // Twice at resourceVersion 9 with nothing between: the resourceVersion may be the trouble.
+    t.transport.onList = () => list('12', [object('a', '11')]);
+    third.push('ERROR', serverError(500, 'etcdserver: no leader'));
+    await flush();
+    t.clock.advance(3200);
+    const fourth = await t.transport.watchNumber(3);
+    assert.equal(t.transport.lists.length, 2, 'relisted');
+    assert.equal(t.transport.lists[1]!.resourceVersion, undefined, 'a consistent read');
+    assert.equal(fourth.query.resourceVersion, '12');
+    assert.deepEqual(t.taken(), ['ADDED a', 'SYNCED', 'MODIFIED a', 'MODIFIED a', 'SYNCED']);
+    assert.deepEqual(
+      t.errors.map((e) => [e.info.phase, e.info.attempt, e.info.retryInMs]),
+      [
+        ['watch', 1, 800],
+        ['watch', 1, 1600],
+        ['watch', 2, 3200],
+      ],
+      'an ERROR event is no sign of a working watch (a bookmark is); the backoff goes on',
+    );
+    sub.unsubscribe();
+  });
+
+  for (const [what, status] of [
+    [
+      '410 with reason Gone (servers before 1.18)',
+      serverError(410, 'too old resource version: 5 (26)', { reason: 'Gone' }),
+    ],
+    ['500 with the watch cache’s message', serverError(500, 'too old resource version: 5 (26)')],
+    [
+      '500 with etcd’s compaction error passed through',
+      serverError(500, 'etcdserver: mvcc: required revision has been compacted', { reason: 'InternalError' }),
+    ],
+  ] as const) {
+    it(`relists at once after "too old" said as ${what}`, async () => {
+      const t = start();
+      const sub = t.subscribe();
+      const first = await t.transport.watchNumber(0);
+      first.push('ERROR', status);
+      await flush();
+      t.clock.advance(800);
+      await t.transport.watchNumber(1);
+      assert.equal(t.transport.lists.length, 2);
+      assert.equal(t.stats.relists, 1);
+      sub.unsubscribe();
+    });
+  }
+
+  it('reads an ERROR event whose object is no Status as a 500 naming it, and goes on', async () => {
+    const t = start();
+    const sub = t.subscribe();
+    const first = await t.transport.watchNumber(0);
+    first.push('BOOKMARK', { metadata: { resourceVersion: '3' } });
+    first.push('ERROR', 'upstream connect error or disconnect/reset before headers' as unknown as object);
+    await flush();
+    t.clock.advance(800);
+    const second = await t.transport.watchNumber(1);
+    assert.equal(second.query.resourceVersion, '3');
+    second.push('ERROR', null as unknown as object);
+    await flush();
+    t.clock.advance(1600);
+    await t.transport.watchNumber(2);
+    assert.equal(t.transport.lists.length, 2, 'the second at the same resourceVersion relisted');
+    assert.deepEqual(
+      t.errors.map((e) => e.error.message),
+      [
+        'GET /api/v1/configmaps: HTTP 500 InternalError: an ERROR event whose object is not a Status (string)',
+        'GET /api/v1/configmaps: HTTP 500 InternalError: an ERROR event whose object is not a Status (null)',
+      ],
+    );
+    sub.unsubscribe();
+  });
+
+  it('an event without an object’s name breaks the stream like an ERROR event, never the loop', async () => {
+    const t = start();
+    const sub = t.subscribe();
+    const first = await t.transport.watchNumber(0);
+    first.push('ADDED', {});
+    await flush();
+    t.clock.advance(800);
+    await t.transport.watchNumber(1);
+    assert.match(t.errors[0]!.error.message, /ADDED event without an object's name/);
+    assert.deepEqual(t.taken(), ['SYNCED']);
+    sub.unsubscribe();
+  });
+
+  it('backs off from 800 ms again once the watch has worked for 30 s since its last retry', async () => {
+    const t = start();
+    const sub = t.subscribe();
+    (await t.transport.watchNumber(0)).fail(networkError());
+    await flush();
+    t.clock.advance(800);
+    (await t.transport.watchNumber(1)).fail(networkError());
+    await flush();
+    t.clock.advance(1600);
+    const third = await t.transport.watchNumber(2);
+    t.clock.advance(29_000); // worked 29 s: a failure now still doubles
+    third.fail(networkError());
+    await flush();
+    t.clock.advance(3200);
+    const fourth = await t.transport.watchNumber(3);
+    t.clock.advance(30_001);
+    fourth.fail(networkError());
+    await flush();
+    assert.deepEqual(
+      t.errors.map((e) => e.info.retryInMs),
+      [800, 1600, 3200, 800],
+    );
+    sub.unsubscribe();
+  });
+
+  it('a LIST that fails after some pages resumes at the page that failed, into the same sync', async () => {
+    const t = start({ firstListFromCache: false });
+    let failures = 0;
+    t.transport.onList = (q) => {
+      if (!q.continue) return list('20', [object('a', '1')], 'p2');
+      if (q.continue === 'p2') return list('20', [object('b', '2')], 'p3');
+      if (failures++ === 0) return networkError(); // the relay cut page 3
+      return list('20', [object('c', '3')]);
+    };
+    const sub = t.subscribe();
+    await flush();
+    t.clock.advance(800);
+    const stream = await t.transport.watchNumber(0);
+    assert.deepEqual(
+      t.transport.lists.map((q) => q.continue),
+      [undefined, 'p2', 'p3', 'p3'],
+      'page 3 asked for again, not the list',
+    );
+    assert.deepEqual(t.taken(), ['ADDED a', 'ADDED b', 'ADDED c', 'SYNCED']);
+    assert.equal(stream.query.resourceVersion, '20');
+    assert.deepEqual(
+      t.errors.map((e) => [e.info.phase, e.info.attempt]),
+      [['list', 1]],
+    );
+    sub.unsubscribe();
+  });
+
+  it('a resumed LIST that fails again before a page starts over; what vanished meanwhile is deleted', async () => {
+    const t = start({ firstListFromCache: false });
+    let calls = 0;
+    t.transport.onList = (q) => {
+      calls++;
+      if (!q.continue) return calls === 1 ? list('20', [object('a', '1')], 'p2') : list('30', [object('b', '2')], 'q2');
+      if (q.continue === 'p2') return KubeApiError.fromResponse({ method: 'GET', path: '/x' }, 500, 'boom');
+      return list('30', [object('c', '3')]);
+    };
+    const sub = t.subscribe();
+    await flush();
+    t.clock.advance(800); // resumes at p2: fails again
+    await flush();
+    t.clock.advance(1600); // starts over
+    await t.transport.watchNumber(0);
+    assert.deepEqual(
+      t.transport.lists.map((q) => q.continue),
+      [undefined, 'p2', 'p2', undefined, 'q2'],
+    );
+    assert.deepEqual(t.taken(), ['ADDED a', 'ADDED b', 'ADDED c', 'DELETED a', 'SYNCED']);
+    sub.unsubscribe();
   });
 });
 

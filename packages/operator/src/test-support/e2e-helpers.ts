@@ -1,5 +1,6 @@
 // Helpers for end-to-end tests of the watch and the informer against a real API server.
-import type { ApiClient } from '@nestor/testing';
+import { KubeConfig } from '@kubernetes/client-node';
+import type { ApiClient, TestEnvironment } from '@nestor/testing';
 export { parallel } from '@nestor/testing';
 import type { Query, RequestOptions, StreamOptions, StreamedTransportResponse } from '@nestor/core';
 import type { WatchTransport } from '../runtime/watch-options.js';
@@ -73,4 +74,35 @@ export class GatedTransport implements WatchTransport {
       yield* inner.stream<T>(path, query, signal, options);
     })();
   }
+}
+
+/**
+ * A kubeconfig for a new ServiceAccount `name` in `namespace`, bound to cluster-admin: an
+ * operator with a user of its own (in the audit log, and for a FlowSchema to match).
+ */
+export async function serviceAccountKubeConfig(
+  env: TestEnvironment,
+  namespace: string,
+  name: string,
+): Promise<{ kubeConfig: KubeConfig; user: string }> {
+  await env.client.request('POST', `/api/v1/namespaces/${namespace}/serviceaccounts`, { metadata: { name } });
+  await env.client.request('POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
+    metadata: { name: `${namespace}-${name}` },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
+    subjects: [{ kind: 'ServiceAccount', name, namespace }],
+  });
+  const { status } = await env.client.request<{ status: { token: string } }>(
+    'POST',
+    `/api/v1/namespaces/${namespace}/serviceaccounts/${name}/token`,
+    { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } },
+  );
+  const cluster = env.kubeConfig.getCurrentCluster()!;
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromOptions({
+    clusters: [{ name: 'test', server: cluster.server, caData: cluster.caData, skipTLSVerify: false }],
+    users: [{ name, token: status.token }],
+    contexts: [{ name: 'test', cluster: 'test', user: name }],
+    currentContext: 'test',
+  });
+  return { kubeConfig, user: `system:serviceaccount:${namespace}:${name}` };
 }

@@ -79,6 +79,8 @@ export class FakeWatchTransport implements WatchTransport {
    * pages still come through json() (no requestStreamed here).
    */
   readonly protobuf = true;
+  /** As a Transport on HTTP/2, whose PING finds dead connections (false: HTTP/1.1). */
+  checksLiveness = false;
   private streamWaiters: Array<() => void> = [];
 
   async json<T>(_method: string, _path: string, options: RequestOptions = {}): Promise<T> {

@@ -21,7 +21,8 @@ export interface OperatorModuleOptions {
   kubeConfig?: KubeConfigSource | string;
   /**
    * Options of the connection to the API server, e.g. `{ protobuf: false }` to list and
-   * watch built-in kinds in JSON (controller-runtime's ContentType), `{ http2: true }`.
+   * watch built-in kinds in JSON (controller-runtime's ContentType), `{ http2: false }` for
+   * HTTP/1.1 pools instead of HTTP/2.
    */
   transport?: TransportOptions;
   /** Watch only these namespaces (default: all). One namespace is the common case. */

@@ -1,0 +1,56 @@
+// Watches ended by ERROR events other than 410, as real API servers send them: a 500 when
+// the etcd watch under the API server fails ("etcdserver: no leader"), then, on the watch
+// that resumes, a 504 "Too large resource version" (an API server behind the client, as
+// after a failover to a lagging one) twice, then an ERROR whose object is no Status (a
+// broken proxy's). Through an ApiProxy (packages/testing) in each slot's route; the specs
+// change once the last ERROR was sent. Nestor resumes after the first and relists after the
+// second at one resourceVersion; client-go's reflector relists after each.
+import { allHit, routeThroughProxy, status, unroute } from './_api-proxy-route.mjs';
+
+export const name = 'watch-errors';
+export const title =
+  'every watch ended by ERROR events other than 410: a 500 (etcd), a 504 "too large resource version" twice, an ERROR with no Status';
+export const modes = ['single', 'replicas'];
+export const order = 80;
+
+let proxy;
+
+export async function inject(ctx) {
+  const { path, sleep, note } = ctx;
+  const configMaps = (r) => r.watch && r.path === path();
+  proxy = await routeThroughProxy(ctx, configMaps);
+  const listsBefore = proxy.requests.filter((r) => !r.watch && r.path === path()).length;
+  const watches = proxy.breakWatches(status(500, 'InternalError', 'etcdserver: no leader'), configMaps);
+  const tooLarge = proxy.inject({
+    match: configMaps,
+    times: 2 * watches,
+    fault: {
+      errorEvent: status(504, 'Timeout', 'Too large resource version: 4294967295, current: 1', {
+        details: {
+          causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }],
+          retryAfterSeconds: 1,
+        },
+      }),
+    },
+  });
+  await allHit([[tooLarge, 2 * watches]], sleep);
+  const noStatus = proxy.inject({
+    match: configMaps,
+    times: watches,
+    fault: { errorEvent: 'upstream connect error or disconnect/reset before headers', afterEvents: 0 },
+  });
+  await allHit([[noStatus, watches]], sleep);
+  const ended = Date.now();
+  note('watchesBroken', watches);
+  note('listsDuringFault', proxy.requests.filter((r) => !r.watch && r.path === path()).length - listsBefore);
+  return ended;
+}
+
+export async function after(ctx) {
+  const lists = proxy.requests.filter((r) => !r.watch && r.path === ctx.path()).length;
+  const watchRequests = proxy.requests.filter((r) => r.watch && r.path === ctx.path()).length;
+  ctx.note('listRequestsThroughProxy', lists);
+  ctx.note('watchRequestsThroughProxy', watchRequests);
+  await unroute(ctx, proxy);
+  proxy = undefined;
+}

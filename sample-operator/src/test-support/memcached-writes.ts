@@ -1,0 +1,48 @@
+// Writes of Memcacheds through either version, and the check that the operator acted on all
+// of them: for the tests and the chaos suite that restart the sample while it is written.
+import { KubeApiError } from '@nestor/operator';
+import type { ApiClient } from '@nestor/testing';
+import type { DeploymentObject } from '../kube-types.js';
+import type { Memcached } from '../memcached/memcached.resource.js';
+
+const memcacheds = (namespace: string, version: string, name = '') =>
+  `/apis/cache.example.com/${version}/namespaces/${namespace}/memcacheds/${name}`;
+
+/** Writes the size of `name` through v1beta1 (even sizes) or v1alpha1 (odd); creates it when missing. */
+export async function writeSize(client: ApiClient, namespace: string, name: string, size: number): Promise<void> {
+  const beta = size % 2 === 0;
+  const spec = beta ? { replicas: size } : { size };
+  const version = beta ? 'v1beta1' : 'v1alpha1';
+  try {
+    await client.request('PATCH', memcacheds(namespace, version, name), { spec }, 'application/merge-patch+json');
+  } catch (error) {
+    if (!(error instanceof KubeApiError && error.status === 404)) throw error;
+    await client.request('POST', memcacheds(namespace, version), {
+      apiVersion: `cache.example.com/${version}`,
+      kind: 'Memcached',
+      metadata: { name },
+      spec,
+    });
+  }
+}
+
+/**
+ * Whether every Memcached has the size last written (`sizes`, by name), its Deployment runs
+ * that many replicas, and its status describes its generation.
+ */
+export async function converged(client: ApiClient, namespace: string, sizes: Map<string, number>): Promise<boolean> {
+  const [list, deployments] = await Promise.all([
+    client.request<{ items: Memcached[] }>('GET', memcacheds(namespace, 'v1alpha1')),
+    client.request<{ items: DeploymentObject[] }>('GET', `/apis/apps/v1/namespaces/${namespace}/deployments`),
+  ]);
+  const replicas = new Map(deployments.items.map((d) => [d.metadata?.name, d.spec?.replicas]));
+  return (
+    list.items.length === sizes.size &&
+    list.items.every(
+      (m) =>
+        m.spec.size === sizes.get(m.metadata.name!) &&
+        replicas.get(m.metadata.name!) === m.spec.size &&
+        m.status?.observedGeneration === m.metadata.generation,
+    )
+  );
+}
