@@ -1,13 +1,21 @@
 #!/usr/bin/env node
-// npm run chaos: Nestor under faults. A private control plane with its audit log on, two
-// replicas of an operator on the public Nest API (packages/operator/src/test-support/
-// lease-operator.ts: reconciles ConfigMaps, writes what it saw through KubeClient) with
-// leader election, each talking to the API server through its own TcpRelay and as its own
-// ServiceAccount. Faults while it works; after each, every object's spec changes and the
-// time until all have converged is measured. At the end: no two reconciles of one object at
-// once across replicas, and no write from a replica while another held the lease (from the
+// npm run chaos: Nestor under faults, beside controller-runtime doing the same work. A
+// private control plane with its audit log on; an operator on the public Nest API
+// (packages/operator/src/test-support/lease-operator.ts: reconciles ConfigMaps, writes what
+// it saw through KubeClient, with leader election), or its controller-runtime peer
+// (bench/controller-runtime, chaos.go), each process talking to the API server through its
+// own TcpRelay and as its own ServiceAccount. Two ways of running it (--mode):
+//   single    one process as a user starts it: the framework's defaults (lease 15 s / 10 s /
+//             2 s), no standby, NODE_OPTIONS as the generated Deployment sets it
+//   replicas  two processes, short lease timings (6 s / 4 s / 1 s) so leader faults take seconds
+// The faults are files in bench/lib/chaos/ (see its index.mjs for what one exports and the
+// context it gets). After each, every object's spec changes and the time from the end of the
+// fault until all have converged is measured; --repeat runs each fault that many times and
+// reports the median and the worst. At the end: no two reconciles of one object at once
+// across processes, and no write from a process while another held the lease (from the
 // audit log). Not part of npm test.
-//   node bench/chaos.mjs [--objects 2000] [--workers 8] [--out FILE]
+//   node bench/chaos.mjs [--mode single,replicas] [--faults a,b] [--repeat 1] [--objects 2000]
+//                        [--workers 8] [--impls nestor,controller-runtime] [--out FILE]
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
@@ -15,15 +23,20 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { parallel, TcpRelay, TestEnvironment } from '@nestor/testing';
+import { OPERATOR_NODE_OPTIONS } from '../packages/operator/dist/manifests/deployment.js';
 import { OperatorProcess } from '../packages/operator/dist/test-support/operator-process.js';
 import {
   overlappingReconciles,
   reconcileIntervals,
 } from '../packages/operator/dist/test-support/reconcile-intervals.js';
 import { controllerRuntimeVersion, ensureGoOperator } from './lib/go-build.mjs';
+import { loadFaults } from './lib/chaos/index.mjs';
 
 const { values } = parseArgs({
   options: {
+    mode: { type: 'string', default: 'single,replicas' },
+    faults: { type: 'string' },
+    repeat: { type: 'string', default: '1' },
     objects: { type: 'string', default: '2000' },
     workers: { type: 'string', default: '8' },
     impls: { type: 'string', default: 'nestor,controller-runtime' },
@@ -31,22 +44,47 @@ const { values } = parseArgs({
     help: { type: 'boolean', default: false },
   },
 });
+const allFaults = await loadFaults();
 if (values.help) {
   console.log(
-    'node bench/chaos.mjs [--objects 2000] [--workers 8] [--impls nestor,controller-runtime] [--out FILE]   (build first: npm run chaos)',
+    [
+      'node bench/chaos.mjs [--mode single,replicas] [--faults a,b] [--repeat 1] [--objects 2000] [--workers 8]',
+      '                     [--impls nestor,controller-runtime] [--out FILE]   (build first: npm run chaos)',
+      'faults (bench/lib/chaos/):',
+      ...allFaults.map((f) => `  ${f.name.padEnd(24)} ${f.modes.join(',').padEnd(16)} ${f.title}`),
+    ].join('\n'),
   );
   process.exit(0);
 }
 const N = Number(values.objects);
 const WORKERS = Number(values.workers);
-// Shorter than the defaults (15 s / 10 s / 2 s) so the leader faults finish in seconds.
-const LEASE = { leaseDurationMs: 6_000, renewDeadlineMs: 4_000, retryPeriodMs: 1_000 };
+const REPEAT = Math.max(1, Number(values.repeat));
+const MODES = values.mode.split(',');
+for (const mode of MODES) if (!['single', 'replicas'].includes(mode)) throw new Error(`unknown --mode ${mode}`);
+const chosen = values.faults?.split(',');
+for (const name of chosen ?? []) {
+  if (!allFaults.some((f) => f.name === name)) throw new Error(`no fault named ${name} in bench/lib/chaos/`);
+}
+/** How each mode runs the operator: its processes and the timings and environment they get. */
+const MODE = {
+  // Shorter than the defaults (15 s / 10 s / 2 s) so the leader faults finish in seconds.
+  replicas: {
+    replicas: 2,
+    lease: { leaseDurationMs: 6_000, renewDeadlineMs: 4_000, retryPeriodMs: 1_000 },
+    env: {},
+  },
+  // As a user runs it: the defaults, one process, V8 sized as the generated Deployment.
+  single: { replicas: 1, lease: {}, env: { NODE_OPTIONS: OPERATOR_NODE_OPTIONS } },
+};
 const CONVERGE_BOUND_MS = 300_000;
 const here = dirname(fileURLToPath(import.meta.url));
-const log = (line) => console.error(`[chaos ${((Date.now() - t0) / 1000).toFixed(0).padStart(4)} s] ${line}`);
 const t0 = Date.now();
+const log = (line) => console.error(`[chaos ${((Date.now() - t0) / 1000).toFixed(0).padStart(4)} s] ${line}`);
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function runSuite(impl, goBinary) {
+async function runSuite(mode, impl, goBinary) {
+  const settings = MODE[mode];
+  const faults = allFaults.filter((f) => f.modes.includes(mode) && (!chosen || chosen.includes(f.name)));
   const env = await TestEnvironment.start({ useExistingCluster: false, auditLog: true });
   const processes = [];
   const relays = [];
@@ -57,7 +95,7 @@ async function runSuite(impl, goBinary) {
     const dir = join(os.tmpdir(), `nestor-chaos-${process.pid}`);
     await mkdir(dir, { recursive: true });
 
-    /** One replica slot: its ServiceAccount (its own user in the audit log), its relay, its process. */
+    /** One operator slot: its ServiceAccount (its own user in the audit log), its relay, its process. */
     async function slot(name) {
       await env.client.request('POST', `/api/v1/namespaces/${namespace}/serviceaccounts`, { metadata: { name } });
       await env.client.request('POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
@@ -92,17 +130,19 @@ async function runSuite(impl, goBinary) {
       };
       s.start = () => {
         s.generation++;
+        // A new identity per process, as the default (hostname and a random suffix) gives.
         s.process = new OperatorProcess({
           kubeconfigPath,
           namespace,
           identity: `${name}-${s.generation}`,
           leaseId: 'chaos-operator',
           workers: WORKERS,
-          ...LEASE,
+          ...settings.lease,
+          env: settings.env,
           ...(impl === 'controller-runtime' ? { executable: { file: goBinary, env: { NESTOR_CHAOS: '1' } } } : {}),
         });
         processes.push(s.process);
-        // As kubelet does: a replica that exits (it lost the lease, it was killed) starts again.
+        // As kubelet does: a process that exits (it lost the lease, it was killed) starts again.
         const started = s.process;
         void started.exited.then(() => {
           if (stopping || s.process !== started) return;
@@ -116,15 +156,18 @@ async function runSuite(impl, goBinary) {
 
     const path = (name = '') => `/api/v1/namespaces/${namespace}/configmaps${name ? `/${name}` : ''}`;
     const names = Array.from({ length: N }, (_, i) => `cm-${i}`);
-    log(`creating ${N} ConfigMaps`);
+    log(`${mode}/${impl}: creating ${N} ConfigMaps`);
     await parallel(names, 32, (name) =>
       env.client.request('POST', path(), { metadata: { name }, data: { v: '0', write: 'yes' } }),
     );
-    const slots = [await slot('replica-a'), await slot('replica-b')];
+    const slots = [];
+    for (const name of ['replica-a', 'replica-b'].slice(0, settings.replicas)) slots.push(await slot(name));
+    const startedAt = Date.now();
     for (const s of slots) s.start();
 
     /** The slot whose user wrote the Lease last (from the audit log: holder identities differ by implementation). */
     async function leader() {
+      if (slots.length === 1) return slots[0];
       const users = new Map(slots.map((s) => [s.user, s]));
       const writes = (await env.auditEvents()).filter(
         (e) => e.objectRef?.resource === 'leases' && (e.responseStatus?.code ?? 0) < 300 && users.has(e.user.username),
@@ -147,7 +190,7 @@ async function runSuite(impl, goBinary) {
             );
           } catch (error) {
             if (attempt > 100) throw error;
-            await new Promise((r) => setTimeout(r, 200));
+            await sleep(200);
           }
         }
       });
@@ -163,63 +206,71 @@ async function runSuite(impl, goBinary) {
         if (Date.now() - since > CONVERGE_BOUND_MS) {
           throw new Error(`only ${done} of ${N} objects converged on v=${v} within ${CONVERGE_BOUND_MS} ms`);
         }
-        await new Promise((r) => setTimeout(r, 250));
+        await sleep(250);
       }
     }
 
+    const firstSyncSeconds = (await converged(0, startedAt)) / 1000;
+    log(`${mode}/${impl}: every object reconciled once, ${firstSyncSeconds.toFixed(1)} s after the start`);
     const results = [];
-    async function round(v, fault, inject) {
-      log(`v=${v}: ${fault}`);
-      const recovered = await inject();
-      const bumpedAt = Date.now();
-      await bump(v);
-      const ms = await converged(v, recovered ?? bumpedAt);
-      results.push({ v, fault, convergedSeconds: ms / 1000 });
-      log(`v=${v}: all ${N} converged ${(ms / 1000).toFixed(1)} s after the fault ended`);
+    let v = 0;
+    for (const fault of faults) {
+      const runs = [];
+      for (let run = 0; run < (fault.once ? 1 : REPEAT); run++) {
+        v++;
+        const notes = {};
+        let bumped = false;
+        const ctx = {
+          env,
+          mode,
+          impl,
+          namespace,
+          names,
+          path,
+          slots,
+          leader,
+          v,
+          bump: async (value) => {
+            if (value === v) bumped = true;
+            await bump(value);
+          },
+          converged,
+          note: (key, value) => (notes[key] = value),
+          log,
+          sleep,
+        };
+        log(`${mode}/${impl} v=${v}: ${fault.name}${REPEAT > 1 ? ` (run ${run + 1})` : ''}`);
+        const ended = await fault.inject(ctx);
+        if (!bumped) await bump(v);
+        const ms = await converged(v, ended ?? Date.now());
+        await fault.after?.(ctx);
+        // The machine's load: other work on it moves these figures more than anything.
+        runs.push({ v, convergedSeconds: ms / 1000, loadAverage: os.loadavg()[0], ...notes });
+        log(`${mode}/${impl} v=${v}: all ${N} converged ${(ms / 1000).toFixed(1)} s after the fault ended`);
+      }
+      const seconds = runs.map((r) => r.convergedSeconds);
+      results.push({
+        fault: fault.name,
+        title: fault.title,
+        median: median(seconds),
+        worst: Math.max(...seconds),
+        runs,
+      });
     }
 
-    await round(1, 'none (first reconcile of every object, then a spec change)', async () => {
-      await converged(0, Date.now()).catch(() => undefined);
-    });
-    await round(2, 'API server killed, down 3 s, restarted', async () => {
-      await env.restartApiServer({ kill: true, downtimeMs: 3_000 });
-      return Date.now();
-    });
-    await round(3, 'etcd compacted (the API server restarted to drop its watch cache)', async () => {
-      await env.compactEtcd();
-      return Date.now();
-    });
-    await round(4, 'the leader SIGKILLed and started again while the API server restarts', async () => {
-      const lead = await leader();
-      const killed = lead.process;
-      killed.signal('SIGKILL');
-      const restart = env.restartApiServer({ kill: true, downtimeMs: 2_000 });
-      await killed.exited; // the supervisor starts it again, during the restart
-      await restart;
-      return Date.now();
-    });
-    await round(
-      5,
-      'every connection of the leader silently dropped (a relay stops forwarding, closes nothing)',
-      async () => {
-        const lead = await leader();
-        lead.relay.silence();
-        return Date.now();
-      },
-    );
-    let partitioned;
-    await round(6, 'the leader partitioned from the API server while the standby runs', async () => {
-      partitioned = await leader();
-      partitioned.relay.partition();
-      return Date.now();
-    });
-    partitioned.relay.heal();
-
-    // The record: no overlapping reconciles, no write while another replica held the lease.
+    // The record: no overlapping reconciles, no write while another process held the lease.
     const intervals = await reconcileIntervals(processes);
     const overlapping = overlappingReconciles(intervals);
-    const overlaps = overlapping.length;
-    const overlapSamples = overlapping.slice(0, 5);
+    // What the processes involved logged around the first overlap, to see why.
+    if (overlapping.length) {
+      const [a, b] = overlapping[0];
+      const from = Math.min(a.start, b.start) - 10_000;
+      const to = Math.max(a.end, b.end) + 2_000;
+      for (const p of processes.filter((p) => p.identity === a.identity || p.identity === b.identity)) {
+        const lines = p.output.filter((_, i) => p.outputAt[i] >= from && p.outputAt[i] <= to);
+        console.error(`--- ${p.identity} around the first overlap (${a.key}):\n${lines.join('\n')}`);
+      }
+    }
     const audit = await env.auditEvents();
     const users = new Map(slots.map((s) => [s.user, s.name]));
     const ok = (e) => (e.responseStatus?.code ?? 0) < 300;
@@ -247,21 +298,22 @@ async function runSuite(impl, goBinary) {
       const holder = leaseWrites.filter((l) => l.at <= at).at(-1);
       if (holder && holder.who !== users.get(w.user.username)) fenced++;
     }
-    const reconciles = intervals.length;
-    const summary = {
+    return {
       objects: N,
       workers: WORKERS,
-      lease: LEASE,
+      replicas: settings.replicas,
+      lease: settings.lease,
+      env: settings.env,
+      firstSyncSeconds,
       results,
-      reconciles,
+      reconciles: intervals.length,
       restarts,
-      overlaps,
-      overlapSamples,
+      overlaps: overlapping.length,
+      overlapSamples: overlapping.slice(0, 5),
       writes: writes.length,
       writesWithoutLease: fenced,
       machine: { cpus: os.cpus().length, node: process.version },
     };
-    return summary;
   } catch (error) {
     for (const p of processes) console.error(`--- ${p.identity}:\n${p.tail(20)}`);
     throw error;
@@ -273,34 +325,64 @@ async function runSuite(impl, goBinary) {
   }
 }
 
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
 const summaries = [];
 let failed = false;
-for (const impl of values.impls.split(',')) {
-  const goBinary = impl === 'controller-runtime' ? await ensureGoOperator({ onProgress: log }) : undefined;
-  log(`--- ${impl}`);
-  try {
-    summaries.push({ impl, ...(await runSuite(impl, goBinary)) });
-  } catch (error) {
-    console.error(error);
-    failed = true;
+const impls = values.impls.split(',');
+const goBinary = impls.includes('controller-runtime') ? await ensureGoOperator({ onProgress: log }) : undefined;
+for (const mode of MODES) {
+  for (const impl of impls) {
+    log(`--- ${mode}: ${impl}`);
+    try {
+      summaries.push({ mode, impl, ...(await runSuite(mode, impl, goBinary)) });
+    } catch (error) {
+      console.error(error);
+      failed = true;
+    }
   }
 }
+
 const label = { nestor: 'Nestor', 'controller-runtime': `controller-runtime ${controllerRuntimeVersion()}` };
-const faults = summaries[0]?.results ?? [];
+const cell = (r) => {
+  if (!r) return '–';
+  return r.runs.length > 1 ? `${r.median.toFixed(1)} s (worst ${r.worst.toFixed(1)})` : `${r.median.toFixed(1)} s`;
+};
+const sections = MODES.map((mode) => {
+  const ofMode = summaries.filter((s) => s.mode === mode);
+  if (!ofMode.length) return '';
+  const { replicas, lease } = MODE[mode];
+  const how =
+    mode === 'single'
+      ? `1 process, the framework's lease defaults, NODE_OPTIONS=${OPERATOR_NODE_OPTIONS}`
+      : `${replicas} replicas, lease ${lease.leaseDurationMs / 1000} s / ${lease.renewDeadlineMs / 1000} s / ${lease.retryPeriodMs / 1000} s`;
+  const rows = ofMode[0].results;
+  return [
+    `### ${mode}: ${how}`,
+    '',
+    `| fault before the spec change | ${ofMode.map((s) => label[s.impl]).join(' | ')} |`,
+    `|---|${ofMode.map(() => '---:').join('|')}|`,
+    `| (first reconcile of every object, from the start) | ${ofMode.map((s) => `${s.firstSyncSeconds.toFixed(1)} s`).join(' | ')} |`,
+    ...rows.map(
+      (row) =>
+        `| ${row.title} | ${ofMode.map((s) => cell(s.results.find((r) => r.fault === row.fault))).join(' | ')} |`,
+    ),
+    '',
+    ...ofMode.map(
+      (s) =>
+        `${label[s.impl]}: ${s.reconciles} reconciles; ${s.restarts} process restarts (after a lost lease or a kill, as kubelet would); two processes reconciling one object at once: ${s.overlaps}; ${s.writes} writes, from a process while another held the lease: ${s.writesWithoutLease}; load average after each run: ${s.results.flatMap((r) => r.runs.map((run) => run.loadAverage.toFixed(1))).join(', ')} (${s.machine.cpus} CPUs).`,
+    ),
+    '',
+  ].join('\n');
+});
 const table = [
-  `## Chaos run ${new Date().toISOString()}: ${N} objects, 2 replicas, ${WORKERS} workers, lease ${LEASE.leaseDurationMs / 1000} s`,
+  `## Chaos run ${new Date().toISOString()}: ${N} objects, ${WORKERS} workers${REPEAT > 1 ? `, each fault ${REPEAT} times: median (worst)` : ''}`,
   '',
-  `| spec change | fault before it | ${summaries.map((s) => label[s.impl]).join(' | ')} |`,
-  `|---:|---|${summaries.map(() => '---:').join('|')}|`,
-  ...faults.map(
-    (f, i) =>
-      `| v=${f.v} | ${f.fault} | ${summaries.map((s) => `${s.results[i]?.convergedSeconds.toFixed(1) ?? '–'} s`).join(' | ')} |`,
-  ),
-  '',
-  ...summaries.map(
-    (s) =>
-      `${label[s.impl]}: ${s.reconciles} reconciles; ${s.restarts} replica restarts (after a lost lease or a kill, as kubelet would); two replicas reconciling one object at once: ${s.overlaps}; ${s.writes} writes, from a replica while another held the lease: ${s.writesWithoutLease}.`,
-  ),
+  ...sections,
 ].join('\n');
 console.log(table);
 const out = values.out ?? join(here, 'results', `chaos-${new Date().toISOString().slice(0, 16).replace(':', '')}.json`);

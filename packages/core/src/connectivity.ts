@@ -9,8 +9,11 @@ export type ConnectivityListener = (up: boolean, error?: KubeApiError) => void;
  */
 export class Connectivity {
   private up = true;
+  /** From a failure until the next ready(): the server may answer before it serves (403, 503 while it starts). */
+  private outage = false;
   private cause?: KubeApiError;
   private readonly listeners = new Set<ConnectivityListener>();
+  private readonly readyWaiters = new Set<() => void>();
 
   get isUp(): boolean {
     return this.up;
@@ -29,12 +32,57 @@ export class Connectivity {
     for (const listener of this.listeners) listener(true);
   }
 
+  /**
+   * True from a request that got no response until the outage gate next found the server
+   * ready: what the server answers meanwhile (403 before its authorizer has synced, 503, 429
+   * while it starts) is the outage's, not the request's. (Without a gate, nothing ends it.)
+   */
+  get inOutage(): boolean {
+    return this.outage;
+  }
+
+  /** The server answered but says it is not ready (its /readyz): an outage until ready(). */
+  notReady(): void {
+    this.outage = true;
+  }
+
   /** A request got no response. */
   failed(error: KubeApiError): void {
     this.cause = error;
+    this.outage = true;
     if (!this.up) return;
     this.up = false;
     for (const listener of this.listeners) listener(false, error);
+  }
+
+  /**
+   * The API server answered a readiness probe (the outage gate's GET /readyz, 200): it
+   * serves again. Wakes every whenReady().
+   */
+  ready(): void {
+    this.outage = false;
+    this.answered();
+    const waiters = [...this.readyWaiters];
+    this.readyWaiters.clear();
+    for (const wake of waiters) wake();
+  }
+
+  /**
+   * Resolves at the next ready() (or when `signal` aborts). A step that failed for want of
+   * a response races it with its own backoff: it retries as soon as the server is back,
+   * not when a doubling delay ends, and still after that delay where nothing probes.
+   */
+  whenReady(signal?: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      if (signal?.aborted) return resolve();
+      const wake = () => {
+        this.readyWaiters.delete(wake);
+        signal?.removeEventListener('abort', wake);
+        resolve();
+      };
+      this.readyWaiters.add(wake);
+      signal?.addEventListener('abort', wake, { once: true });
+    });
   }
 
   /** Tells `listener` of every change; returns the unsubscribe. */

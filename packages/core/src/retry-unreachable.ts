@@ -1,4 +1,4 @@
-import { isUnreachable } from './connectivity.js';
+import { type Connectivity, isUnreachable } from './connectivity.js';
 import type { RuntimeLogger } from './logger.js';
 import { sleep } from './sleep.js';
 
@@ -8,9 +8,22 @@ export interface RetryUnreachableOptions {
   /** What is being done, for the log line and the error. */
   what: string;
   logger?: RuntimeLogger;
-  /** Pause between attempts (default 1 s). */
+  /** Pause between attempts (default 1 s; with `connectivity`, the most it waits for readiness: default 10 s). */
   intervalMs?: number;
   signal?: AbortSignal;
+  /**
+   * The transport's connectivity, with an outage gate probing /readyz every second: the
+   * step then retries when the server is ready again, not at the first answer (a 403 while
+   * its authorizer syncs would fail the start-up), and retries what the server answers
+   * meanwhile too.
+   */
+  connectivity?: Pick<Connectivity, 'whenReady' | 'inOutage'>;
+  /**
+   * Asked after a failure that got an answer outside a known outage: true when the server
+   * is not ready yet (a fresh process's first requests can meet a server that restarts
+   * and answers 403 while its authorizer syncs); the step then retries as in an outage.
+   */
+  notReady?: () => Promise<boolean>;
 }
 
 /**
@@ -29,7 +42,9 @@ export async function retryWhileUnreachable<T>(
     try {
       return await attempt();
     } catch (error) {
-      if (!isUnreachable(error) || options.signal?.aborted) throw error;
+      const connectivity = options.connectivity;
+      const outage = isUnreachable(error) || connectivity?.inOutage === true || (await options.notReady?.()) === true;
+      if (!outage || options.signal?.aborted) throw error;
       if (Date.now() >= deadline) {
         throw new Error(
           `gave up ${options.what} after ${options.timeoutMs} ms: the API server did not answer (${(error as Error).message})`,
@@ -42,7 +57,15 @@ export async function retryWhileUnreachable<T>(
         });
         logged = true;
       }
-      await sleep(options.intervalMs ?? 1000, options.signal);
+      if (!connectivity) {
+        await sleep(options.intervalMs ?? 1000, options.signal);
+        continue;
+      }
+      const woken = new AbortController();
+      const either = options.signal ? AbortSignal.any([options.signal, woken.signal]) : woken.signal;
+      const cap = Math.min(options.intervalMs ?? 10_000, Math.max(0, deadline - Date.now()));
+      await Promise.race([sleep(cap, either), connectivity.whenReady(either)]);
+      woken.abort();
     }
   }
 }

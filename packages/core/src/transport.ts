@@ -44,6 +44,8 @@ export interface StreamOptions {
   dropManagedFields?: boolean;
   /** A JSON Accept value of its own (e.g. METADATA_WATCH_ACCEPT); it rules out protobuf. */
   accept?: string;
+  /** Called once the server accepted the stream (a status below 400), before any value: a quiet watch is open. */
+  onOpen?: () => void;
 }
 
 export interface TransportResponse {
@@ -301,7 +303,13 @@ export class Transport {
       ...(schema ? { accept: PROTOBUF_WATCH_ACCEPT } : options.accept ? { accept: options.accept } : {}),
     };
     // No deadline: a watch lasts as long as the server keeps it (its timeoutSeconds).
-    yield* this.decodeLines<T>(await this.send('GET', path, request, failed, true), failed, signal, schema);
+    yield* this.decodeLines<T>(
+      await this.send('GET', path, request, failed, true),
+      failed,
+      signal,
+      schema,
+      options.onOpen,
+    );
   }
 
   /** A streamed response's values (JSON lines or protobuf frames), whichever protocol carries it. */
@@ -310,6 +318,7 @@ export class Transport {
     failed: FailedRequest,
     signal: AbortSignal | undefined,
     schema: ProtobufSchema | undefined,
+    onOpen?: () => void,
   ): AsyncGenerator<T, void> {
     const { head, exchange, guard } = answered;
     let decoder: { write(chunk: Buffer): unknown[]; end(): unknown } = new JsonLineDecoder<T>();
@@ -321,6 +330,7 @@ export class Transport {
         throw KubeApiError.fromResponse(failed, status, errorBody(body, contentType, schema), headers['retry-after']);
       }
       if (schema && isProtobuf(contentType)) decoder = new ProtobufWatchDecoder(schema);
+      onOpen?.();
       for await (const chunk of exchange.body) {
         for (const value of decoder.write(chunk)) {
           if (signal?.aborted) throw signal.reason;

@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { EventRecorderMetrics } from '../runtime/manager.js';
+import type { OutageMetrics } from '../runtime/outage-gate.js';
 import type { ControllerMetricsSink, ReconcileOutcome } from '../runtime/reconcile-loop.js';
 import type { QueueMetricsSink, WorkQueue } from '../runtime/queue.js';
 import type { ShardingMetrics } from '../runtime/shard-scope.js';
@@ -56,6 +57,8 @@ export class OperatorMetrics {
   private readonly retriesExhausted: Counter<'controller'>;
   private readonly eventsWritten: Counter<'verb'>;
   private readonly eventsDropped: Counter<'reason'>;
+  private readonly apiServerUnreachable: Gauge;
+  private readonly apiServerOutages: Counter;
 
   constructor(options: { registry?: Registry; defaultMetrics?: boolean } = {}) {
     const registers = [(this.registry = options.registry ?? new Registry())];
@@ -189,6 +192,17 @@ export class OperatorMetrics {
     for (const verb of ['create', 'patch']) this.eventsWritten.inc({ verb }, 0);
     for (const reason of ['queue-full', 'rate-limited', 'failed', 'fenced', 'shutdown', 'invalid'])
       this.eventsDropped.inc({ reason }, 0);
+    this.apiServerUnreachable = new Gauge({
+      name: 'nestor_apiserver_unreachable',
+      help: '1 while the API server gives no response and reconciles are held (the outage gate), else 0',
+      registers,
+    });
+    this.apiServerUnreachable.set(0);
+    this.apiServerOutages = new Counter({
+      name: 'nestor_apiserver_outages_total',
+      help: 'Times the API server stopped answering and reconciles were held until it answered /readyz again',
+      registers,
+    });
     this.leader = new Gauge({
       name: 'leader_election_master_status',
       help: 'Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master',
@@ -279,6 +293,16 @@ export class OperatorMetrics {
     return {
       written: (verb) => this.eventsWritten.inc({ verb }),
       dropped: (reason) => this.eventsDropped.inc({ reason }),
+    };
+  }
+
+  /** The sink of the outage gate: whether reconciles are held for want of an API server. */
+  outageSink(): OutageMetrics {
+    return {
+      holding: (held) => {
+        this.apiServerUnreachable.set(held ? 1 : 0);
+        if (held) this.apiServerOutages.inc();
+      },
     };
   }
 

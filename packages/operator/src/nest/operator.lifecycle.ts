@@ -56,11 +56,16 @@ export class OperatorLifecycle implements OnApplicationBootstrap, OnModuleDestro
     const found = this.explorer.explore();
     // Started while the API server is down, the operator waits for it (bounded by the
     // cache sync timeout) instead of failing at the first refused connection.
+    // The outage gate probes /readyz every second from the first failure on: a step that
+    // got no response retries when the server is ready, not at its first answer.
+    this.manager.outage.start();
     const untilAnswered = <T>(what: string, attempt: () => Promise<T>) =>
       retryWhileUnreachable(attempt, {
         what,
         timeoutMs: this.options.cacheSyncTimeoutMs ?? DEFAULT_CACHE_SYNC_TIMEOUT_MS,
         logger: runtimeLogger('Operator'),
+        connectivity: this.transport.connectivity,
+        notReady: async () => !(await this.manager.outage.verify()),
       });
     if (this.options.installCustomResources) {
       await untilAnswered('installing the CRDs', () => this.installCustomResources(found));

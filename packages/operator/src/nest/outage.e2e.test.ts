@@ -3,17 +3,20 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { INestApplicationContext, LoggerService } from '@nestjs/common';
 import type { V1ConfigMap } from '@kubernetes/client-node';
-import { parallel, TestEnvironment, waitFor } from '@nestor/testing';
+import { freePort, parallel, TestEnvironment, waitFor } from '@nestor/testing';
 import {
   ConfigMap,
   Controller,
+  OperatorHttpServer,
   OperatorRegistry,
   Reconcile,
   Transport,
   type ReconcileContext,
   type ReconcileResult,
 } from '../index.js';
-import { configMapsPath, createConfigMap } from '../test-support/e2e-helpers.js';
+import { InformerCache } from '../runtime/informer-cache.js';
+import { Manager } from '../runtime/manager.js';
+import { configMapsPath, createConfigMap, patchConfigMap } from '../test-support/e2e-helpers.js';
 import { bootOperatorApp } from '../test-support/operator-app.js';
 import { OperatorProcess } from '../test-support/operator-process.js';
 
@@ -45,6 +48,88 @@ async function serverDown(): Promise<void> {
 }
 
 describe('an operator started while the API server is down', () => {
+  it('lists as soon as the server answers again, not when its backoff ends', async () => {
+    const namespace = await env.createNamespace('resume');
+    const names = Array.from({ length: 20 }, (_, i) => `cm-${i}`);
+    await parallel(names, 8, (name) => createConfigMap(env.client, namespace, name));
+    const transport = await Transport.fromKubeConfig(env.kubeConfig);
+    // A backoff no test would wait for: the LISTs that fail during the outage are retried
+    // only because the outage gate's probe (every second) finds the server back.
+    const informers = new InformerCache(transport, { backoff: { initialMs: 600_000, maxMs: 600_000 } });
+    const manager = new Manager({ transport, informers });
+    const reconciled = new Set<string>();
+    manager.addController({
+      name: 'resume',
+      resource: ConfigMap,
+      namespace,
+      reconcile: ({ key }) => void reconciled.add(key),
+    });
+    const restart = env.restartApiServer({ kill: true, downtimeMs: 4_000 });
+    try {
+      await serverDown();
+      const started = manager.start();
+      await waitFor(() => informers.all().some((i) => i.stats.failures > 0), {
+        timeoutMs: 15_000,
+        what: 'the first LIST to fail while the server is down',
+      });
+      await restart;
+      await started;
+      await waitFor(() => names.every((n) => reconciled.has(`${namespace}/${n}`)), {
+        timeoutMs: 60_000,
+        what: 'every ConfigMap reconciled after the server came back',
+      });
+    } finally {
+      await restart.catch(() => undefined);
+      await manager.stop();
+      transport.close();
+    }
+  });
+
+  it('keeps its lease through an outage longer than the renew deadline: no exit, no new identity', async () => {
+    const namespace = await env.createNamespace('lapse');
+    await createConfigMap(env.client, namespace, 'before');
+    const operator = new OperatorProcess({
+      kubeconfigPath: env.kubeconfigPath,
+      namespace,
+      identity: 'rides-it-out',
+      leaseId: 'lapse',
+      leaseDurationMs: 3_000,
+      renewDeadlineMs: 2_000,
+      retryPeriodMs: 500,
+    });
+    try {
+      await operator.waitForEvent('the first reconcile', (e) => e.event === 'end' && e.key === `${namespace}/before`);
+      // Down for longer than the renew deadline: the lease lapses, nobody else takes it.
+      await env.restartApiServer({ kill: true, downtimeMs: 4_000 });
+      await waitFor(
+        () => operator.output.some((l) => l.includes('the lease lapsed while the API server did not answer')),
+        {
+          timeoutMs: 30_000,
+          what: 'the lease to lapse',
+        },
+      );
+      await patchConfigMap(env.client, namespace, 'before', { data: { key: 'changed' } });
+      await createConfigMap(env.client, namespace, 'after', { data: { write: 'yes', v: '1' } });
+      await operator.waitForEvent(
+        'a reconcile after the outage',
+        (e) => e.event === 'end' && e.key === `${namespace}/after`,
+      );
+      const written = await operator.waitForEvent(
+        'a write after the outage',
+        (e) => e.event === 'write' && e.key === `${namespace}/after`,
+      );
+      assert.equal(written.ok, true, operator.tail());
+      assert.ok(operator.running, `the operator should still run:\n${operator.tail()}`);
+      const lease = await env.client.request<{ spec: { holderIdentity: string } }>(
+        'GET',
+        `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/lapse`,
+      );
+      assert.equal(lease.spec.holderIdentity, 'rides-it-out');
+    } finally {
+      await operator.dispose();
+    }
+  });
+
   it('waits for it, then reconciles everything (with the app awaiting its bootstrap at top level)', async () => {
     const namespace = await env.createNamespace('startup');
     const names = Array.from({ length: 20 }, (_, i) => `cm-${i}`);
@@ -172,5 +257,65 @@ describe('an outage while the operator works', () => {
       0,
       'no error line per object',
     );
+  });
+});
+
+@Controller(ConfigMap)
+class QuietController {
+  @Reconcile()
+  reconcile(): void {}
+}
+
+describe('the outage on /readyz and /metrics', () => {
+  it('/readyz fails its apiserver check while the server is down (/healthz passes), the gauge is 1; both recover', async () => {
+    const namespace = await env.createNamespace('visible');
+    await createConfigMap(env.client, namespace, 'cm');
+    const app = await bootOperatorApp({
+      kubeConfig: env.kubeConfig,
+      namespace,
+      providers: [QuietController],
+      metrics: { port: await freePort(), host: '127.0.0.1', secure: false },
+      health: { port: await freePort(), host: '127.0.0.1' },
+    });
+    const { health, metrics } = app.get(OperatorHttpServer).addresses;
+    const get = async (port: number | undefined, path: string) => {
+      const response = await fetch(`http://127.0.0.1:${port}${path}`);
+      return { status: response.status, body: await response.text() };
+    };
+    const gauge = async (name: string) =>
+      Number(new RegExp(`^${name} (\\S+)$`, 'm').exec((await get(metrics, '/metrics')).body)?.[1]);
+    try {
+      await waitFor(async () => (await get(health, '/readyz')).status === 200, { what: '/readyz to pass' });
+      assert.equal(await gauge('nestor_apiserver_unreachable'), 0);
+
+      const restart = env.restartApiServer({ kill: true, downtimeMs: 6_000 });
+      const down = await waitFor(
+        async () => {
+          const readyz = await get(health, '/readyz?verbose');
+          return readyz.status === 503 && /\[-\]apiserver failed/.test(readyz.body) ? readyz : undefined;
+        },
+        { timeoutMs: 15_000, what: '/readyz to fail its apiserver check' },
+      );
+      assert.match(down.body, /readyz check failed/);
+      assert.equal((await get(health, '/healthz')).status, 200, 'alive while the server is down');
+      assert.equal(await gauge('nestor_apiserver_unreachable'), 1);
+      await restart;
+
+      let last = '';
+      await waitFor(
+        async () => {
+          const readyz = await get(health, '/readyz?verbose');
+          last = readyz.body;
+          return readyz.status === 200;
+        },
+        { timeoutMs: 60_000, what: '/readyz to pass again' },
+      ).catch((error: Error) => {
+        throw new Error(`${error.message}:\n${last}`);
+      });
+      assert.equal(await gauge('nestor_apiserver_unreachable'), 0);
+      assert.ok((await gauge('nestor_apiserver_outages_total')) >= 1);
+    } finally {
+      await app.close();
+    }
   });
 });

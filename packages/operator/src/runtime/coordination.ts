@@ -1,5 +1,5 @@
 import { type RuntimeLogger, silentLogger, sleep } from '@nestor/core';
-import type { LeaderElection } from './leader-election.js';
+import type { LeaderElection, LeaseLoss } from './leader-election.js';
 import type { ShardScope } from './shard-scope.js';
 import { LeaseFence } from './write-fence.js';
 
@@ -10,7 +10,7 @@ export interface CoordinationEvents {
   /** This replica leads (at once without leader election): run the leader's controllers. */
   led(): void;
   /** The lead was lost: stand the leader's controllers by; resolves once they stopped. */
-  lostLead(): Promise<void>;
+  lostLead(loss: LeaseLoss): Promise<void>;
   /** This replica holds its shard Lease: run the sharded controllers. */
   heldShard(): void;
   /** The shard Lease was lost: stand the sharded controllers by; resolves once they stopped. */
@@ -28,7 +28,8 @@ export interface CoordinationOptions {
 /**
  * The Lease loops: the leader Lease (campaign, lead, lose, campaign again), this replica's
  * shard Lease, and the assigner while leading; and the write fence those Leases make. The
- * manager starts it once its caches are synced and stops it after its controllers drained.
+ * manager starts it as its caches start syncing (once they are, when sharded) and stops it
+ * after its controllers drained.
  */
 export class Coordination {
   /** What every write asks first (see LeaseFence): the Lease of whoever writes. */
@@ -75,7 +76,7 @@ export class Coordination {
       return;
     }
     if (sharding) this.holding = this.holdShard(sharding, events);
-    this.log.info('caches synced; waiting to become the leader');
+    this.log.info('waiting to become the leader');
     this.campaigning = this.campaign(election, events);
   }
 
@@ -127,11 +128,11 @@ export class Coordination {
           this.assigning = { abort, done: sharding.assign(abort.signal, assertLeading) };
         }
       },
-      lost: async () => {
+      lost: async (loss) => {
         this.leading = false;
         this.log.error('this replica lost the lease: aborting its reconciles at once and standing by');
         await this.stopAssigning();
-        await events.lostLead();
+        await events.lostLead(loss);
       },
     });
   }
@@ -143,11 +144,17 @@ export class Coordination {
   private async holdLease(
     election: LeaderElection,
     what: string,
-    on: { acquired: () => void; lost: () => Promise<void> },
+    on: { acquired: () => void; lost: (loss: LeaseLoss) => Promise<void> },
   ): Promise<void> {
     const signal = this.abort.signal;
     let lost: (() => void) | undefined;
-    election.onLost(() => lost?.());
+    let loss: LeaseLoss = { unreachable: false };
+    election.onLost((why?: LeaseLoss) => {
+      loss = why ?? { unreachable: false };
+      if (lost) return lost();
+      // Between holds: the verdict on a lease that lapsed unreachable (another replica took it).
+      if (!signal.aborted) void on.lost(loss);
+    });
     while (!signal.aborted) {
       try {
         await election.acquire(signal);
@@ -165,9 +172,10 @@ export class Coordination {
       });
       on.acquired();
       await lease;
+      lost = undefined;
       signal.removeEventListener('abort', stopped); // one listener per hold, not one per loss
       if (signal.aborted) return;
-      await on.lost();
+      await on.lost(loss);
     }
   }
 

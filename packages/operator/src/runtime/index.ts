@@ -89,7 +89,7 @@ export * from './worker-pool.js';
 export type { ReconcileRequest, Reconciler } from './reconciler.js';
 export { type WatchSource, type ExternalSource } from './event-sources.js';
 export type { BackoffOptions } from './backoff.js';
-export type { OutageGate, OutageGateOptions } from './outage-gate.js';
+export type { OutageGate, OutageGateOptions, OutageMetrics, OutageState } from './outage-gate.js';
 export { poll, type PollOptions } from './poller.js';
 export { type ReconcileOutcome, type ControllerMetricsSink, RETRIES_EXHAUSTED_REASON } from './reconcile-loop.js';
 export { ManagedController, type ManagedControllerOptions, type OwnedResource } from './managed-controller.js';
@@ -101,5 +101,11 @@ export { TerminalError, ReconcileTimeoutError, toError, type ReconcileResult } f
 export { Manager, type ManagerOptions, type ManagerHealth, type HealthCheck, type ManagerMetrics } from './manager.js';
 export { Coordination, type CoordinationEvents, type CoordinationOptions } from './coordination.js';
 export { LeaseFence, type LeaseFenceOptions, type FencingLease } from './write-fence.js';
-export { LeaseLock, LeaseLostError, type LeaseLockOptions, type LeaderElection } from './leader-election.js';
+export {
+  LeaseLock,
+  LeaseLostError,
+  type LeaseLockOptions,
+  type LeaseLoss,
+  type LeaderElection,
+} from './leader-election.js';
 export type { LeaseTiming } from './lease-timing.js';

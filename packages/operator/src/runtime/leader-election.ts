@@ -1,7 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { V1Lease } from '@kubernetes/client-node';
-import { KubeApiError, resourcePath, type RuntimeLogger, silentLogger, sleep, type Transport } from '@nestor/core';
+import {
+  type Connectivity,
+  isUnreachable,
+  KubeApiError,
+  resourcePath,
+  type RuntimeLogger,
+  silentLogger,
+  sleep,
+  type Transport,
+} from '@nestor/core';
 import { Lease as LeaseResource } from '../client/kinds.js';
 import type { LeaseTiming } from './lease-timing.js';
 
@@ -12,9 +21,22 @@ export interface LeaderElection {
   /** Gives the lead up at once so a standby takes over (clean shutdown). */
   release(): Promise<void>;
   /** Registers what to do when the lead is lost while running. */
-  onLost(listener: () => void): void;
+  onLost(listener: (loss?: LeaseLoss) => void): void;
   /** Throws unless this replica may write now (see LeaseLock.assertWritable); the write fence asks it. */
   assertWritable?(): void;
+}
+
+/** Why the lead was lost. */
+export interface LeaseLoss {
+  /**
+   * True when no renewal got an answer within the renew deadline and the Lease, when last
+   * read, named this replica: the API server was unreachable (or this process was frozen),
+   * nobody is known to hold the Lease instead, and this replica takes it back (its own
+   * record, no wait) when the server answers. If the next read shows another holder, the
+   * listeners hear of the loss again, with false. False when another replica holds it or
+   * the server refused the renewal.
+   */
+  unreachable: boolean;
 }
 
 export interface LeaseLockOptions extends LeaseTiming {
@@ -54,7 +76,9 @@ export class LeaseLock implements LeaderElection {
   private lastRenew = 0;
   /** performance.now() when the last successful acquire or renewal was sent: the lease is ours from then on. */
   private heldSince = 0;
-  private readonly lostListeners: Array<() => void> = [];
+  private readonly lostListeners: Array<(loss: LeaseLoss) => void> = [];
+  /** Lost for want of an answer (LeaseLoss.unreachable): the next read of the Lease says whether another replica took it. */
+  private lapsed = false;
 
   constructor(
     private readonly transport: Transport,
@@ -99,18 +123,30 @@ export class LeaseLock implements LeaderElection {
     );
   }
 
-  onLost(listener: () => void): void {
+  onLost(listener: (loss: LeaseLoss) => void): void {
     this.lostListeners.push(listener);
   }
 
-  /** Tries every retryPeriod (jittered) until this replica holds the lease. */
+  /**
+   * Tries every retryPeriod (jittered) until this replica holds the lease; sooner when the
+   * holder's lease expires first (on this replica's clock), or when the API server answers
+   * again after a try got no response (the outage gate's probe, every second).
+   */
   async acquire(signal: AbortSignal): Promise<void> {
     let announced = false;
     while (!signal.aborted) {
+      let outage = false;
+      let retryMs = this.retryPeriodMs * (1 + Math.random() * 1.2);
       try {
         if (await this.tryAcquireOrRenew()) {
+          this.lapsed = false;
           this.becomeLeader();
           return;
+        }
+        if (this.lapsed) {
+          // The lease lapsed while the server was away, and another replica holds it now.
+          this.lapsed = false;
+          for (const listener of this.lostListeners) listener({ unreachable: false });
         }
         if (!announced) {
           this.log.info(
@@ -121,13 +157,26 @@ export class LeaseLock implements LeaderElection {
           );
           announced = true;
         }
+        const expiresInMs = this.expiresAt() - performance.now();
+        if (expiresInMs > 0) retryMs = Math.min(retryMs, expiresInMs + 1);
       } catch (error) {
         this.log.warn(
           `could not acquire lease ${this.options.namespace}/${this.options.name}: ${(error as Error).message}`,
         );
+        // No response, or an answer while the server is not ready again (403 before its
+        // RBAC has synced): try again when the outage gate finds it ready.
+        const connectivity = this.transport.connectivity as Connectivity | undefined;
+        outage = connectivity !== undefined && (isUnreachable(error) || connectivity.inOutage);
       }
-      await sleep(this.retryPeriodMs * (1 + Math.random() * 1.2), signal);
+      await sleepOrWake(retryMs, signal, outage ? this.transport.connectivity : undefined);
     }
+  }
+
+  /** When the observed holder's lease expires for this replica (performance.now() time; -Infinity when free). */
+  private expiresAt(): number {
+    if (!this.lease || !this.observed?.holder) return -Infinity;
+    const seconds = this.lease.spec?.leaseDurationSeconds ?? Math.ceil(this.leaseDurationMs / 1000);
+    return this.observedAt + seconds * 1000;
   }
 
   /** Releases the lease if held: the holder is cleared so a standby acquires it on its next try. */
@@ -158,22 +207,37 @@ export class LeaseLock implements LeaderElection {
   private becomeLeader(): void {
     this.setLeading(true);
     this.lastRenew = performance.now();
+    // Whether every renewal that failed since the last success got no response at all.
+    let unanswered = true;
     this.log.info(`became leader on lease ${this.options.namespace}/${this.options.name}`, { identity: this.identity });
     const renew = async () => {
       try {
         // Bounded by the renew deadline (as client-go's context): a request the API server never
         // answers must not keep this replica leading past it while a standby takes the lease.
-        if (await this.tryAcquireOrRenew(this.lastRenew + this.renewDeadlineMs)) this.lastRenew = performance.now();
+        if (await this.tryAcquireOrRenew(this.lastRenew + this.renewDeadlineMs)) {
+          this.lastRenew = performance.now();
+          unanswered = true;
+        }
       } catch (error) {
+        // An answer while the server is not ready again (403 while its RBAC syncs) says no more.
+        const connectivity = this.transport.connectivity as Connectivity | undefined;
+        if (!isUnreachable(error) && !connectivity?.inOutage) unanswered = false;
         this.log.warn(`lease renewal failed: ${(error as Error).message}`);
       }
       if (!this.leading) return; // released meanwhile
-      if (performance.now() - this.lastRenew > this.renewDeadlineMs || this.observed?.holder !== this.identity) {
+      const taken = this.observed?.holder !== this.identity;
+      if (performance.now() - this.lastRenew > this.renewDeadlineMs || taken) {
         this.setLeading(false);
+        const unreachable = !taken && unanswered;
+        this.lapsed = unreachable;
         this.log.error(
-          `lost lease ${this.options.namespace}/${this.options.name}: not renewed within ${this.renewDeadlineMs} ms`,
+          `lost lease ${this.options.namespace}/${this.options.name}: ${
+            taken
+              ? `${this.observed?.holder || 'nobody'} holds it now`
+              : `not renewed within ${this.renewDeadlineMs} ms${unreachable ? ' (the API server did not answer)' : ''}`
+          }`,
         );
-        for (const listener of this.lostListeners) listener();
+        for (const listener of this.lostListeners) listener({ unreachable });
         return;
       }
       schedule();
@@ -278,6 +342,19 @@ export class LeaseLock implements LeaderElection {
     }
     this.observed = record;
   }
+}
+
+/** Sleeps `ms`, or less when `connectivity` reports the API server ready or `signal` aborts first. */
+async function sleepOrWake(
+  ms: number,
+  signal: AbortSignal,
+  connectivity: Pick<Connectivity, 'whenReady'> | undefined,
+): Promise<void> {
+  if (!connectivity) return sleep(ms, signal);
+  const woken = new AbortController();
+  const either = AbortSignal.any([signal, woken.signal]);
+  await Promise.race([sleep(ms, either), connectivity.whenReady(either)]);
+  woken.abort();
 }
 
 /** A write refused because this replica does not hold, or may no longer hold, the lease. */

@@ -2,8 +2,10 @@ import {
   apiVersionOf,
   DEFAULT_HTTP2_MIN_WATCH_TIMEOUT_SECONDS,
   DEFAULT_MIN_WATCH_TIMEOUT_SECONDS,
+  isUnreachable,
   DEFAULT_WATCH_STALL_MS,
   type Clock,
+  type Connectivity,
   keyOf,
   KubeApiError,
   retryAfterMs as serverRetryAfterMs,
@@ -35,6 +37,9 @@ interface RawWatchEvent {
   /** The protobuf decoder refused the object (too deep): `object` is its metadata only. */
   refused?: ObjectTooDeepError;
 }
+
+/** A 410 Gone within this long of the previous one waits its backoff before the LIST; an isolated one lists at once. */
+const GONE_RELIST_GAP_MS = 10_000;
 
 /** A list+watch healthy this long since its last retry began starts its backoff again from the first delay. */
 export const WATCH_BACKOFF_RESET_MS = 30_000;
@@ -96,6 +101,8 @@ export class ListWatcher<T extends KubeObject> {
   private streaming: boolean;
   /** The next sync is a LIST, once: the last stream ended early. */
   private listOnce = false;
+  /** When the last 410 Gone came (clock time). */
+  private lastGoneAt = -Infinity;
   /**
    * A LIST that failed after some of its pages: the next attempt asks for the page after
    * them with the same continue token, into the same pass, instead of starting over.
@@ -304,6 +311,15 @@ export class ListWatcher<T extends KubeObject> {
       const stream = this.transport.stream<RawWatchEvent>(this.path, query, abort.signal, {
         protobuf: this.protobuf,
         dropManagedFields: this.strip,
+        // Open again after failures: healthy (/readyz) before its first event, which a quiet
+        // namespace may not send for a minute. A streamed sync is healthy once it synced.
+        ...(pass
+          ? {}
+          : {
+              onOpen: () => {
+                this.stats.failures = 0;
+              },
+            }),
         ...(this.metadataOnly ? { accept: METADATA_WATCH_ACCEPT } : {}),
       });
       for await (const event of stream) {
@@ -484,9 +500,18 @@ export class ListWatcher<T extends KubeObject> {
       this.brokenAt = undefined;
     }
     const attempt = ++this.stats.failures;
+    const connectivity = this.transport.connectivity;
+    // No response, or an answer while the server is not ready again (403 before its RBAC
+    // has synced, 503): the outage's failure, not this watch's. It retries when the outage
+    // gate's probe (every second) finds the server ready, and its backoff starts afresh then.
+    const outage = connectivity !== undefined && (isUnreachable(error) || connectivity.inOutage);
     // Never sooner than the server asked (429 from API Priority and Fairness, 5xx with Retry-After).
     const retryAfterMs = serverRetryAfterMs(error) ?? 0;
-    const retryInMs = Math.max(this.backoff.next(), retryAfterMs);
+    // 410 Gone needs a LIST and nothing else: at once, unless the last one was recent (a loop).
+    const now = this.clock.now();
+    const relistNow = gone && now - this.lastGoneAt > GONE_RELIST_GAP_MS && retryAfterMs === 0;
+    if (gone) this.lastGoneAt = now;
+    const retryInMs = relistNow ? 0 : Math.max(this.backoff.next(), retryAfterMs);
     this.stats.lastError = error.message;
     if (gone) {
       // Routine (etcd compacts history): relist, and emit what changed meanwhile.
@@ -500,25 +525,32 @@ export class ListWatcher<T extends KubeObject> {
             ? 'resuming'
             : 'retrying';
       this.log.warn(
-        `${this.phase} of ${this.description} failed (attempt ${attempt}); ${how} in ${retryInMs} ms: ${error.message}`,
+        `${this.phase} of ${this.description} failed (attempt ${attempt}); ${how} in ${retryInMs} ms${outage ? ' or once the API server is ready' : ''}: ${error.message}`,
       );
       this.options.onError?.(error, { phase: this.phase, watch: this.description, attempt, retryInMs });
     }
-    await this.sleep(retryInMs);
+    if (retryInMs === 0) return;
+    if ((await this.sleep(retryInMs, outage ? connectivity : undefined)) === 'ready') this.backoff.reset();
   }
 
-  private sleep(ms: number): Promise<void> {
+  /** Waits `ms`, or less when `connectivity` reports the server ready first ('ready' then). */
+  private sleep(ms: number, connectivity?: Pick<Connectivity, 'whenReady'>): Promise<'slept' | 'ready'> {
     return new Promise((resolve) => {
-      const done = () => {
-        this.signal.removeEventListener('abort', cancel);
-        resolve();
-      };
-      const handle = this.clock.setTimeout(done, ms);
-      const cancel = () => {
+      const woken = new AbortController();
+      const done = (how: 'slept' | 'ready') => {
         this.clock.clearTimeout(handle);
-        done();
+        woken.abort();
+        this.signal.removeEventListener('abort', aborted);
+        resolve(how);
       };
-      this.signal.addEventListener('abort', cancel, { once: true });
+      const aborted = () => done('slept');
+      const handle = this.clock.setTimeout(aborted, ms);
+      this.signal.addEventListener('abort', aborted, { once: true });
+      if (connectivity) {
+        void connectivity.whenReady(AbortSignal.any([woken.signal, this.signal])).then(() => {
+          if (!woken.signal.aborted) done('ready');
+        });
+      }
     });
   }
 }

@@ -21,7 +21,7 @@ import { InformerCache } from './informer-cache.js';
 import type { WorkQueue } from './queue.js';
 import type { ShardScope } from './shard-scope.js';
 import { positiveDuration, positiveInteger } from './options-check.js';
-import { OutageGate } from './outage-gate.js';
+import { OutageGate, type OutageMetrics } from './outage-gate.js';
 import { WorkerPool } from './worker-pool.js';
 import type { LeaseFence } from './write-fence.js';
 
@@ -33,6 +33,8 @@ export interface ManagerMetrics {
   trackQueue(controller: string, queue: WorkQueue<string>): void;
   /** Where the manager's Event recorder reports written and dropped Events. */
   eventSink?(): EventRecorderMetrics;
+  /** Where the outage gate reports outages of the API server. */
+  outageSink?(): OutageMetrics;
 }
 
 export interface ManagerOptions {
@@ -94,8 +96,9 @@ export interface ManagerHealth {
 
 /**
  * Owns the worker pool, the shared informer cache, the client and the controllers. Start
- * order: informers synced (bounded wait) -> the Lease loops (Coordination) -> controllers.
- * Stop order reverse, with a drain grace period.
+ * order: informers syncing (bounded wait) and the Lease loops (Coordination) at once ->
+ * controllers once both are done (sharded: the Lease loops after the sync). Stop order
+ * reverse, with a drain grace period.
  */
 export class Manager {
   readonly pool: WorkerPool;
@@ -140,7 +143,13 @@ export class Manager {
       concurrency: positiveInteger(options.concurrency ?? DEFAULT_CONCURRENCY, "the manager's concurrency"),
     });
     this.informers = options.informers ?? new InformerCache(options.transport, { logger: this.log });
-    this.outage = new OutageGate({ transport: options.transport, pool: this.pool, logger: this.log });
+    const outageMetrics = options.metrics?.outageSink?.();
+    this.outage = new OutageGate({
+      transport: options.transport,
+      pool: this.pool,
+      logger: this.log,
+      ...(outageMetrics ? { metrics: outageMetrics } : {}),
+    });
     const fence = this.coordination.fence;
     const eventMetrics = options.metrics?.eventSink?.();
     const { events, fieldManager } = options;
@@ -288,6 +297,17 @@ export class Manager {
             : this.state,
       },
     ];
+    // Alive but not ready while the API server cannot be reached: the gate holds reconciles.
+    const outage = this.outage.state;
+    checks.push({
+      name: 'apiserver',
+      ok: !outage.holding,
+      ...(outage.holding
+        ? {
+            detail: `for ${((Date.now() - outage.since!) / 1000).toFixed(0)} s the API server ${outage.error ?? 'does not answer'}; reconciles held`,
+          }
+        : {}),
+    });
     for (const controller of this.controllers.values()) {
       const { ok, detail } = controller.streamsLive;
       checks.push({ name: `controller:${controller.name}`, ok, ...(detail ? { detail } : {}) });
@@ -316,8 +336,9 @@ export class Manager {
 
   /**
    * Starts informers and waits for their sync; then, without leader election, starts the
-   * controllers. With leader election it resolves once the caches are synced: this replica
-   * is a ready standby, and it starts the controllers when it takes the lead.
+   * controllers. With leader election it campaigns meanwhile and resolves once the caches
+   * are synced: this replica leads, or is a ready standby that starts the controllers when
+   * it takes the lead.
    */
   async start(): Promise<void> {
     if (this.state !== 'idle') throw new Error(`the manager was already started (state ${this.state})`);
@@ -325,20 +346,45 @@ export class Manager {
     this.outage.start();
     const controllers = [...this.controllers.values()];
     for (const controller of controllers) controller.prepare(this.informers);
+    // Without sharding, the campaign runs while the caches sync, as controller-runtime's: a
+    // process started after a crash waits out its predecessor's Lease (15 s by default,
+    // counted from its first read of it) and lists at the same time, not one after the
+    // other. It leads its controllers once both are done. (Sharded, the assigner needs the
+    // caches: it campaigns after.)
+    const early = !this.options.sharding;
+    if (early) this.coordinate();
     try {
       await this.waitForSync(controllers.flatMap((c) => c.informers));
     } catch (error) {
       this.state = 'failed';
       this.outage.stop();
+      // A Lease taken meanwhile is released: a standby that can sync takes over at once.
+      if (early) await this.coordination.stop();
       throw error;
     }
     this.caches = true;
     if (this.abort.signal.aborted) return;
     this.state = 'running';
+    if (!early) this.coordinate();
+    else if (this.isLeader) this.lead();
+  }
+
+  /** Starts the Lease loops: the controllers run while this replica holds its Leases (and its caches are synced). */
+  private coordinate(): void {
     this.coordination.start({
-      led: () => this.lead(),
-      lostLead: async () => {
+      led: () => {
+        if (this.caches) this.lead();
+      },
+      lostLead: async (loss) => {
         await this.standBy([...this.started].filter((controller) => !this.sharded.has(controller)));
+        if (loss.unreachable) {
+          // Nobody else is known to hold it: a restart would only add a new identity's wait
+          // for this one's record to expire. The campaign takes the Lease back when the server answers.
+          this.log.warn(
+            'the lease lapsed while the API server did not answer; reconciles stand by until this replica renews it',
+          );
+          return;
+        }
         this.options.onLeadershipLost?.();
       },
       heldShard: () => {

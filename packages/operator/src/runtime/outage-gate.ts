@@ -1,5 +1,11 @@
-import { type KubeApiError, type RuntimeLogger, type Transport } from '@nestor/core';
+import type { RuntimeLogger, Transport } from '@nestor/core';
 import type { WorkerPool } from './worker-pool.js';
+
+/** Where the gate reports outages (OperatorMetrics binds this to Prometheus). */
+export interface OutageMetrics {
+  /** Called with true when an outage starts (reconciles held), false when it ends. */
+  holding(held: boolean): void;
+}
 
 export interface OutageGateOptions {
   transport: Pick<Transport, 'connectivity' | 'request'>;
@@ -7,6 +13,17 @@ export interface OutageGateOptions {
   logger: RuntimeLogger;
   /** Pause between probes of /readyz while the API server is unreachable (default 1 s). */
   probeIntervalMs?: number;
+  metrics?: OutageMetrics;
+}
+
+/** The gate's state, for /readyz. */
+export interface OutageState {
+  /** True while reconciles are held: the API server gave no response and has not answered /readyz with 200 since. */
+  holding: boolean;
+  /** Date.now() when the current outage started (holding only). */
+  since?: number;
+  /** What the server does, for messages: 'does not answer (...)', 'is not ready (...)' (holding only). */
+  error?: string;
 }
 
 /**
@@ -30,6 +47,7 @@ export class OutageGate {
   private readonly probeIntervalMs: number;
   private holding = false;
   private since = 0;
+  private cause?: string;
   private timer?: NodeJS.Timeout;
   private unsubscribe?: () => void;
   private stopped = false;
@@ -38,11 +56,35 @@ export class OutageGate {
     this.probeIntervalMs = options.probeIntervalMs ?? 1000;
   }
 
+  get state(): OutageState {
+    return this.holding
+      ? { holding: true, since: this.since, ...(this.cause ? { error: this.cause } : {}) }
+      : { holding: false };
+  }
+
   start(): void {
     this.unsubscribe ??= this.options.transport.connectivity.onChange((up, error) => {
-      if (!up) this.hold(error);
+      if (!up) this.hold(`does not answer (${error?.message ?? 'no response'})`);
     });
-    if (!this.options.transport.connectivity.isUp) this.hold(this.options.transport.connectivity.lastError);
+    const connectivity = this.options.transport.connectivity;
+    if (!connectivity.isUp) this.hold(`does not answer (${connectivity.lastError?.message ?? 'no response'})`);
+  }
+
+  /**
+   * Asks /readyz once, outside an outage: when the server is not ready (it restarted and
+   * answers, 403 while its authorizer syncs), holds as for an outage until it is, and
+   * resolves false. Start-up steps ask it after a failure with an answer.
+   */
+  async verify(): Promise<boolean> {
+    if (this.holding || this.stopped) return !this.holding;
+    const status = await this.options.transport.request('GET', '/readyz', { timeoutMs: 5_000 }).then(
+      (response) => response.status,
+      () => 0,
+    );
+    if (status === 200) return true;
+    this.options.transport.connectivity.notReady();
+    this.hold(status ? `is not ready (/readyz: ${status})` : 'does not answer');
+    return false;
   }
 
   stop(): void {
@@ -52,17 +94,19 @@ export class OutageGate {
     if (this.holding) {
       this.holding = false;
       this.options.pool.resume();
+      this.options.metrics?.holding(false);
     }
   }
 
-  private hold(error: KubeApiError | undefined): void {
+  /** `why`: what the server does ('does not answer (...)', 'is not ready (...)'). */
+  private hold(why: string): void {
     if (this.holding || this.stopped) return;
     this.holding = true;
     this.since = Date.now();
+    this.cause = why;
     this.options.pool.pause();
-    this.options.logger.warn(
-      `the API server does not answer (${error?.message ?? 'no response'}); holding reconciles until it does`,
-    );
+    this.options.metrics?.holding(true);
+    this.options.logger.warn(`the API server ${why}; holding reconciles until it does`);
     this.probe();
   }
 
@@ -83,7 +127,10 @@ export class OutageGate {
   private release(): void {
     if (!this.holding || this.stopped) return;
     this.holding = false;
+    // Watches and the Lease loop waiting out a failure for want of a response retry now.
+    this.options.transport.connectivity.ready();
     this.options.pool.resume();
+    this.options.metrics?.holding(false);
     this.options.logger.info(
       `the API server answers again after ${((Date.now() - this.since) / 1000).toFixed(1)} s; reconciles resume`,
     );

@@ -5,7 +5,7 @@ import type { WatchStats } from './watch-stats.js';
 
 /** The part of the Transport a watch uses. */
 export type WatchTransport = Pick<Transport, 'json' | 'stream'> &
-  Partial<Pick<Transport, 'requestStreamed' | 'protobuf' | 'checksLiveness'>>;
+  Partial<Pick<Transport, 'requestStreamed' | 'protobuf' | 'checksLiveness' | 'connectivity'>>;
 
 export interface WatchErrorInfo {
   phase: 'list' | 'watch';

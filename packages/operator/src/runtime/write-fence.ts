@@ -27,6 +27,17 @@ const open: WriteFence = { assertWritable: () => {} };
  * `of(controller)` is the explicit path (the client a reconcile gets, the Event recorder);
  * `assertWritable()` reads the controller from the ambient context (the shared client in a
  * user's nested helper) and asks `of` for it.
+ *
+ * The window between the check and the request: the check passes while the last renewal
+ * was sent at most renewDeadline ago (monotonic clock). Another replica takes the Lease no
+ * sooner than leaseDuration after it saw that renewal, so a write that passed the check
+ * cannot meet another replica's if the API server applies it within leaseDuration minus the
+ * Lease's age at the check: at least leaseDuration - renewDeadline, 5 s with the defaults
+ * (15 s / 10 s), 2 s for the chaos suite's replicas (6 s / 4 s), provided both monotonic
+ * clocks run at about the same rate (client-go's assumption too). A write applied later than
+ * that (a stalled connection, a slow etcd; its deadline is 60 s) may land after another
+ * replica took over: only a precondition on the resourceVersion read (an update carrying
+ * it) catches that; a patch or an apply without one does not.
  */
 export class LeaseFence implements WriteFence {
   /** The leader Lease's fence (undefined without one): the assigner's writes need it. */

@@ -29,6 +29,8 @@ export interface OperatorProcessOptions {
    * chaos suite's controller-runtime peer): its executable, and variables of its own.
    */
   executable?: { file: string; env?: Record<string, string> };
+  /** More variables for the process (NODE_OPTIONS, as the generated Deployment sets it). */
+  env?: Record<string, string>;
 }
 
 export interface ProcessExit {
@@ -43,6 +45,10 @@ export class OperatorProcess {
   readonly events: OperatorEvent[] = [];
   /** Everything else it printed, for failure messages. */
   readonly output: string[] = [];
+  /** Date.now() when each line of `output` arrived (its log's timeline, to the millisecond). */
+  readonly outputAt: number[] = [];
+  /** Date.now() when the process was spawned. */
+  readonly spawnedAt = Date.now();
   readonly exited: Promise<ProcessExit>;
   private exit?: ProcessExit;
   private readonly child: ChildProcess;
@@ -60,6 +66,7 @@ export class OperatorProcess {
     this.child = spawn(file, args, {
       env: {
         ...process.env,
+        ...options.env,
         ...options.executable?.env,
         KUBECONFIG: options.kubeconfigPath,
         NESTOR_NAMESPACE: options.namespace,
@@ -155,7 +162,10 @@ export class OperatorProcess {
         buffered = buffered.slice(newline + 1);
         const event = parse ? parseEvent(line) : undefined;
         if (event) this.events.push(event);
-        else this.output.push(line);
+        else {
+          this.output.push(line);
+          this.outputAt.push(Date.now());
+        }
       }
     });
   }

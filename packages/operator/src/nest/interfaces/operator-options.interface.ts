@@ -103,7 +103,9 @@ export interface LeaderElectionOptions extends LeaseTiming {
    * On losing the lease the running reconciles are aborted at once; then the process exits
    * ('exit', the default, as controller-runtime) or stops reconciling, stands by with warm
    * caches and campaigns again ('stop'). Either way KubeClient refuses writes once the
-   * lease may have expired.
+   * lease may have expired. A lease that lapsed only because the API server did not answer
+   * (the Lease still names this replica) is taken back when it answers, with either
+   * setting; the process exits then only if another replica holds it.
    */
   onLost?: 'exit' | 'stop';
 }
