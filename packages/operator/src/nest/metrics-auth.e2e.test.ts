@@ -295,7 +295,7 @@ describe('secure metrics on a real API server', () => {
     const verbose = await httpGet(healthPort, '/readyz?verbose');
     assert.equal(
       verbose.body,
-      '[+]manager ok\n[+]controller:metrics-auth-test ok\n[+]informer:configmaps ok\nreadyz check passed\n',
+      '[+]manager ok\n[+]apiserver ok\n[+]controller:metrics-auth-test ok\n[+]informer:configmaps ok\nreadyz check passed\n',
     );
 
     await apps.splice(apps.indexOf(app), 1)[0]!.close();
