@@ -14,6 +14,7 @@ export class Connectivity {
   private cause?: KubeApiError;
   private readonly listeners = new Set<ConnectivityListener>();
   private readonly readyWaiters = new Set<() => void>();
+  private lastAnswerAt = -Infinity;
 
   get isUp(): boolean {
     return this.up;
@@ -26,10 +27,20 @@ export class Connectivity {
 
   /** A response arrived (any status). */
   answered(): void {
+    this.lastAnswerAt = performance.now();
     if (this.up) return;
     this.up = true;
     this.cause = undefined;
     for (const listener of this.listeners) listener(true);
+  }
+
+  /**
+   * Whether a response arrived after `since` (`performance.now()`): a request sent then that
+   * ran into its deadline met a slow server (a slow etcd, a slow admission webhook), not a
+   * gone one.
+   */
+  answeredSince(since: number): boolean {
+    return this.lastAnswerAt > since;
   }
 
   /**

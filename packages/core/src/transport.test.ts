@@ -206,6 +206,25 @@ describe('Transport', () => {
     assert.match(error.message, /no complete answer within 50 ms/);
   });
 
+  it('takes a deadline for a slow server, not a gone one, when others were answered meanwhile', async () => {
+    server.handle((req, res) => {
+      if (req.url?.startsWith('/api/v1/slow')) return; // never answered
+      res.end('{}');
+    });
+    const slow = transport.json('GET', '/api/v1/slow', { timeoutMs: 300 }).catch((e: unknown) => e);
+    await transport.json('GET', '/api/v1/fast');
+    const error = await slow;
+    assert.ok(error instanceof KubeApiError && error.reason === 'Timeout', String(error));
+    assert.equal(transport.connectivity.isUp, true, 'answered meanwhile: slow, not unreachable');
+
+    // Nothing answered since it was sent: the server may be gone.
+    const alone = await transport.json('GET', '/api/v1/slow', { timeoutMs: 50 }).catch((e: unknown) => e);
+    assert.ok(alone instanceof KubeApiError && alone.reason === 'Timeout', String(alone));
+    assert.equal(transport.connectivity.isUp, false);
+    await transport.json('GET', '/api/v1/fast');
+    assert.equal(transport.connectivity.isUp, true);
+  });
+
   it('says the API server is unreachable when nothing listens', async () => {
     const closed = await fakeServer();
     await closed.close();

@@ -195,7 +195,7 @@ export class Transport {
       try {
         return { status: head.status, headers: head.headers, body: await exchange.readBody() };
       } catch (error) {
-        throw this.failure(failed, error, options.signal, guard.fired);
+        throw this.failure(failed, error, options.signal, guard);
       } finally {
         guard.clear();
         exchange.release();
@@ -226,7 +226,7 @@ export class Transport {
     }
     const { head, exchange, guard } = answered;
     let released = false;
-    const fail = (error: unknown) => this.failure(failed, error, options.signal, guard.fired);
+    const fail = (error: unknown) => this.failure(failed, error, options.signal, guard);
     return {
       status: head.status,
       headers: head.headers,
@@ -340,7 +340,7 @@ export class Transport {
     } catch (error) {
       throw error instanceof KubeApiError || error instanceof SyntaxError || error instanceof ProtobufDecodeError
         ? error
-        : this.failure(failed, error, signal, guard.fired);
+        : this.failure(failed, error, signal, guard);
     } finally {
       guard.clear();
       exchange.release();
@@ -385,7 +385,7 @@ export class Transport {
         // The server chose HTTP/1.1 before anything was sent: not an attempt.
         if (error instanceof ProtocolFallback) attempt--;
         else if (attempt > 1 || signal?.aborted || !exchange.resendable(error)) {
-          throw this.failure(failed, error, signal, guard.fired);
+          throw this.failure(failed, error, signal, guard);
         }
         continue;
       }
@@ -443,11 +443,15 @@ export class Transport {
     return headers;
   }
 
-  private failure(failed: FailedRequest, error: unknown, signal: AbortSignal | undefined, fired?: Error): unknown {
+  private failure(failed: FailedRequest, error: unknown, signal: AbortSignal | undefined, guard?: Guard): unknown {
     if (signal?.aborted) return signal.reason ?? error;
+    const fired = guard?.fired;
     const cause = fired ?? (error instanceof Error ? error : new Error(String(error)));
     const failure = KubeApiError.fromNetwork(failed, this.server, cause);
-    if (!this.closed) this.connectivity.failed(failure);
+    // A deadline passed, but the server answered other requests since this one was sent: it is
+    // slow (a slow etcd, a slow webhook), not gone, and the outage gate must not hold for it.
+    const slow = fired !== undefined && this.connectivity.answeredSince(guard!.sentAt);
+    if (!this.closed && !slow) this.connectivity.failed(failure);
     return failure;
   }
 
@@ -510,6 +514,8 @@ export class Transport {
 class Guard {
   /** Set when the deadline cut the exchange. */
   fired?: Error;
+  /** When the request was sent (`performance.now()`). */
+  readonly sentAt = performance.now();
   private readonly timer?: NodeJS.Timeout;
   private removeAbort?: () => void;
 
