@@ -299,6 +299,27 @@ describe('Transport over HTTP/2 when the server refuses a stream', () => {
   });
 });
 
+describe('Transport over HTTP/2 when the server resets a stream it was handling', () => {
+  it('fails that request and keeps the server reachable: a reset is the server speaking', async () => {
+    const server = http2.createSecureServer(tlsFiles);
+    server.on('stream', (stream) => {
+      stream.on('error', () => {});
+      // As kube-apiserver ends a request whose own timeout fired.
+      stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
+    });
+    const port = await listen(server);
+    const transport = await Transport.fromKubeConfig(kubeConfig(port), { http2: true });
+    try {
+      const error = await transport.json('PATCH', '/api/v1/x', { body: {} }).catch((e: unknown) => e);
+      assert.ok(error instanceof KubeApiError && error.code === 'ERR_HTTP2_STREAM_ERROR', String(error));
+      assert.equal(transport.connectivity.isUp, true, 'not taken for unreachable');
+    } finally {
+      transport.close();
+      server.close();
+    }
+  });
+});
+
 describe('Transport to a server whose ALPN offers only HTTP/1.1, with expiring credentials', () => {
   it('does not count the switch to HTTP/1.1 as an attempt: a 401 on the first request still refreshes', async () => {
     const tokenFile = join(dir, 'token-fallback');

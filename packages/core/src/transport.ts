@@ -451,7 +451,10 @@ export class Transport {
     // A deadline passed, but the server answered other requests since this one was sent: it is
     // slow (a slow etcd, a slow webhook), not gone, and the outage gate must not hold for it.
     const slow = fired !== undefined && this.connectivity.answeredSince(guard!.sentAt);
-    if (!this.closed && !slow) this.connectivity.failed(failure);
+    // Over HTTP/2 kube-apiserver ends a request whose own timeout fired by resetting its stream
+    // (RST_STREAM INTERNAL_ERROR) rather than answering 504: the server spoke, it is not gone.
+    const reset = fired === undefined && (error as { code?: unknown } | undefined)?.code === 'ERR_HTTP2_STREAM_ERROR';
+    if (!this.closed && !slow && !reset) this.connectivity.failed(failure);
     return failure;
   }
 
