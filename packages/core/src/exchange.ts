@@ -52,6 +52,12 @@ export interface Exchange {
    * a read safe to send twice: send it again, once.
    */
   resendable(error: unknown): boolean;
+  /**
+   * The failure is the server ending this request over a connection that works (HTTP/2:
+   * RST_STREAM, as kube-apiserver ends a request whose own timeout fired): it spoke, it is
+   * not gone.
+   */
+  resetByServer(error: unknown): boolean;
   /** The answer is not wanted (it is sent again): frees the connection for the next request. */
   discard(): void;
   /** The deadline passed: ends the exchange, and suspects the connection if no answer came at all. */

@@ -123,6 +123,11 @@ class Http1Exchange implements Exchange {
     return stale && IDEMPOTENT.has(this.request.method);
   }
 
+  /** HTTP/1.1 has no way to end one request and keep the connection. */
+  resetByServer(): boolean {
+    return false;
+  }
+
   discard(): void {
     this.res?.resume();
   }

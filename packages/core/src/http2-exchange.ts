@@ -165,6 +165,10 @@ class Http2Exchange implements Exchange {
     return refused(error) || this.stream?.rstCode === NGHTTP2_REFUSED_STREAM;
   }
 
+  resetByServer(error: unknown): boolean {
+    return (error as NodeJS.ErrnoException | undefined)?.code === 'ERR_HTTP2_STREAM_ERROR';
+  }
+
   discard(): void {
     this.stream?.resume();
   }

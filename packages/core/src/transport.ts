@@ -451,9 +451,8 @@ export class Transport {
     // A deadline passed, but the server answered other requests since this one was sent: it is
     // slow (a slow etcd, a slow webhook), not gone, and the outage gate must not hold for it.
     const slow = fired !== undefined && this.connectivity.answeredSince(guard!.sentAt);
-    // Over HTTP/2 kube-apiserver ends a request whose own timeout fired by resetting its stream
-    // (RST_STREAM INTERNAL_ERROR) rather than answering 504: the server spoke, it is not gone.
-    const reset = fired === undefined && (error as { code?: unknown } | undefined)?.code === 'ERR_HTTP2_STREAM_ERROR';
+    // The server ended this request itself (see Exchange.resetByServer): it spoke, it is not gone.
+    const reset = fired === undefined && guard?.exchange.resetByServer(error) === true;
     if (!this.closed && !slow && !reset) this.connectivity.failed(failure);
     return failure;
   }
@@ -526,7 +525,11 @@ class Guard {
   // one function share one context, and with both here each request's exchange outlived it
   // long enough to be promoted (8 writes in flight, each with a signal, 4,000 in all: peak heap
   // 37 MB with the closures together, 18 MB apart, as before the transport's split).
-  constructor(exchange: Exchange, signal: AbortSignal | undefined, timeoutMs: number | undefined) {
+  constructor(
+    readonly exchange: Exchange,
+    signal: AbortSignal | undefined,
+    timeoutMs: number | undefined,
+  ) {
     if (timeoutMs) this.timer = deadline(this, exchange, timeoutMs);
     // Not http.request's `signal` option: Node passes it on to the socket it creates, so a
     // kept-alive socket would die with the first request's signal while serving another.
