@@ -9,6 +9,8 @@
 //   order     optional number (default 100): position in the run, lowest first; ties by name
 //   once      optional boolean: not repeated by --repeat (the suite's state changes for good)
 //   after     optional async (ctx) => void: undoes the fault once the round converged (heal)
+//   figure    optional string: a note (seconds) the report's row shows, median and worst over
+//             the runs, in place of the convergence on ctx.v (a fault that measures its own kind)
 // Files whose name starts with '_', or that export no inject, are helpers, not faults.
 //
 // The ctx each inject and after gets:
