@@ -186,13 +186,19 @@ describe('nestor import crd', () => {
         /bad\/path\.yaml: .*spec\.group "\.\.\/\.\.\/etc" is not a DNS subdomain/,
       ],
       [
+        'name.yaml',
+        { ...crd('misnamed', [version('v1')]), metadata: { name: 'other.example.com' } },
+        /the CustomResourceDefinition other\.example\.com: its name must be misnameds\.example\.com/,
+      ],
+      ['broken.yaml', 'a: [1', /bad\/broken\.yaml: not YAML or JSON: .*line 1/],
+      [
         'none.yaml',
         { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } },
         /no CustomResourceDefinition in bad\/none\.yaml/,
       ],
     ];
     for (const [file, object, message] of cases) {
-      await writeFile(join(bad, file), JSON.stringify(object));
+      await writeFile(join(bad, file), typeof object === 'string' ? object : JSON.stringify(object));
       const { code, stderr } = await importCrd([join('bad', file), '--out', 'refused']);
       assert.equal(code, 1, file);
       assert.match(stderr, /^nestor import crd: nothing was changed: /);
