@@ -17,6 +17,8 @@ export interface CrdVersion {
   storage: boolean;
   deprecated: boolean;
   deprecationWarning?: string;
+  /** Whether status is a subresource (written apart from the object, as kubebuilder's kinds). */
+  statusSubresource: boolean;
   /** The version's openAPIV3Schema. */
   schema: Record<string, unknown>;
 }
@@ -160,6 +162,7 @@ export function crdOf(value: Record<string, unknown>, origin: string): CrdDefini
       storage: entry.storage === true,
       deprecated: entry.deprecated === true,
       ...(typeof entry.deprecationWarning === 'string' ? { deprecationWarning: entry.deprecationWarning } : {}),
+      statusSubresource: isMapping(entry.subresources) && isMapping(entry.subresources.status),
       schema,
     };
   });

@@ -78,6 +78,17 @@ describe('crdVersionSource', () => {
     );
     const cluster = widget(withSpec({}), { scope: 'Cluster' });
     assert.match(crdVersionSource(cluster, cluster.versions[0]!), /namespaced: false,/);
+    // No status subresource: the fake must be told, as the API server would treat it.
+    assert.match(text, /\n \* Its status is not a subresource: it is written with the object/);
+    const withStatus = widget(
+      {},
+      {
+        versions: [
+          { name: 'v1', served: true, subresources: { status: {} }, schema: { openAPIV3Schema: { type: 'object' } } },
+        ],
+      },
+    );
+    assert.doesNotMatch(crdVersionSource(withStatus, withStatus.versions[0]!), /not a subresource/);
   });
 
   it('maps the schema as a user expects: nested objects, arrays, enums, int-or-string, maps, open objects, nullable', () => {

@@ -77,7 +77,10 @@ class VersionEmitter {
     const descriptor = [
       ...docComment(
         joinDoc(
-          `${where}: give it to \`@Controller\`, \`owns\`, \`@Watches\`, \`KubeClient\`\nand \`FakeKubeClient\` as you give them \`Deployment\`.`,
+          `${where}: give it to \`@Controller\`, \`owns\`, \`@Watches\`, \`KubeClient\`\nand \`FakeKubeClient\` as you give them \`Deployment\`.` +
+            (version.statusSubresource
+              ? ''
+              : "\nIts status is not a subresource: it is written with the object (list it in\n`FakeKubeClient`'s `withoutStatusSubresource`)."),
           deprecated,
         ),
         '',
