@@ -31,6 +31,7 @@ import {
 } from '../packages/operator/dist/test-support/reconcile-intervals.js';
 import { controllerRuntimeVersion, ensureGoOperator } from './lib/go-build.mjs';
 import { loadFaults } from './lib/chaos/index.mjs';
+import { chaosCharts, writeCharts } from './lib/report-charts.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -387,6 +388,6 @@ const table = [
 console.log(table);
 const out = values.out ?? join(here, 'results', `chaos-${new Date().toISOString().slice(0, 16).replace(':', '')}.json`);
 await writeFile(out, JSON.stringify(summaries, null, 2));
-await writeFile(out.replace(/\.json$/, '.md'), `${table}\n`);
+await writeFile(out.replace(/\.json$/, '.md'), `${table}\n${await writeCharts(out, chaosCharts(summaries))}`);
 log(`results: ${out}`);
 if (failed || summaries.some((s) => s.overlaps || s.writesWithoutLease)) process.exitCode = 1;
