@@ -86,7 +86,9 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 async function runSuite(mode, impl, goBinary) {
   const settings = MODE[mode];
   const faults = allFaults.filter((f) => f.modes.includes(mode) && (!chosen || chosen.includes(f.name)));
-  const env = await TestEnvironment.start({ useExistingCluster: false, auditLog: true });
+  // What the faults need of the control plane (slow-etcd: a relay in front of etcd).
+  const needs = Object.assign({}, ...faults.map((f) => f.environment ?? {}));
+  const env = await TestEnvironment.start({ useExistingCluster: false, auditLog: true, ...needs });
   const processes = [];
   const relays = [];
   let stopping = false;
