@@ -226,7 +226,9 @@ async function crdsFromCluster(names: string[], cwd: string, kubeconfig?: string
       config = loadKubeConfig();
     }
   } catch (error) {
-    throw new CrdSourceError(`--from-cluster: ${(error as Error).message}`);
+    throw new CrdSourceError(
+      `--from-cluster: ${(error as Error).message}${kubeconfig === undefined ? '\n(nestor import crd takes --kubeconfig <file> too)' : ''}`,
+    );
   }
   const server = config.getCurrentCluster()?.server ?? 'the cluster';
   const transport = await Transport.fromKubeConfig(config, { requestTimeoutMs: 30_000 });
