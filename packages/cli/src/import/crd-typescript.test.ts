@@ -279,6 +279,12 @@ describe('crdVersionSource', () => {
             replicas: { type: 'integer', default: 1 },
             labels: { type: 'object', additionalProperties: { type: 'string' } },
             'x-id': { type: 'string' },
+            extensible: {
+              type: 'object',
+              'x-kubernetes-preserve-unknown-fields': true,
+              properties: { known: { type: 'boolean' }, level: { type: 'integer', default: 0 } },
+            },
+            settings: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
           },
         },
         ['spec'],
@@ -292,10 +298,23 @@ const written: AsWritten<Widget> = {
   apiVersion: 'example.com/v1',
   kind: 'Widget',
   metadata: { name: 'w', namespace: 'default' },
-  spec: { mode: 'Fast', port: 'http', labels: { a: 'b' }, 'x-id': '1' },
+  spec: {
+    mode: 'Fast',
+    port: 'http',
+    labels: { a: 'b' },
+    'x-id': '1',
+    extensible: { known: true, extra: [1] },
+    settings: { nested: { deep: true } },
+  },
 };
-const read: Widget = { ...written, spec: { ...written.spec, replicas: 1 } };
+const read: Widget = {
+  ...written,
+  spec: { ...written.spec, replicas: 1, extensible: { ...written.spec.extensible, level: 0 } },
+};
 export const replicas: number = read.spec.replicas;
+export const extra: unknown = read.spec.extensible?.['extra'];
+// @ts-expect-error a known field of an open object keeps its type
+export const wrongKnown: Widget['spec']['extensible'] = { known: 'yes', level: 1 };
 // @ts-expect-error not one of the enum's values
 export const wrongMode: Widget['spec']['mode'] = 'Medium';
 // @ts-expect-error int-or-string is not a boolean
