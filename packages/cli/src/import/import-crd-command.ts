@@ -95,7 +95,7 @@ export async function importCrdCommand(argv: string[], io: ImportIo): Promise<nu
   const out = resolve(root, values.out ?? join('src', 'kinds'));
   const crds: CrdDefinition[] = [];
   const notes: string[] = [];
-  let changes: FileChange[];
+  let changes: PlannedFile[];
   try {
     for (const source of positionals) {
       for (const { text, origin } of await sourceTexts(source, io)) {
@@ -118,7 +118,7 @@ export async function importCrdCommand(argv: string[], io: ImportIo): Promise<nu
       );
       return 1;
     }
-    changes = effective(planned);
+    changes = planned.filter((file) => effective([file]).length > 0);
     if (changes.length === 0) {
       io.stdout(
         `nestor import crd: ${relative(root, out) || '.'} is up to date (${planned.length} file${planned.length === 1 ? '' : 's'}); nothing to change.\n`,
@@ -138,21 +138,24 @@ export async function importCrdCommand(argv: string[], io: ImportIo): Promise<nu
   }
   for (const note of notes) io.stdout(`note: ${note}\n`);
   if (changes.length > 0) {
-    const first = crds[0]!;
-    const version = first.versions.find((v) => v.served)!;
+    const { crd, path } = changes[0]!;
+    const name = kindIdentifier(crd.kind);
     io.stdout(
-      `Next: import { ${kindIdentifier(first.kind)} } from its file and use it as you use Deployment: @Controller(${kindIdentifier(first.kind)}), owns: [${kindIdentifier(first.kind)}], kube.get(${kindIdentifier(first.kind)}, ref).\n` +
-        `The cluster must serve ${first.name} (${first.group}/${version.name}): install the project that defines it.\n`,
+      `Next: import { ${name} } from ${relative(root, path)} and use it as you use Deployment: @Controller(${name}), owns: [${name}], kube.get(${name}, ref).\n` +
+        `The cluster must serve ${crd.name}: install it from the project that defines it.\n`,
     );
   }
   return 0;
 }
 
+/** A file to write, and the CRD it is from. */
+type PlannedFile = FileChange & { crd: CrdDefinition };
+
 /** One file per served version of each CRD; two CRDs of one name, or two kinds in one file, are refused. */
-function plan(crds: CrdDefinition[], out: string, notes: string[]): FileChange[] {
+function plan(crds: CrdDefinition[], out: string, notes: string[]): PlannedFile[] {
   const byName = new Map<string, CrdDefinition>();
   const byPath = new Map<string, string>();
-  const files: FileChange[] = [];
+  const files: PlannedFile[] = [];
   for (const crd of crds) {
     const earlier = byName.get(crd.name);
     if (earlier) {
@@ -173,6 +176,7 @@ function plan(crds: CrdDefinition[], out: string, notes: string[]): FileChange[]
       if (other) throw new CrdSourceError(`${crd.name} and ${other} would both be written to ${path}`);
       byPath.set(path, crd.name);
       files.push({
+        crd,
         path,
         content: crdVersionSource(crd, version),
         what: `${crd.kind} (${crd.name}/${version.name}${version.storage ? ', stored' : ''}${version.deprecated ? ', deprecated' : ''})`,
