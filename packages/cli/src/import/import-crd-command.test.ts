@@ -192,6 +192,18 @@ describe('nestor import crd', () => {
       ],
       ['broken.yaml', 'a: [1', /bad\/broken\.yaml: not YAML or JSON: .*line 1/],
       [
+        // A billion laughs: each alias nine of the one before, 9^12 strings once expanded.
+        'laughs.yaml',
+        Array.from({ length: 12 }, (_, i) =>
+          i === 0
+            ? 'l0: &l0 [x, x, x, x, x, x, x, x, x]'
+            : `l${i}: &l${i} [${Array(9)
+                .fill(`*l${i - 1}`)
+                .join(', ')}]`,
+        ).join('\n'),
+        /bad\/laughs\.yaml: Excessive alias count/,
+      ],
+      [
         'none.yaml',
         { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } },
         /no CustomResourceDefinition in bad\/none\.yaml/,
