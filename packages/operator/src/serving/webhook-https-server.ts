@@ -31,6 +31,7 @@ import { conversionRefusal, type ConvertibleObject } from '../webhooks/conversio
 import type { HubSpokeConverter } from '../webhooks/hub-spoke-converter.js';
 import type { ReviewEnvelopeFields } from '../webhooks/json-scanner.js';
 import { IntakeRefusal, ReviewIntake } from '../webhooks/review-intake.js';
+import { inReviewSpan } from '../webhooks/review-span.js';
 import { webhookPath } from '../webhooks/webhook-configuration.js';
 import { listenOn } from './listen-on.js';
 import type { WebhookServingOptions } from './serving-options.js';
@@ -285,10 +286,16 @@ export class WebhookHttpsServer {
     if (contentType !== 'application/json') {
       return reply(req, res, 400, `content-type ${JSON.stringify(contentType)}: expected application/json`);
     }
-    void this.answer(route, req, new URLSearchParams(query), res);
+    void this.answer(path, route, req, new URLSearchParams(query), res);
   }
 
-  private async answer(route: WebhookRoute, req: Request, query: URLSearchParams, res: Response): Promise<void> {
+  private async answer(
+    path: string,
+    route: WebhookRoute,
+    req: Request,
+    query: URLSearchParams,
+    res: Response,
+  ): Promise<void> {
     let taken: Awaited<ReturnType<ReviewIntake['read']>>;
     try {
       taken = await this.intake!.read(req);
@@ -306,7 +313,8 @@ export class WebhookHttpsServer {
         if (refusal === undefined) return reply(req, res, 400, body.refused.message);
         return send(res, 200, { 'content-type': 'application/json' }, JSON.stringify(refusal));
       }
-      const json = JSON.stringify(await route.answer(body.value, query));
+      const answered = await inReviewSpan(path, req.headers, body.value, () => route.answer(body.value, query));
+      const json = JSON.stringify(answered);
       send(res, 200, { 'content-type': 'application/json' }, json);
     } catch (error) {
       if (error instanceof MalformedReviewError) return reply(req, res, 400, error.message);
