@@ -60,7 +60,7 @@ async function traced<R>(
   );
   try {
     const answered = await context.with(trace.setSpan(parent, span), answer);
-    recordAnswer(span, answered, conversion);
+    recordAnswer(span, answered);
     return answered;
   } catch (error) {
     const failure = error instanceof Error ? error : new Error(String(error));
@@ -100,31 +100,56 @@ function requestAttributes(review: unknown, conversion: boolean): Attributes {
   return attributes;
 }
 
+/** What a review's answer says: refused or not, with what code and message. */
+export interface ReviewVerdict {
+  conversion: boolean;
+  /** Admission allowed=false, or a conversion answered Failure. */
+  refused: boolean;
+  /** A denial's status code; 500 for a handler that threw and for a failed conversion. */
+  code?: number;
+  message?: string;
+}
+
+/** The verdict of an answer a route returned (an AdmissionReview or a ConversionReview). */
+export function reviewVerdict(answered: unknown): ReviewVerdict {
+  const response = field(answered, 'response');
+  const result = field(response, 'result');
+  if (field(answered, 'kind') === 'ConversionReview' || result !== undefined) {
+    const failed = field(result, 'status') === 'Failure';
+    const message = field(result, 'message');
+    return {
+      conversion: true,
+      refused: failed,
+      ...(failed ? { code: 500 } : {}),
+      ...(typeof message === 'string' ? { message } : {}),
+    };
+  }
+  const status = field(response, 'status');
+  const code = field(status, 'code');
+  const message = field(status, 'message');
+  return {
+    conversion: false,
+    refused: field(response, 'allowed') === false,
+    ...(typeof code === 'number' ? { code } : {}),
+    ...(typeof message === 'string' ? { message } : {}),
+  };
+}
+
 /**
  * The verdict: `nestor.admission.allowed` and a denial's code (a denial is the webhook's
  * answer, not its failure; a 500 denial means the handler threw, and is an error), or the
  * conversion's `nestor.conversion.result` (a Failure is an error).
  */
-function recordAnswer(span: Span, answered: unknown, conversion: boolean): void {
-  const response = field(answered, 'response');
-  if (conversion) {
-    const result = field(response, 'result');
-    const status = field(result, 'status');
-    if (typeof status === 'string') span.setAttribute('nestor.conversion.result', status);
-    if (status === 'Failure') {
-      const message = field(result, 'message');
-      span.setStatus({ code: SpanStatusCode.ERROR, ...(typeof message === 'string' ? { message } : {}) });
-    }
-    return;
-  }
-  const allowed = field(response, 'allowed');
-  if (typeof allowed === 'boolean') span.setAttribute('nestor.admission.allowed', allowed);
-  const status = field(response, 'status');
-  const code = field(status, 'code');
-  if (typeof code === 'number') span.setAttribute('nestor.admission.code', code);
-  if (allowed === false && code === 500) {
-    const message = field(status, 'message');
-    span.setStatus({ code: SpanStatusCode.ERROR, ...(typeof message === 'string' ? { message } : {}) });
+function recordAnswer(span: Span, answered: unknown): void {
+  const verdict = reviewVerdict(answered);
+  if (verdict.conversion) span.setAttribute('nestor.conversion.result', verdict.refused ? 'Failure' : 'Success');
+  else span.setAttribute('nestor.admission.allowed', !verdict.refused);
+  if (!verdict.conversion && verdict.code !== undefined) span.setAttribute('nestor.admission.code', verdict.code);
+  if (verdict.refused && verdict.code === 500) {
+    span.setStatus({
+      code: SpanStatusCode.ERROR,
+      ...(verdict.message !== undefined ? { message: verdict.message } : {}),
+    });
   }
 }
 
