@@ -7,15 +7,22 @@ import { KubeApiError, resourceName, type ResourceDescriptor } from '@nestor/cor
 /** The instrumentation scope of every span Nestor makes. */
 export const TRACER_NAME = '@nestor/operator';
 
+type GlobalProvider = TracerProvider & { getDelegateTracer?: (name: string) => Tracer | undefined };
+
 /**
- * The operator's tracer, or undefined while no SDK is registered. The global provider is a
- * proxy that hands out no-op spans until an SDK is set: asking it for its delegate is one
- * lookup, where a no-op span would still cost a span, a context and a closure per call.
+ * The global tracer provider, read once, as the API's own tracers are bound to it
+ * (`trace.getTracer`): a proxy whose delegate becomes the SDK's provider when one is
+ * registered, before or after this is read. Only `trace.disable()` replaces the proxy.
+ */
+let provider: GlobalProvider | undefined;
+
+/**
+ * The operator's tracer, or undefined while no SDK is registered: then a reconcile or a
+ * request pays one property read, where a no-op span would still cost a span, a context
+ * and a closure per call (measured in docs/BENCHMARKS.md, "Tracing off").
  */
 export function activeTracer(): Tracer | undefined {
-  const provider = trace.getTracerProvider() as TracerProvider & {
-    getDelegateTracer?: (name: string) => Tracer | undefined;
-  };
+  provider ??= trace.getTracerProvider() as GlobalProvider;
   // Another copy of @opentelemetry/api may have registered the provider: then ask it as any provider.
   return provider.getDelegateTracer ? provider.getDelegateTracer(TRACER_NAME) : provider.getTracer(TRACER_NAME);
 }

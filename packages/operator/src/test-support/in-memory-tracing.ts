@@ -9,10 +9,15 @@ import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider, type Readabl
 export interface SpanRecorder {
   /** Every span ended so far. */
   spans(): ReadableSpan[];
-  /** Unregisters the SDK: the API is a no-op again. */
+  /**
+   * Shuts the provider down and unregisters the SDK. Once per process: the operator keeps
+   * the global provider it read, as the API's own tracers do, so a second recordSpans()
+   * after trace.disable() would not be seen.
+   */
   stop(): Promise<void>;
 }
 
+/** Registers the SDK as an application does, with an in-memory exporter. */
 export function recordSpans(): SpanRecorder {
   const exporter = new InMemorySpanExporter();
   const provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });

@@ -15,14 +15,16 @@ import {
 } from '@opentelemetry/api';
 import type { IncomingHttpHeaders } from 'node:http';
 
+type GlobalProvider = TracerProvider & { getDelegateTracer?: (name: string) => Tracer | undefined };
+
+let provider: GlobalProvider | undefined;
+
 /**
- * The operator's tracer, or undefined while no SDK is registered (as client/request-span.ts;
- * webhooks/ imports no other folder of the package, docs/ARCHITECTURE.md).
+ * The operator's tracer, or undefined while no SDK is registered, read as
+ * client/request-span.ts reads it (webhooks/ imports no other folder, docs/ARCHITECTURE.md).
  */
 function activeTracer(): Tracer | undefined {
-  const provider = trace.getTracerProvider() as TracerProvider & {
-    getDelegateTracer?: (name: string) => Tracer | undefined;
-  };
+  provider ??= trace.getTracerProvider() as GlobalProvider;
   return provider.getDelegateTracer ? provider.getDelegateTracer(TRACER) : provider.getTracer(TRACER);
 }
 
