@@ -17,6 +17,8 @@ const files = given.length
   ? given
   : roots
       .flatMap((root) => globSync(`${root}/**/*.test.js`))
+      // The bench's own pure logic (its charts), plain JavaScript beside it.
+      .concat(globSync('bench/lib/**/*.test.mjs'))
       .filter((file) => !file.includes('node_modules'))
       .filter((file) => !unitOnly || !file.endsWith('.e2e.test.js'))
       .sort();
@@ -36,7 +38,8 @@ const result = spawnSync(
     ...(process.env.CI ? ['--test-reporter=spec'] : []),
     ...files,
   ],
-  // This repository's e2e tests need kube-controller-manager (garbage collection, namespaces).
-  { stdio: 'inherit', env: { NESTOR_CONTROLLER_MANAGER: 'true', ...process.env } },
+  // This repository's e2e tests need kube-controller-manager (garbage collection, namespaces),
+  // and the sample's need pods that run: fake nodes (see docs/testing.md).
+  { stdio: 'inherit', env: { NESTOR_CONTROLLER_MANAGER: 'true', NESTOR_TEST_NODES: '3', ...process.env } },
 );
 process.exit(result.status ?? 1);

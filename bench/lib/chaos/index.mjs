@@ -11,6 +11,8 @@
 //   after     optional async (ctx) => void: undoes the fault once the round converged (heal)
 //   figure    optional string: a note (seconds) the report's row shows, median and worst over
 //             the runs, in place of the convergence on ctx.v (a fault that measures its own kind)
+//   environment optional object: TestEnvironment.start options the fault needs (merged over
+//             the suite's own for a run that includes it; slow-etcd: { etcdRelay: true })
 // Files whose name starts with '_', or that export no inject, are helpers, not faults.
 //
 // The ctx each inject and after gets:
