@@ -63,7 +63,12 @@ export async function inject({ env, impl, note, log, sleep }) {
     const deadline = Date.now() + BOUND_MS;
     for (;;) {
       if (await check().catch(() => false)) return;
-      if (Date.now() > deadline) throw new Error(`${what} not within ${BOUND_MS} ms:\n${state.operator.tail()}`);
+      if (Date.now() > deadline) {
+        const left = await unconverged(env.client, namespace, sizes).catch(
+          (error) => `the check failed: ${error.message}`,
+        );
+        throw new Error(`${what} not within ${BOUND_MS} ms (${left}):\n${state.operator.tail()}`);
+      }
       await sleep(250);
     }
   };
@@ -112,6 +117,28 @@ export async function inject({ env, impl, note, log, sleep }) {
     `conversion-restart: ${sizes.size} Memcacheds converged ${seconds.toFixed(1)} s after the restart; ${refused} writes refused`,
   );
   return Date.now();
+}
+
+/** What converged() found wrong, for the error: the count, and the first few Memcacheds off. */
+async function unconverged(client, namespace, sizes) {
+  const base = `/apis/cache.example.com/v1alpha1/namespaces/${namespace}/memcacheds`;
+  const [list, deployments] = await Promise.all([
+    client.request('GET', base),
+    client.request('GET', `/apis/apps/v1/namespaces/${namespace}/deployments`),
+  ]);
+  const replicas = new Map(deployments.items.map((d) => [d.metadata.name, d.spec?.replicas]));
+  const off = list.items
+    .filter(
+      (m) =>
+        m.spec.size !== sizes.get(m.metadata.name) ||
+        replicas.get(m.metadata.name) !== m.spec.size ||
+        m.status?.observedGeneration !== m.metadata.generation,
+    )
+    .map(
+      (m) =>
+        `${m.metadata.name}: size ${m.spec.size}, written ${sizes.get(m.metadata.name)}, replicas ${replicas.get(m.metadata.name)}, generation ${m.metadata.generation}, observed ${m.status?.observedGeneration}`,
+    );
+  return `${list.items.length} Memcacheds of ${sizes.size} written, ${off.length} off: ${off.slice(0, 5).join('; ')}`;
 }
 
 export async function after() {
