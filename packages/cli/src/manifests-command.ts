@@ -18,6 +18,7 @@ import {
   type ScannedController,
 } from '@nestor/operator';
 import { writeManifestFiles } from './manifest-output.js';
+import { writeHelmChart } from './manifests-helm.js';
 import { importModuleFile } from './module-import.js';
 
 export const MANIFESTS_USAGE = `Usage: nestor manifests --module <compiled-module.js> [options]
@@ -73,6 +74,9 @@ Options:
                        an Issuer and a Certificate, the Secret mounted, cainjector filling
                        the caBundles; self-managed: the operator keeps a CA in a Secret and
                        patches the caBundles itself, with RBAC for that)
+  --helm <dir>         write a Helm chart there instead, all files or none: Chart.yaml,
+                       values.yaml (image, replicas, resources, leader election, metrics,
+                       webhooks, CRDs, NetworkPolicies), templates/ (docs/helm.md)
   --no-network-policy  leave out the NetworkPolicies (written by default: /metrics open only
                        to namespaces labelled metrics=enabled and those of --metrics-reader,
                        the webhook port to all, every other port of the pods closed)
@@ -111,6 +115,8 @@ export interface ManifestsArguments {
   metricsCertificates?: 'cert-manager' | 'self-signed';
   /** Leave out the NetworkPolicies (`--no-network-policy`). */
   noNetworkPolicy?: boolean;
+  /** Write a Helm chart to this folder (`--helm`). */
+  helm?: string;
 }
 
 export interface CommandIo {
@@ -148,6 +154,7 @@ export function parseManifestsArguments(argv: string[], cwd: string): ManifestsA
         'metrics-certificates': { type: 'string' },
         'metrics-reader': { type: 'string', multiple: true },
         'no-network-policy': { type: 'boolean' },
+        helm: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -227,6 +234,7 @@ export function parseManifestsArguments(argv: string[], cwd: string): ManifestsA
     ...(metricsReaders.length ? { metricsReaders } : {}),
     ...(metricsCertificates ? { metricsCertificates } : {}),
     ...(values['no-network-policy'] ? { noNetworkPolicy: true } : {}),
+    ...(values.helm ? { helm: values.helm as string } : {}),
   };
 }
 
@@ -344,6 +352,10 @@ export async function manifestsCommand(argv: string[], io: CommandIo): Promise<n
     args = parseManifestsArguments(argv, io.cwd);
     if (args === 'help') {
       io.stdout(`${MANIFESTS_USAGE}\n`);
+      return 0;
+    }
+    if (args.helm) {
+      io.stderr(await writeHelmChart({ ...args, helm: args.helm }, io.cwd));
       return 0;
     }
     const { controllers, manifests, moduleName, notes } = await generateManifests(args, io.cwd);

@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // `npm run controlplane`: fetches or builds (once) the control-plane binaries and prints
 // where they are. --controller-manager: kube-controller-manager is needed too (a Go build).
+// --helm: helm too, for the chart tests of `nestor manifests --helm` (a Go build).
 import { ensureControlPlaneBinaries } from './controlplane-binaries.js';
+import { ensureHelm } from './helm-binary.js';
 
 const quiet = process.argv.includes('--quiet');
 const controllerManager = process.argv.includes('--controller-manager');
@@ -16,6 +18,10 @@ try {
     console.log(`  kube-controller-manager  ${binaries.kubeControllerManager ?? '(none)'}`);
     console.log(`  etcd                     ${binaries.etcd}`);
     if (binaries.kubectl) console.log(`  kubectl                  ${binaries.kubectl}`);
+  }
+  if (process.argv.includes('--helm')) {
+    const helm = await ensureHelm({ onProgress: (line) => console.error(`[controlplane] ${line}`) });
+    if (!quiet) console.log(`  helm                     ${helm}`);
   }
 } catch (error) {
   console.error(`[controlplane] ${(error as Error).message}`);
