@@ -58,11 +58,7 @@ export function helmChart(manifests: OperatorManifests, options: HelmChartOption
   template(
     'crds.yaml',
     manifests.crds.map((crd) => ({
-      object: withAnnotation(
-        crd as unknown as Manifest,
-        'helm.sh/resource-policy',
-        blocks.ifThen('.Values.crd.keep', 'keep'),
-      ),
+      object: withAnnotation(crd as unknown as Manifest, blocks, '.Values.crd.keep', 'helm.sh/resource-policy', 'keep'),
       when: '.Values.crd.enable',
     })),
   );
@@ -224,9 +220,20 @@ function withValues(value: string, field: string, indent: number, always = false
   return `${pad}{{- with .Values.${value} }}\n${pad}${field}:\n${pad}  {{- toYaml . | nindent ${indent + 2} }}\n${pad}{{- end }}`;
 }
 
-function withAnnotation(object: Manifest, key: string, value: unknown): Manifest {
+/** The object with an annotation written only when the condition holds. */
+function withAnnotation(
+  object: Manifest,
+  blocks: TemplateBlocks,
+  condition: Condition,
+  key: string,
+  value: string,
+): Manifest {
   const copy = structuredClone(object);
-  copy.metadata.annotations = { ...copy.metadata.annotations, [key]: value as string };
+  const annotations = copy.metadata.annotations;
+  // No `annotations:` left empty (null) when the condition fails.
+  copy.metadata.annotations = annotations
+    ? { ...annotations, [key]: blocks.ifThen(condition, value) }
+    : blocks.ifThen(condition, { [key]: value });
   return copy;
 }
 
@@ -337,7 +344,7 @@ function helpers(name: string): string {
     `{{- /* ${GENERATED_NOTICE} */ -}}`,
     `{{- define "${name}.image" -}}`,
     '{{- $image := .Values.image.repository -}}',
-    '{{- $tag := .Values.image.tag | default (ternary "" .Chart.AppVersion (not (empty .Values.image.digest))) -}}',
+    '{{- $tag := .Values.image.tag | default (ternary "" .Chart.AppVersion (not (empty .Values.image.digest))) | toString -}}',
     '{{- if $tag }}{{ $image = printf "%s:%s" $image $tag }}{{ end -}}',
     '{{- if .Values.image.digest }}{{ $image = printf "%s@%s" $image .Values.image.digest }}{{ end -}}',
     '{{- $image -}}',
