@@ -42,6 +42,10 @@ async function runHelm(args: string[]) {
 }
 
 const kinds = new KindRegistry();
+for (const kind of ['ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration']) {
+  const plural = `${kind.toLowerCase()}s`;
+  kinds.register({ group: 'admissionregistration.k8s.io', version: 'v1', kind, plural, namespaced: false });
+}
 const pathOf = (object: KubeObject) =>
   resourcePath(kinds.forObject(object), object.metadata?.namespace, object.metadata?.name);
 
@@ -131,6 +135,46 @@ describe('nestor manifests --helm with the real helm', () => {
     }
     const crd = await get(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD}`);
     assert.equal(crd.status, 404, 'a dry run creates nothing');
+  });
+
+  it('renders the webhook objects of an operator with webhooks, and the API server accepts them', async () => {
+    const webhookChart = join(work, 'webhooks');
+    const generated = await runCommand(
+      process.execPath,
+      [
+        join(here, 'main.js'),
+        'manifests',
+        '--module',
+        join(here, 'fixtures', 'webhook-app.module.js'),
+        '--helm',
+        webhookChart,
+        '--name',
+        `${NAME}-wh`,
+        // cert-manager's kinds are not in the test control plane.
+        '--webhook-certificates',
+        'self-managed',
+      ],
+      work,
+      { timeoutMs: 60_000 },
+    );
+    assert.equal(generated.code, 0, generated.output);
+    await runHelm(['lint', '--strict', webhookChart]);
+    const rendered = await runHelm(['template', NAME, webhookChart, '--namespace', namespace]);
+    const objects = parseAllDocuments(rendered)
+      .map((document) => document.toJS() as KubeObject | null)
+      .filter((object): object is KubeObject => object !== null);
+    const configuration = objects.find((object) => object.kind === 'ValidatingWebhookConfiguration') as
+      (KubeObject & { webhooks: { clientConfig: { service: { namespace: string } } }[] }) | undefined;
+    assert.equal(configuration?.webhooks[0]?.clientConfig.service.namespace, namespace);
+    for (const object of objects) {
+      const { status, text } = await env.client.raw(
+        'PATCH',
+        `${pathOf(object)}?dryRun=All&fieldManager=helm-test&force=true`,
+        object,
+        'application/apply-patch+yaml',
+      );
+      assert.equal(status < 300, true, `${object.kind} ${object.metadata?.name}: ${status} ${text}`);
+    }
   });
 
   it('installs, upgrades with a changed value, and uninstalls leaving the CRDs and custom resources', async () => {
