@@ -1,4 +1,15 @@
 export { TestEnvironment, type TestEnvironmentOptions } from './environment.js';
+export {
+  FakeNodes,
+  FAKE_NODE_ANNOTATION,
+  FAKE_NODE_LABEL,
+  type FakeNodeObject,
+  type FakeNodeOptions,
+  type FakePodObject,
+  type PodFailure,
+  type PodRef,
+} from './fake-nodes.js';
+export { ensureKwok, KWOK_VERSION, kwokCacheDir, type KwokBinaryOptions } from './kwok-binary.js';
 export { LocalWebhooks, type WebhookInstallOptions, type WebhookConfigurationObject } from './webhooks.js';
 export { ApiClient } from './api-client.js';
 export type { Authentication } from './credentials.js';
