@@ -55,9 +55,18 @@ async function get<T>(path: string): Promise<{ status: number; object?: T }> {
 }
 
 interface DeploymentDoc {
+  status?: { readyReplicas?: number };
   spec: {
     replicas: number;
-    template: { spec: { containers: { image: string; env: { name: string; value?: string }[] }[] } };
+    template: {
+      spec: {
+        containers: {
+          image: string;
+          env: { name: string; value?: string }[];
+          resources?: { limits?: Record<string, string> };
+        }[];
+      };
+    };
   };
 }
 const deploymentPath = () => `/apis/apps/v1/namespaces/${namespace}/deployments/${NAME}`;
@@ -65,7 +74,7 @@ const deploymentPath = () => `/apis/apps/v1/namespaces/${namespace}/deployments/
 before(async () => {
   // A test that cannot get helm fails here, saying why (no Go, a failed build): never skipped.
   helm = await ensureHelm({ onProgress: (line) => process.stderr.write(`[helm] ${line}\n`) });
-  env = await TestEnvironment.start();
+  env = await TestEnvironment.start({ useExistingCluster: false, nodes: 1 });
   namespace = await env.createNamespace('helm');
   work = await mkdtemp(join(tmpdir(), 'nestor-helm-e2e-'));
   chart = join(work, NAME);
@@ -94,9 +103,6 @@ before(async () => {
 });
 
 after(async () => {
-  await env?.client
-    .raw('DELETE', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD}`)
-    .catch(() => undefined);
   await env?.stop();
   if (work) await rm(work, { recursive: true, force: true });
 });
@@ -114,7 +120,10 @@ describe('nestor manifests --helm with the real helm', () => {
   });
 
   it('renders objects the API server accepts (server-side dry run), whatever the values', async () => {
-    for (const set of [[], ['--set', 'metrics.enable=false,crd.keep=false,replicas=3,image.tag=2.0.0']]) {
+    for (const set of [
+      [],
+      ['--set', 'metrics.enable=false,crd.keep=false,replicas=3,image.tag=2.0.0,leaderElection.enable=false'],
+    ]) {
       const rendered = await runHelm(['template', NAME, chart, '--namespace', namespace, ...set]);
       const objects = parseAllDocuments(rendered)
         .map((document) => document.toJS() as KubeObject | null)
@@ -123,6 +132,13 @@ describe('nestor manifests --helm with the real helm', () => {
       assert.ok(kindsRendered.includes('CustomResourceDefinition'), kindsRendered.join(', '));
       assert.ok(kindsRendered.includes('Deployment'), kindsRendered.join(', '));
       assert.equal(kindsRendered.includes('Service'), set.length === 0, 'the metrics Service follows metrics.enable');
+      const deployment = objects.find((object) => object.kind === 'Deployment') as unknown as DeploymentDoc;
+      const container = deployment.spec.template.spec.containers[0]!;
+      const variable = (name: string) => container.env.find((entry) => entry.name === name)?.value;
+      assert.equal(variable('LEADER_ELECT'), set.length ? 'false' : 'true');
+      assert.equal(variable('METRICS_BIND_ADDRESS'), set.length ? '0' : ':8443');
+      assert.equal(container.image, `registry.example/gadget-operator:${set.length ? '2.0.0' : '1.0.0'}`);
+      assert.equal(deployment.spec.replicas, set.length ? 3 : 1);
       for (const object of objects) {
         const { status, text } = await env.client.raw(
           'PATCH',
@@ -177,10 +193,12 @@ describe('nestor manifests --helm with the real helm', () => {
     }
   });
 
-  it('installs, upgrades with a changed value, and uninstalls leaving the CRDs and custom resources', async () => {
-    await runHelm(['install', NAME, chart, '--namespace', namespace]);
+  it('installs and upgrades with --wait on a fake node, and uninstalls leaving the CRDs and custom resources', async () => {
+    // --wait: until the Deployment is Available, its pod scheduled on a fake node and Ready.
+    await runHelm(['install', NAME, chart, '--namespace', namespace, '--wait', '--timeout', '2m']);
     const installed = await get<DeploymentDoc>(deploymentPath());
     assert.equal(installed.status, 200);
+    assert.equal(installed.object!.status?.readyReplicas, 1);
     const container = installed.object!.spec.template.spec.containers[0]!;
     assert.equal(container.image, 'registry.example/gadget-operator:1.0.0');
     assert.equal(installed.object!.spec.replicas, 1);
@@ -207,13 +225,17 @@ describe('nestor manifests --helm with the real helm', () => {
       '--namespace',
       namespace,
       '--set',
-      'image.tag=2.0.0,replicas=2,leaderElection.enable=false',
+      'image.tag=2.0.0,replicas=2,resources.limits.memory=256Mi',
+      '--wait',
+      '--timeout',
+      '2m',
     ]);
     const upgraded = (await get<DeploymentDoc>(deploymentPath())).object!;
     const upgradedContainer = upgraded.spec.template.spec.containers[0]!;
     assert.equal(upgradedContainer.image, 'registry.example/gadget-operator:2.0.0');
     assert.equal(upgraded.spec.replicas, 2);
-    assert.equal(upgradedContainer.env.find((e) => e.name === 'LEADER_ELECT')?.value, 'false');
+    assert.equal(upgraded.status?.readyReplicas, 2);
+    assert.deepEqual(upgradedContainer.resources?.limits, { cpu: '500m', memory: '256Mi' });
     assert.match(await runHelm(['history', NAME, '--namespace', namespace]), /upgrade complete/i);
 
     const uninstalled = await runHelm(['uninstall', NAME, '--namespace', namespace]);
