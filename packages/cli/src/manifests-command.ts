@@ -210,6 +210,11 @@ export function parseManifestsArguments(argv: string[], cwd: string): ManifestsA
   ) {
     throw new UsageError(`--metrics-certificates ${metricsCertificates}: use cert-manager or self-signed`);
   }
+  if (values.helm && values.out) throw new UsageError('--helm and --out: choose one, a chart or kustomize folders');
+  if (values.helm && values['create-namespace'])
+    throw new UsageError(
+      '--create-namespace: a chart installs into the release namespace; helm install --create-namespace makes it',
+    );
   const metricsReaders = (values['metrics-reader'] as string[] | undefined) ?? [];
   for (const reader of metricsReaders) {
     const [readerNamespace, readerName, ...rest] = reader.split('/');
@@ -355,7 +360,16 @@ export async function manifestsCommand(argv: string[], io: CommandIo): Promise<n
       return 0;
     }
     if (args.helm) {
-      io.stderr(await writeHelmChart({ ...args, helm: args.helm }, io.cwd));
+      const given = args;
+      const request = {
+        ...given,
+        helm: args.helm,
+        serviceMonitor: given.serviceMonitor ?? false,
+        networkPolicy: !given.noNetworkPolicy,
+      };
+      io.stderr(
+        await writeHelmChart(request, io.cwd, (overrides) => generateManifests({ ...given, ...overrides }, io.cwd)),
+      );
       return 0;
     }
     const { controllers, manifests, moduleName, notes } = await generateManifests(args, io.cwd);
