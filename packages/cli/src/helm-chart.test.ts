@@ -50,7 +50,10 @@ describe('nestor manifests --helm', () => {
       ]);
       assert.equal(code, 0, stderr);
       assert.equal(stdout, '');
-      assert.match(stderr, /wrote the chart gadget-operator to \S+chart: Chart\.yaml, values\.yaml, templates\//);
+      assert.match(
+        stderr,
+        /wrote the chart gadget-operator to \S+chart: Chart\.yaml, values\.yaml, values\.schema\.json, templates\//,
+      );
       assert.match(
         stderr,
         /install: helm install gadget-operator \S+ --namespace gadget-operator-system --create-namespace/,
@@ -72,6 +75,13 @@ describe('nestor manifests --helm', () => {
       assert.equal(meta.name, 'gadget-operator');
       assert.equal(meta.appVersion, '2.0.0');
       const values = parse(await readFile(join(chart, 'values.yaml'), 'utf8')) as Record<string, unknown>;
+      // Every value written has its place in the schema, which refuses any other.
+      const schema = JSON.parse(await readFile(join(chart, 'values.schema.json'), 'utf8')) as {
+        additionalProperties: boolean;
+        properties: Record<string, unknown>;
+      };
+      assert.equal(schema.additionalProperties, false);
+      for (const key of Object.keys(values)) assert.ok(key in schema.properties, `${key} is not in values.schema.json`);
       assert.deepEqual(values.image, {
         repository: 'registry.example/gadget',
         tag: '2.0.0',

@@ -6,6 +6,7 @@
 // the decorators and the module's options make it, as in the kustomize output.
 import { stringify } from 'yaml';
 import { GENERATED_NOTICE, OPERATOR_VARIABLES, type Manifest, type OperatorManifests } from '@nestor/operator';
+import { valuesSchema } from './helm-values-schema.js';
 
 /** The namespace the objects are made for: it becomes the release's namespace. */
 export const CHART_NAMESPACE = 'x-nestor-chart-namespace-x';
@@ -124,6 +125,7 @@ export function helmChart(manifests: OperatorManifests, options: HelmChartOption
       appVersion: tag,
     });
   files['values.yaml'] = values;
+  files['values.schema.json'] = valuesSchema({ leaderElection, metrics, monitor, admission });
   return Object.fromEntries(Object.entries(files).map(([path, text]) => [path, blocks.expand(text)]));
 }
 

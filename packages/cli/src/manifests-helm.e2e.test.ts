@@ -27,9 +27,15 @@ let work: string;
 let chart: string;
 let namespace: string;
 
-/** helm against the test control plane, with its own config and cache folders. */
+/** helm against the test control plane, with its own config and cache folders; it must succeed. */
 async function runHelm(args: string[]) {
-  const result = await runCommand(helm, [...args, '--kubeconfig', env.kubeconfigPath], work, {
+  const result = await helmResult(args);
+  assert.equal(result.code, 0, `helm ${args.join(' ')}:\n${result.output}`);
+  return result.stdout;
+}
+
+function helmResult(args: string[]) {
+  return runCommand(helm, [...args, '--kubeconfig', env.kubeconfigPath], work, {
     timeoutMs: 120_000,
     env: {
       HELM_CACHE_HOME: join(work, 'helm-cache'),
@@ -37,8 +43,6 @@ async function runHelm(args: string[]) {
       HELM_DATA_HOME: join(work, 'helm-data'),
     },
   });
-  assert.equal(result.code, 0, `helm ${args.join(' ')}:\n${result.output}`);
-  return result.stdout;
 }
 
 const kinds = new KindRegistry();
@@ -117,6 +121,15 @@ describe('nestor manifests --helm with the real helm', () => {
       '--set',
       'metrics.enable=false,networkPolicy.enable=false,crd.enable=false,leaderElection.enable=false,prometheus.enable=true',
     ]);
+  });
+
+  it('refuses values the chart does not have, or of the wrong type, naming them (values.schema.json)', async () => {
+    const misspelt = await helmResult(['template', NAME, chart, '--set', 'replica=3']);
+    assert.notEqual(misspelt.code, 0);
+    assert.match(misspelt.output, /additional properties 'replica' not allowed/);
+    const negative = await helmResult(['template', NAME, chart, '--set', 'replicas=-1']);
+    assert.notEqual(negative.code, 0);
+    assert.match(negative.output, /\/replicas': minimum/);
   });
 
   it('renders objects the API server accepts (server-side dry run), whatever the values', async () => {

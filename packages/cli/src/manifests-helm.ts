@@ -76,7 +76,7 @@ export async function writeHelmChart(
       (manifests.metrics ? ', the metrics Service' : '') +
       (manifests.webhooks ? `, ${manifests.webhooks.length} webhook object(s)` : ''),
     ...notes.map((note) => `note: ${note}`),
-    `wrote the chart ${name} to ${helm}: Chart.yaml, values.yaml, templates/ (${templates.join(', ')})`,
+    `wrote the chart ${name} to ${helm}: Chart.yaml, values.yaml, values.schema.json, templates/ (${templates.join(', ')})`,
     ...(removed.length ? [`removed what an earlier nestor manifests wrote there: ${removed.join(', ')}`] : []),
     `install: helm install ${name} ${helm} --namespace ${namespace} --create-namespace`,
     `uninstall: helm uninstall ${name} --namespace ${namespace}` +
