@@ -188,6 +188,19 @@ describe('helmChart', () => {
     assert.doesNotMatch(files['templates/metrics.yaml']!, /\{\{- if/);
   });
 
+  it("starts replicas at the module's shard count when it shards its controllers", () => {
+    const manifests = operatorManifests({
+      name: 'op',
+      namespace: CHART_NAMESPACE,
+      image: CHART_IMAGE,
+      controllers: [],
+      shardReplicas: 4,
+    });
+    const files = helmChart(manifests, chartOptions);
+    assert.equal((parse(files['values.yaml']!) as { replicas: number }).replicas, 4);
+    assert.match(files['templates/deployment.yaml']!, /replicas: \{\{ \.Values\.replicas \}\}/);
+  });
+
   it('splits the image as the container runtime reads it', () => {
     const cases: [string, ReturnType<typeof imageParts>][] = [
       ['op', { repository: 'op', tag: 'latest', digest: '' }],
