@@ -18,7 +18,7 @@ import {
   type ScannedController,
 } from '@nestor/operator';
 import { writeManifestFiles } from './manifest-output.js';
-import { writeHelmChart } from './manifests-helm.js';
+import { writeHelmChart } from './helm/write-helm-chart.js';
 import { importModuleFile } from './module-import.js';
 
 export const MANIFESTS_USAGE = `Usage: nestor manifests --module <compiled-module.js> [options]

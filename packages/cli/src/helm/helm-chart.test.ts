@@ -8,9 +8,9 @@ import { fileURLToPath } from 'node:url';
 import { operatorManifests, type Manifest } from '@nestor/operator';
 import { parse } from 'yaml';
 import { CHART_IMAGE, CHART_NAMESPACE, helmChart, imageParts } from './helm-chart.js';
-import { manifestsCommand } from './manifests-command.js';
+import { manifestsCommand } from '../manifests-command.js';
 
-const here = dirname(fileURLToPath(import.meta.url));
+const here = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 async function nestor(argv: string[]) {
   let stdout = '';

@@ -6,7 +6,7 @@
 // the decorators and the module's options make it, as in the kustomize output.
 import { stringify } from 'yaml';
 import { GENERATED_NOTICE, OPERATOR_VARIABLES, type Manifest, type OperatorManifests } from '@nestor/operator';
-import { valuesSchema } from './helm-values-schema.js';
+import { valuesSchema } from './values-schema.js';
 
 /** The namespace the objects are made for: it becomes the release's namespace. */
 export const CHART_NAMESPACE = 'x-nestor-chart-namespace-x';
