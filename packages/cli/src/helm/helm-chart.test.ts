@@ -29,7 +29,6 @@ const chartOptions = {
   image: 'registry.example/op:1.2.3',
   serviceMonitor: false,
   networkPolicy: true,
-  namespace: 'op-system',
 };
 
 describe('nestor manifests --helm', () => {

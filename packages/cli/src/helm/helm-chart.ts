@@ -10,7 +10,7 @@ import { valuesSchema } from './values-schema.js';
 
 /** The namespace the objects are made for: it becomes the release's namespace. */
 export const CHART_NAMESPACE = 'x-nestor-chart-namespace-x';
-/** The image the objects are made with: it becomes image.repository:image.tag. */
+/** The image the objects are made with: it becomes the image of the values (image.repository, tag, digest). */
 export const CHART_IMAGE = 'x-nestor-chart-image-x';
 
 export interface HelmChartOptions {
@@ -18,14 +18,12 @@ export interface HelmChartOptions {
   name: string;
   /** The chart's version (SemVer 2). */
   version: string;
-  /** The image the values start with, `repository[:tag]`. */
+  /** The image the values start with, `repository[:tag][@digest]`. */
   image: string;
   /** The ServiceMonitor is on by default (`--service-monitor`). */
   serviceMonitor: boolean;
   /** The NetworkPolicies are on by default (not `--no-network-policy`). */
   networkPolicy: boolean;
-  /** The namespace the install command of the README names. */
-  namespace: string;
 }
 
 /** A condition in a template: a Go template pipeline, e.g. `.Values.crd.enable`. */

@@ -60,7 +60,6 @@ export async function writeHelmChart(
     image: request.image,
     serviceMonitor: request.serviceMonitor,
     networkPolicy: request.networkPolicy,
-    namespace: request.namespace,
   });
   const removed = await writeManifestFiles(resolve(cwd, request.helm), files, {
     folders: CHART_FOLDERS,
