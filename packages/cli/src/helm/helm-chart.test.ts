@@ -200,6 +200,22 @@ describe('helmChart', () => {
     assert.match(files['templates/deployment.yaml']!, /replicas: \{\{ \.Values\.replicas \}\}/);
   });
 
+  it("adds the values' pod annotations to those the Deployment has", () => {
+    const manifests = operatorManifests({
+      name: 'op',
+      namespace: CHART_NAMESPACE,
+      image: CHART_IMAGE,
+      controllers: [],
+    });
+    const template = (manifests.deployment[0]!.spec as { template: { metadata: Record<string, unknown> } }).template;
+    template.metadata.annotations = { 'kubectl.kubernetes.io/default-container': 'operator' };
+    const deployment = helmChart(manifests, chartOptions)['templates/deployment.yaml']!;
+    assert.match(
+      deployment,
+      /\n {6}annotations:\n {8}kubectl\.kubernetes\.io\/default-container: operator\n {8}\{\{- with \.Values\.podAnnotations \}\}\n {8}\{\{- toYaml \. \| nindent 8 \}\}\n {8}\{\{- end \}\}\n/,
+    );
+  });
+
   it('splits the image as the container runtime reads it', () => {
     const cases: [string, ReturnType<typeof imageParts>][] = [
       ['op', { repository: 'op', tag: 'latest', digest: '' }],

@@ -162,10 +162,18 @@ function chartDeployment(
   const copy = structuredClone(deployment);
   const spec = copy.spec as { replicas: unknown; template: { metadata: Record<string, unknown>; spec: PodSpec } };
   spec.replicas = blocks.expression('.Values.replicas');
-  spec.template.metadata = {
-    ...spec.template.metadata,
-    [blocks.raw((indent) => withValues('podAnnotations', 'annotations', indent))]: '',
-  };
+  const podMetadata = spec.template.metadata;
+  const given = podMetadata.annotations as Record<string, string> | undefined;
+  if (given) {
+    // The values' annotations after those of the objects, in the same map.
+    const more = blocks.raw((indent) => {
+      const pad = ' '.repeat(indent);
+      return `${pad}{{- with .Values.podAnnotations }}\n${pad}{{- toYaml . | nindent ${indent} }}\n${pad}{{- end }}`;
+    });
+    podMetadata.annotations = { ...given, [more]: '' };
+  } else {
+    podMetadata[blocks.raw((indent) => withValues('podAnnotations', 'annotations', indent))] = '';
+  }
   const pod = spec.template.spec;
   const container = pod.containers[0]!;
   const metricsOn = '.Values.metrics.enable';
