@@ -135,7 +135,12 @@ describe('nestor manifests --helm with the real helm', () => {
   it('renders objects the API server accepts (server-side dry run), whatever the values', async () => {
     for (const set of [
       [],
-      ['--set', 'metrics.enable=false,crd.keep=false,replicas=3,image.tag=2.0.0,leaderElection.enable=false'],
+      [
+        '--set',
+        'metrics.enable=false,crd.keep=false,replicas=3,image.tag=2.0.0,leaderElection.enable=false',
+        '--set',
+        'podAnnotations.team=ops,nodeSelector.zone=a,tolerations[0].key=dedicated,tolerations[0].operator=Exists',
+      ],
     ]) {
       const rendered = await runHelm(['template', NAME, chart, '--namespace', namespace, ...set]);
       const objects = parseAllDocuments(rendered)
@@ -152,6 +157,13 @@ describe('nestor manifests --helm with the real helm', () => {
       assert.equal(variable('METRICS_BIND_ADDRESS'), set.length ? '0' : ':8443');
       assert.equal(container.image, `registry.example/gadget-operator:${set.length ? '2.0.0' : '1.0.0'}`);
       assert.equal(deployment.spec.replicas, set.length ? 3 : 1);
+      const pod = deployment.spec.template as unknown as {
+        metadata: { annotations?: Record<string, string> };
+        spec: { nodeSelector?: Record<string, string>; tolerations?: unknown[] };
+      };
+      assert.deepEqual(pod.metadata.annotations, set.length ? { team: 'ops' } : undefined);
+      assert.deepEqual(pod.spec.nodeSelector, set.length ? { zone: 'a' } : undefined);
+      assert.deepEqual(pod.spec.tolerations, set.length ? [{ key: 'dedicated', operator: 'Exists' }] : undefined);
       for (const object of objects) {
         const { status, text } = await env.client.raw(
           'PATCH',
