@@ -19,6 +19,13 @@ import {
 } from '@nestor/operator';
 import { writeManifestFiles } from './manifest-output.js';
 import { writeHelmChart } from './helm/write-helm-chart.js';
+import {
+  GRAFANA_OPTIONS,
+  GRAFANA_USAGE,
+  grafanaArguments,
+  writeGrafanaDashboards,
+  type GrafanaArguments,
+} from './grafana-output.js';
 import { importModuleFile } from './module-import.js';
 
 export const MANIFESTS_USAGE = `Usage: nestor manifests --module <compiled-module.js> [options]
@@ -80,6 +87,7 @@ Options:
   --no-network-policy  leave out the NetworkPolicies (written by default: /metrics open only
                        to namespaces labelled metrics=enabled and those of --metrics-reader,
                        the webhook port to all, every other port of the pods closed)
+${GRAFANA_USAGE}
   -h, --help           show this help
 
 With --out <dir>, apply its folders in this order, each a kustomization of its own:
@@ -117,6 +125,8 @@ export interface ManifestsArguments {
   noNetworkPolicy?: boolean;
   /** Write a Helm chart to this folder (`--helm`). */
   helm?: string;
+  /** Grafana dashboards, written to a folder of their own (`--grafana`, grafana-output.ts). */
+  grafana?: GrafanaArguments;
 }
 
 export interface CommandIo {
@@ -155,6 +165,7 @@ export function parseManifestsArguments(argv: string[], cwd: string): ManifestsA
         'metrics-reader': { type: 'string', multiple: true },
         'no-network-policy': { type: 'boolean' },
         helm: { type: 'string' },
+        ...GRAFANA_OPTIONS,
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -223,6 +234,12 @@ export function parseManifestsArguments(argv: string[], cwd: string): ManifestsA
         `--metrics-reader ${reader}: name a ServiceAccount as <namespace>/<name>, e.g. monitoring/prometheus-k8s`,
       );
   }
+  const grafana = grafanaArguments(values, values.out as string | undefined, cwd);
+  if (typeof grafana === 'string') throw new UsageError(grafana);
+  if (values.helm && grafana.grafana && resolve(cwd, grafana.grafana.dir) === resolve(cwd, values.helm as string))
+    throw new UsageError(
+      `--grafana ${grafana.grafana.dir} is the --helm folder: give the dashboards a folder of their own`,
+    );
   return {
     module: modulePath,
     ...(values.export ? { export: values.export as string } : {}),
@@ -240,6 +257,7 @@ export function parseManifestsArguments(argv: string[], cwd: string): ManifestsA
     ...(metricsCertificates ? { metricsCertificates } : {}),
     ...(values['no-network-policy'] ? { noNetworkPolicy: true } : {}),
     ...(values.helm ? { helm: values.helm as string } : {}),
+    ...grafana,
   };
 }
 
@@ -367,9 +385,12 @@ export async function manifestsCommand(argv: string[], io: CommandIo): Promise<n
         serviceMonitor: given.serviceMonitor ?? false,
         networkPolicy: !given.noNetworkPolicy,
       };
-      io.stderr(
-        await writeHelmChart(request, io.cwd, (overrides) => generateManifests({ ...given, ...overrides }, io.cwd)),
+      // As with --out: dashboards that cannot be written stop the chart too.
+      const grafana = given.grafana ? await writeGrafanaDashboards(given.grafana, given, io.cwd) : '';
+      const chart = await writeHelmChart(request, io.cwd, (overrides) =>
+        generateManifests({ ...given, ...overrides }, io.cwd),
       );
+      io.stderr(`${chart}${grafana}`);
       return 0;
     }
     const { controllers, manifests, moduleName, notes } = await generateManifests(args, io.cwd);
@@ -381,6 +402,8 @@ export async function manifestsCommand(argv: string[], io: CommandIo): Promise<n
       (manifests.webhooks ? `, ${manifests.webhooks.length} webhook object(s)` : '') +
       (manifests.networkPolicies ? `, ${manifests.networkPolicies.length} NetworkPolicy(ies)` : '') +
       notes.map((note) => `\nnote: ${note}`).join('');
+    // First: dashboards that cannot be written stop the manifests too.
+    const grafana = args.grafana ? await writeGrafanaDashboards(args.grafana, args, io.cwd) : '';
     if (!args.out) {
       const namespace = manifests.namespace ? [manifests.namespace] : [];
       io.stdout(
@@ -394,12 +417,12 @@ export async function manifestsCommand(argv: string[], io: CommandIo): Promise<n
           ...(manifests.networkPolicies ?? []),
         ]),
       );
-      io.stderr(`${summary}\n`);
+      io.stderr(`${summary}\n${grafana}`);
       return 0;
     }
     const files = manifestFiles(manifests);
     const removed = await writeManifestFiles(resolve(io.cwd, args.out), files);
-    io.stderr(`${summary}\n${whatWasWritten(args.out, args, files, removed)}`);
+    io.stderr(`${summary}\n${whatWasWritten(args.out, args, files, removed)}${grafana}`);
     return 0;
   } catch (error) {
     if (error instanceof UsageError) {
