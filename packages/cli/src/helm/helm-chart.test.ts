@@ -130,6 +130,30 @@ describe('nestor manifests --helm', () => {
     }
   });
 
+  it('writes Grafana dashboards beside the chart with --grafana, not into it', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'nestor-helm-'));
+    try {
+      const module = [
+        '--module',
+        join(here, 'fixtures', 'app.module.js'),
+        '--name',
+        'op',
+        '--helm',
+        join(dir, 'chart'),
+      ];
+      const clash = await nestor([...module, '--grafana', join(dir, 'chart')]);
+      assert.equal(clash.code, 2);
+      assert.match(clash.stderr, /--grafana \S+ is the --helm folder/);
+      assert.deepEqual(await readdir(dir), []);
+      const both = await nestor([...module, '--grafana', join(dir, 'dashboards')]);
+      assert.equal(both.code, 0, both.stderr);
+      assert.deepEqual((await readdir(join(dir, 'dashboards'))).sort(), ['op-controllers.json', 'op-runtime.json']);
+      assert.ok((await readdir(join(dir, 'chart'))).includes('Chart.yaml'));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('refuses --out and --create-namespace beside --helm, writing nothing', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'nestor-helm-'));
     try {
