@@ -1,8 +1,8 @@
 //go:build tools
 
 // Package controlplane pins the Kubernetes control-plane binaries that
-// @nestor/testing runs: kube-apiserver, kube-controller-manager and etcd,
-// built from Go modules (see build.mjs in this folder).
+// @nestor/testing runs: kube-apiserver, kube-controller-manager, kube-scheduler
+// and etcd, built from Go modules (see src/controlplane-binaries.ts).
 package controlplane
 
 import (

@@ -187,6 +187,10 @@ export class FakeNodes {
    * taint eviction controller evicts its pods (after their toleration, seconds in the test
    * environment), their controllers replace them on other nodes. Waits until the node is
    * NotReady; returns the function that makes it Ready again (and waits until it is usable).
+   *
+   * As on a cluster, when every node is NotReady the node lifecycle controller suspects its
+   * own network and evicts nothing: a test of evictions needs a node that stays Ready
+   * (cordoned, if the pods must have nowhere to go).
    */
   async notReady(node: string, why: { reason?: string; message?: string } = {}): Promise<() => Promise<void>> {
     await this.patchNode(node, {

@@ -12,7 +12,8 @@ const NODE_LEASE_SECONDS = 8;
 
 /**
  * kube-controller-manager's controllers for workloads on nodes, added to the environment's:
- * Jobs, StatefulSets, DaemonSets, node health and the evictions it leads to, PDBs for drains.
+ * Jobs (and their clean-up), StatefulSets, DaemonSets, node health and the evictions it leads
+ * to, PDBs for drains, EndpointSlices for Services.
  */
 export const NODE_CONTROLLERS = [
   'node-lifecycle-controller',
@@ -20,6 +21,7 @@ export const NODE_CONTROLLERS = [
   'pod-garbage-collector-controller',
   'job-controller',
   'cronjob-controller',
+  'ttl-after-finished-controller',
   'statefulset-controller',
   'daemonset-controller',
   'disruption-controller',

@@ -98,7 +98,7 @@ describe('fake nodes', () => {
     }
   });
 
-  it('complete a Job and roll out a StatefulSet', async () => {
+  it('complete a Job, roll out a StatefulSet and place a DaemonSet pod on each node', async () => {
     const ns = await env.createNamespace('nodes-batch');
     await env.client.request('POST', `/apis/batch/v1/namespaces/${ns}/jobs`, {
       metadata: { name: 'once' },
@@ -119,6 +119,16 @@ describe('fake nodes', () => {
         },
       },
     });
+    await env.client.request('POST', apps(ns, 'daemonsets'), {
+      metadata: { name: 'agent' },
+      spec: {
+        selector: { matchLabels: { app: 'agent' } },
+        template: {
+          metadata: { labels: { app: 'agent' } },
+          spec: { containers: [{ name: 'agent', image: 'registry.invalid/agent:1' }] },
+        },
+      },
+    });
     const job = await waitFor(
       async () => {
         const j = await env.client.request<Workload>('GET', `/apis/batch/v1/namespaces/${ns}/jobs/once`);
@@ -132,6 +142,14 @@ describe('fake nodes', () => {
         (await env.client.request<Workload>('GET', apps(ns, 'statefulsets', 'db'))).status?.readyReplicas === 2,
       { timeoutMs: 60_000, intervalMs: 200, what: 'the StatefulSet to have 2 ready replicas' },
     );
+    const agents = await waitFor(
+      async () => {
+        const pods = (await podsOf(ns, 'agent')).filter(isReady);
+        return pods.length === 3 && pods;
+      },
+      { timeoutMs: 60_000, intervalMs: 200, what: 'a ready DaemonSet pod on each of the 3 nodes' },
+    );
+    assert.deepEqual(agents.map((pod) => pod.spec?.nodeName).sort(), await env.nodes.names());
   });
 });
 
@@ -245,5 +263,40 @@ describe('node faults', () => {
     const same = recovered.find((p) => p.metadata.name === ref.name);
     assert.ok(same, 'the same pod recovered, not replaced');
     assert.ok((same.status?.containerStatuses?.[0]?.restartCount ?? 0) >= 2, 'its restarts are kept');
+  });
+});
+
+describe('fake nodes of an existing cluster (the shared control plane)', () => {
+  /** Starts an environment attached to this file's control plane, as a file attaches to the shared one. */
+  async function attach(options: { nodes: number; startTimeoutMs?: number }): Promise<TestEnvironment> {
+    const saved = process.env.KUBECONFIG;
+    process.env.KUBECONFIG = env.kubeconfigPath;
+    try {
+      return await TestEnvironment.start({ useExistingCluster: true, ...options });
+    } finally {
+      if (saved === undefined) delete process.env.KUBECONFIG;
+      else process.env.KUBECONFIG = saved;
+    }
+  }
+
+  it('attaches with nodes when the cluster has that many, and injects faults there too', async () => {
+    const attached = await attach({ nodes: 3 });
+    try {
+      assert.equal(attached.ownsControlPlane, false);
+      assert.deepEqual(await attached.nodes.names(), await env.nodes.names());
+      await attached.nodes.cordon('kwok-node-2');
+      assert.equal((await env.nodes.list()).find((n) => n.metadata.name === 'kwok-node-2')?.spec?.unschedulable, true);
+      await attached.nodes.uncordon('kwok-node-2');
+    } finally {
+      await attached.stop();
+    }
+  });
+
+  it('fails, saying how to get them, when the cluster has fewer fake nodes than asked for', async () => {
+    await assert.rejects(attach({ nodes: 4, startTimeoutMs: 1_000 }), (error: Error) => {
+      assert.match(error.message, /3 of 3 fake nodes usable/);
+      assert.match(error.message, /NESTOR_TEST_NODES=4/);
+      return true;
+    });
   });
 });
