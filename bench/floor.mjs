@@ -43,6 +43,7 @@ const { values: opts } = parseArgs({
     keep: { type: 'boolean', default: false },
     imports: { type: 'boolean', default: true },
     startup: { type: 'boolean', default: true },
+    layers: { type: 'boolean', default: true },
     label: { type: 'string', default: 'floor' },
     help: { type: 'boolean', short: 'h', default: false },
   },
@@ -134,7 +135,7 @@ async function waitFor(what, check, timeoutMs, child) {
 }
 
 /** Starts the operator as its Deployment does; returns the child and its start time. */
-async function startOperator(app, deployEnv, control, namespace) {
+async function startOperator(app, deployEnv, control, namespace, main = 'dist/main.js', withProbe = true) {
   const health = await freePort();
   const metrics = await freePort();
   const probeOut = join(app, `probe-${process.pid}-${Date.now()}.json`);
@@ -143,7 +144,7 @@ async function startOperator(app, deployEnv, control, namespace) {
     HOME: process.env.HOME,
     ...deployEnv,
     // The Deployment's options, and the probe (bench/lib/floor-probe.mjs).
-    NODE_OPTIONS: `${deployEnv.NODE_OPTIONS ?? ''} --import ${probe}`.trim(),
+    NODE_OPTIONS: `${deployEnv.NODE_OPTIONS ?? ''}${withProbe ? ` --import ${probe}` : ''}`.trim(),
     FLOOR_PROBE_OUT: probeOut,
     POD_NAMESPACE: namespace,
     POD_NAME: `floor-${Date.now()}`,
@@ -156,7 +157,7 @@ async function startOperator(app, deployEnv, control, namespace) {
     NO_COLOR: '1',
   };
   const startedAt = performance.now();
-  const child = spawn(process.execPath, ['dist/main.js'], { cwd: app, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [main], { cwd: app, env, stdio: ['ignore', 'pipe', 'pipe'] });
   child.output = [];
   child.lines = [];
   for (const stream of [child.stdout, child.stderr]) {
@@ -290,6 +291,107 @@ async function startupRun(app, deployEnv, control, namespace) {
   }
 }
 
+/**
+ * The floor by layer: each a main file beside the app's own (same node_modules, same
+ * Deployment environment), each idle for the same time, RSS from outside. The difference
+ * between two rows is what the layer costs.
+ */
+const LAYERS = [
+  ['Node alone', 'bare.js', `setInterval(() => {}, 1 << 30);\n`],
+  [
+    '+ Nest: an application context, empty module (@nestjs/core, @nestjs/common, rxjs)',
+    'nest-context.js',
+    `import 'reflect-metadata';
+import { Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+class Empty {}
+Reflect.decorate([Module({})], Empty);
+const app = await NestFactory.createApplicationContext(Empty);
+app.enableShutdownHooks();
+setInterval(() => {}, 1 << 30);
+`,
+  ],
+  [
+    '+ import @nestor/operator (nothing started)',
+    'nest-context-import.js',
+    `import 'reflect-metadata';
+import { Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import '@nestor/operator';
+class Empty {}
+Reflect.decorate([Module({})], Empty);
+const app = await NestFactory.createApplicationContext(Empty);
+app.enableShutdownHooks();
+setInterval(() => {}, 1 << 30);
+`,
+  ],
+  [
+    '+ OperatorModule.forRoot() and the CachePool controller, as an application context (no HTTP app)',
+    'operator-context.js',
+    `import 'reflect-metadata';
+import { Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { OperatorModule } from '@nestor/operator';
+import { CachePoolModule } from '../cache-pool/cache-pool.module.js';
+class Operator {}
+Reflect.decorate([Module({ imports: [OperatorModule.forRoot(), CachePoolModule] })], Operator);
+const app = await NestFactory.createApplicationContext(Operator);
+app.enableShutdownHooks();
+`,
+  ],
+  ["+ the starter's HTTP app (express, AppController): the generated dist/main.js", '../main.js', undefined],
+  [
+    'for reference: the starter alone, as `nest new` leaves it (Nest, express, no operator)',
+    'starter.js',
+    `import { Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { AppController } from '../app.controller.js';
+import { AppService } from '../app.service.js';
+class Starter {}
+Reflect.decorate([Module({ controllers: [AppController], providers: [AppService] })], Starter);
+const app = await NestFactory.create(Starter);
+app.enableShutdownHooks();
+await app.listen(process.env.PORT ?? 3000);
+`,
+  ],
+];
+
+async function layerCosts(app, deployEnv, control, namespace) {
+  const folder = join(app, 'dist', 'floor-layers');
+  await mkdir(folder, { recursive: true });
+  const rows = [];
+  for (const [label, file, source] of LAYERS) {
+    if (source !== undefined) await writeFile(join(folder, file), source);
+    const samples = [];
+    for (let i = 0; i < runs; i++) {
+      const { child } = await startOperator(
+        app,
+        deployEnv,
+        control,
+        namespace,
+        join('dist', 'floor-layers', file),
+        false,
+      );
+      try {
+        await sleep(idleMs);
+        if (child.exitCode !== null) throw new Error(`${file} exited (${child.exitCode}):\n${child.output.join('')}`);
+        samples.push(procStatus(child.pid));
+      } finally {
+        await stopOperator(child);
+      }
+    }
+    const row = {
+      label,
+      rss: median(samples.map((s) => s.rss)),
+      rssAnon: median(samples.map((s) => s.rssAnon)),
+      rssFile: median(samples.map((s) => s.rssFile)),
+    };
+    rows.push(row);
+    process.stderr.write(`layer ${label}: ${mb(row.rss)} MB\n`);
+  }
+  return rows;
+}
+
 const IMPORTS = [
   'reflect-metadata',
   'rxjs',
@@ -359,6 +461,20 @@ function render(result) {
   for (const [name, p] of Object.entries(result.packages))
     lines.push(`| ${name} | ${p.modules} | ${(p.bytes / 1024).toFixed(0)} |`);
   lines.push('');
+  if (result.layers) {
+    lines.push(
+      `## The floor by layer (idle ${result.idleMs / 1000} s, RSS from outside, medians of ${result.runs})`,
+      '',
+    );
+    lines.push('| layer | RSS MB | + MB | anon | file |', '|---|---:|---:|---:|---:|');
+    let previous;
+    for (const row of result.layers) {
+      const step = previous && !row.label.startsWith('for reference') ? mb(row.rss - previous.rss) : '';
+      lines.push(`| ${row.label} | ${mb(row.rss)} | ${step} | ${mb(row.rssAnon)} | ${mb(row.rssFile)} |`);
+      if (!row.label.startsWith('for reference')) previous = row;
+    }
+    lines.push('');
+  }
   if (result.startup) {
     const s = result.startup;
     lines.push(`## Start-up with one CachePool waiting (${result.runs} runs, medians)`, '');
@@ -437,6 +553,7 @@ try {
       .sort((a, b) => b[1] - a[1])
       .slice(0, 12),
   );
+  if (opts.layers) result.layers = await layerCosts(app, deployEnv, control, namespace);
   if (opts.startup) {
     const startups = [];
     for (let i = 0; i < runs; i++) startups.push(await startupRun(app, deployEnv, control, namespace));
