@@ -341,6 +341,18 @@ app.enableShutdownHooks();
   ],
   ["+ the starter's HTTP app (express, AppController): the generated dist/main.js", '../main.js', undefined],
   [
+    'for reference: the runtime alone, no Nest (@nestor/operator/runtime: a Manager, one CachePool controller, no servers)',
+    'runtime.js',
+    `import { Manager, Transport, loadKubeConfig } from '@nestor/operator/runtime';
+const transport = await Transport.fromKubeConfig(loadKubeConfig());
+const manager = new Manager({ transport });
+const pools = { group: 'floor.nestor.dev', version: 'v1alpha1', kind: 'CachePool', plural: 'cachepools', namespaced: true };
+manager.addController({ name: 'cachepool', resource: pools, reconcile: async () => {} });
+await manager.start();
+process.once('SIGTERM', () => manager.stop().then(() => process.exit(0)));
+`,
+  ],
+  [
     'for reference: the starter alone, as `nest new` leaves it (Nest, express, no operator)',
     'starter.js',
     `import { Module } from '@nestjs/common';
