@@ -3,7 +3,7 @@
 // it has nothing to do, run as its generated Deployment runs it, and what each import costs.
 //
 //   npm run build && node bench/floor.mjs            scaffold, 3 runs, per-import costs
-//   node bench/floor.mjs --runs 5 --idle-ms 20000    more runs, a longer idle wait
+//   node bench/floor.mjs --runs 5 --idle-ms 60000    more runs, a longer idle wait (default 30 s)
 //   node bench/floor.mjs --app /tmp/app              reuse a scaffold (kept with --keep)
 //   node bench/floor.mjs --no-imports                the operator only
 //
@@ -38,7 +38,7 @@ const MB = 2 ** 20;
 const { values: opts } = parseArgs({
   options: {
     runs: { type: 'string', default: '3' },
-    'idle-ms': { type: 'string', default: '15000' },
+    'idle-ms': { type: 'string', default: '30000' },
     app: { type: 'string' },
     keep: { type: 'boolean', default: false },
     imports: { type: 'boolean', default: true },
@@ -211,6 +211,23 @@ function modulesByPackage(modules) {
   return Object.fromEntries([...packages].sort((a, b) => b[1].bytes - a[1].bytes));
 }
 
+/**
+ * RSS sampled every second for the idle time: the last sample, and the lowest. V8's memory
+ * reducer shrinks the heap some 10-20 s into an idle period, so a short wait reads a floor
+ * a few MB above the one a long-idle pod shows.
+ */
+async function idleRss(child) {
+  let last;
+  let min;
+  for (let waited = 0; waited < idleMs; waited += 1000) {
+    await sleep(1000);
+    if (child.exitCode !== null) break;
+    last = procStatus(child.pid);
+    if (!min || last.rss < min.rss) min = last;
+  }
+  return { last, min };
+}
+
 async function floorRun(app, deployEnv, control, namespace) {
   const { child, startedAt, health, probeOut } = await startOperator(app, deployEnv, control, namespace);
   try {
@@ -221,8 +238,7 @@ async function floorRun(app, deployEnv, control, namespace) {
       child,
     );
     const readyMs = performance.now() - startedAt;
-    await sleep(idleMs);
-    const idle = procStatus(child.pid);
+    const { last: idle, min: idleMin } = await idleRss(child);
     child.kill('SIGUSR2');
     const probed = await waitFor(
       'the probe',
@@ -241,6 +257,7 @@ async function floorRun(app, deployEnv, control, namespace) {
     return {
       readyMs,
       idle,
+      idleMin,
       settled,
       probe: { before: probed.before, after: probed.after },
       packages: modulesByPackage(probed.modules),
@@ -385,9 +402,9 @@ async function layerCosts(app, deployEnv, control, namespace) {
         false,
       );
       try {
-        await sleep(idleMs);
+        const { last } = await idleRss(child);
         if (child.exitCode !== null) throw new Error(`${file} exited (${child.exitCode}):\n${child.output.join('')}`);
-        samples.push(procStatus(child.pid));
+        samples.push(last);
       } finally {
         await stopOperator(child);
       }
@@ -454,6 +471,7 @@ function render(result) {
   lines.push('| figure | MB |', '|---|---:|');
   lines.push(`| RSS idle, from outside (VmRSS) | ${mb(f.idleRss)} |`);
   lines.push(`| of it anonymous / file-backed | ${mb(f.idleRssAnon)} / ${mb(f.idleRssFile)} |`);
+  lines.push(`| lowest sample while idle | ${mb(f.idleRssMin)} |`);
   lines.push(`| RSS after the garbage settled | ${mb(f.settledRss)} |`);
   lines.push(`| V8 heap: physical / used | ${mb(f.heapPhysical)} / ${mb(f.heapUsed)} |`);
   lines.push(
@@ -544,6 +562,7 @@ try {
     idleRss: m((r) => r.idle.rss),
     idleRssAnon: m((r) => r.idle.rssAnon),
     idleRssFile: m((r) => r.idle.rssFile),
+    idleRssMin: m((r) => r.idleMin.rss),
     settledRss: m((r) => r.settled.rss),
     heapPhysical: m((r) => r.probe.after.heap.total_physical_size),
     heapUsed: m((r) => r.probe.after.heap.used_heap_size),
