@@ -113,12 +113,13 @@ class Http2Exchange implements Exchange {
         };
         const stream = (this.stream = sessions.request(session, headers, !request.payload));
         stream.once('response', (head) => {
-          session.liveness.read();
+          sessions.answered(session);
           this.settled = true;
           resolve({ status: Number(head[':status']), headers: head });
         });
         stream.once('error', this.fail);
-        stream.once('close', () => this.fail(closedEarly(stream)));
+        // A stream that closes before its answer ended early (made only then: an Error costs a stack).
+        stream.once('close', () => this.settled || this.fail(closedEarly(stream)));
         if (request.payload) stream.end(request.payload);
       }, this.fail);
     });

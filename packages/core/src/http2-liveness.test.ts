@@ -66,4 +66,35 @@ describe('Liveness (HTTP/2 PING when silent)', () => {
     assert.deepEqual(deaths, []);
     assert.equal(clock.pendingTimers, 0);
   });
+
+  it('hasten() shortens the wait for a PING out, never lengthens it, and says why the connection died', () => {
+    const { clock, pings, deaths, liveness } = setup();
+    liveness.hasten(1_000);
+    clock.advance(20_000);
+    assert.equal(pings.length, 0, 'no PING out: nothing to hasten');
+    liveness.check();
+    assert.equal(liveness.pingOutSince, 20_000);
+    clock.advance(500);
+    liveness.hasten(20_000); // later than the PING's own deadline: no change
+    liveness.hasten(1_500);
+    clock.advance(1_499);
+    assert.equal(deaths.length, 0);
+    clock.advance(1);
+    assert.equal(deaths.length, 1);
+    assert.match(deaths[0]!.message, /within 2000 ms \(another connection to the server answered meanwhile\)/);
+    assert.equal(liveness.pingOutSince, undefined);
+  });
+
+  it('an answer that comes before the hastened deadline keeps the connection', () => {
+    const { clock, pings, deaths, liveness } = setup();
+    liveness.check();
+    liveness.hasten(1_000);
+    clock.advance(999);
+    pings[0]!();
+    clock.advance(30_000);
+    assert.equal(pings.length, 2, 'idle checks go on as before');
+    pings[1]!();
+    clock.advance(20_000);
+    assert.deepEqual(deaths, []);
+  });
 });

@@ -23,6 +23,10 @@ export class Liveness {
   private lastRead: number;
   private timer?: TimerHandle;
   private pinging = false;
+  /** When the PING now out was sent (clock time); its deadline is pingTimeoutMs later, or sooner once hastened. */
+  private pingSentAt = 0;
+  private deadlineAt = 0;
+  private hastened = false;
   private stopped = false;
   private readonly clock: Clock;
 
@@ -47,6 +51,23 @@ export class Liveness {
     if (!this.stopped && !this.pinging) this.sendPing();
   }
 
+  /** When the PING still out was sent (clock time), or undefined when none is out. */
+  get pingOutSince(): number | undefined {
+    return this.pinging && !this.stopped ? this.pingSentAt : undefined;
+  }
+
+  /**
+   * Another connection to the same server just answered, while this one's PING has been out
+   * for a while: the server is up and writing, so this connection has `withinMs` left to
+   * answer, not the rest of pingTimeoutMs.
+   */
+  hasten(withinMs: number): void {
+    if (this.stopped || !this.pinging) return;
+    if (this.clock.now() + withinMs >= this.deadlineAt) return;
+    this.hastened = true;
+    this.armDeadline(withinMs);
+  }
+
   stop(): void {
     this.stopped = true;
     this.clock.clearTimeout(this.timer);
@@ -66,23 +87,35 @@ export class Liveness {
 
   private sendPing(): void {
     this.pinging = true;
-    const sentAt = this.clock.now();
+    const sentAt = (this.pingSentAt = this.clock.now());
+    this.hastened = false;
     this.ping(() => {
       if (this.stopped) return;
       this.pinging = false;
       this.lastRead = Math.max(this.lastRead, sentAt);
       this.arm(this.options.readIdleMs);
     });
-    // When this fires while the PING is still out, the connection is dead.
+    this.armDeadline(this.options.pingTimeoutMs);
+  }
+
+  /** When this fires while the PING is still out, the connection is dead. */
+  private armDeadline(ms: number): void {
     this.clock.clearTimeout(this.timer);
+    this.deadlineAt = this.clock.now() + ms;
     this.timer = this.clock.setTimeout(() => {
-      if (this.stopped || !this.pinging) return;
-      this.stop();
-      this.dead(
-        Object.assign(new Error(`no answer to an HTTP/2 PING within ${this.options.pingTimeoutMs} ms`), {
-          code: 'ETIMEDOUT',
-        }),
-      );
-    }, this.options.pingTimeoutMs);
+      // Judged on the next turn: after a stalled event loop, timers run before the reads
+      // waiting in the socket, and the answer may be among them.
+      this.timer = this.clock.setTimeout(() => {
+        if (this.stopped || !this.pinging) return;
+        const waited = this.clock.now() - this.pingSentAt;
+        const why = this.hastened ? ' (another connection to the server answered meanwhile)' : '';
+        this.stop();
+        this.dead(
+          Object.assign(new Error(`no answer to an HTTP/2 PING within ${Math.round(waited)} ms${why}`), {
+            code: 'ETIMEDOUT',
+          }),
+        );
+      }, 0);
+    }, ms);
   }
 }

@@ -1,6 +1,7 @@
 import http2, { type ClientHttp2Session, type ClientHttp2Stream, type OutgoingHttpHeaders } from 'node:http2';
 import { isIP } from 'node:net';
 import tls from 'node:tls';
+import { systemClock } from './clock.js';
 import { Liveness, type LivenessOptions } from './http2-liveness.js';
 
 /** Go's HTTP/2 transport assumes this many streams until the server's SETTINGS say otherwise. */
@@ -12,6 +13,16 @@ const IDLE_CLOSE_MS = 60_000;
 /** Receive windows as Go's transport: a stream 4 MiB (a large LIST page in few round trips), the connection 64 MiB. */
 const STREAM_WINDOW = 4 << 20;
 const SESSION_WINDOW = 64 << 20;
+/**
+ * A connection whose PING is out while another to the same server answers: the server is up and
+ * writing, so the silent one has until SIBLING_PING_MS after its PING (and SIBLING_CONFIRM_MS
+ * after that answer at least), not the PING's full 15 s. A connection that died without
+ * closing is so found as soon as a request on it misses its deadline and another, on a new
+ * connection, is answered: a lease renewal every few seconds is one. (client-go waits out the
+ * PING's timeout.)
+ */
+const SIBLING_PING_MS = 2_000;
+const SIBLING_CONFIRM_MS = 1_000;
 
 export interface SessionTarget {
   hostname: string;
@@ -73,6 +84,17 @@ export class Http2Sessions {
       if (connected.protocol !== 'h2') return connected;
       // Another waiter may have filled the new one; look again.
       if (connected.session.streams < maxStreams(connected.session)) return connected;
+    }
+  }
+
+  /** A stream on `session` got its answer: every other connection with a PING out is given little longer to answer it. */
+  answered(session: Session): void {
+    session.liveness.read();
+    if (this.open.size < 2) return;
+    const now = (this.liveness.clock ?? systemClock).now();
+    for (const other of this.open) {
+      const since = other === session ? undefined : other.liveness.pingOutSince;
+      if (since !== undefined) other.liveness.hasten(Math.max(SIBLING_CONFIRM_MS, since + SIBLING_PING_MS - now));
     }
   }
 

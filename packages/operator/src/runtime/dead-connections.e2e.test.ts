@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { V1ConfigMap } from '@kubernetes/client-node';
-import { Transport, type KubeObject, type TransportOptions } from '@nestor/core';
+import { silentLogger, Transport, type KubeObject, type TransportOptions } from '@nestor/core';
 import { parallel, TcpRelay, TestEnvironment, waitFor } from '@nestor/testing';
 import { HttpKubeClient } from '../client/http-kube-client.js';
 import { ConfigMap } from '../client/kinds.js';
@@ -142,6 +142,51 @@ describe('a silenced HTTP/2 connection', () => {
       assert.ok(Date.now() - silencedAt < 20_000);
     } finally {
       await manager.stop();
+      transport.close();
+    }
+  });
+});
+
+describe('a silenced HTTP/2 connection beside a live one', () => {
+  it('is closed once a request on a new connection is answered, without waiting out the PING', async () => {
+    const namespace = await env.createNamespace('h2-sibling');
+    const relay = await relays.start();
+    await createConfigMap(env.client, namespace, 'cm', { data: { v: '1' } });
+    const warnings: string[] = [];
+    // The defaults (PING after 30 s idle, 15 s for its answer) and a short request deadline.
+    const transport = await Transport.fromKubeConfig(relay.kubeConfig(env.kubeConfig), {
+      requestTimeoutMs: 2_000,
+      logger: { ...silentLogger, warn: (message) => warnings.push(message) },
+    });
+    const watching = new AbortController();
+    try {
+      const seen: unknown[] = [];
+      const watch = (async () => {
+        try {
+          for await (const event of transport.stream(configMapsPath(namespace), { watch: true }, watching.signal))
+            seen.push(event);
+          return new Error('the watch ended');
+        } catch (error) {
+          return error as Error;
+        }
+      })();
+      await waitFor(() => seen.length > 0, { timeoutMs: 15_000, what: 'the watch to start' });
+      relay.silence();
+      // No answer: the connection is suspect and PINGed, new requests take a new connection.
+      await assert.rejects(transport.json('GET', configMapsPath(namespace, 'cm')), { reason: 'Timeout' });
+      const closed = await waitFor(
+        async () => {
+          await transport.json('GET', configMapsPath(namespace, 'cm'));
+          return warnings.find((w) => w.includes('closed: no answer to an HTTP/2 PING'));
+        },
+        { timeoutMs: 30_000, intervalMs: 250, what: 'the silent connection to be closed' },
+      );
+      assert.match(closed, /another connection to the server answered meanwhile/);
+      // Its watch failed with it (and a watcher reconnects at once), not 45 s after its last event.
+      assert.match((await watch).message, /PING/);
+      assert.equal(relay.accepted, 2, 'the silent connection and the one that replaced it');
+    } finally {
+      watching.abort();
       transport.close();
     }
   });
