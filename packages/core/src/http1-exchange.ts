@@ -4,8 +4,8 @@ import type { Credentials } from './credentials.js';
 import { tlsOptions, type Exchange, type Exchanger, type OutgoingRequest, type ResponseHead } from './exchange.js';
 
 // Not `import http from 'node:http'`: an ES import of node:http builds its namespace, which
-// reads the module's lazy WebSocket getters and so loads undici, ~6 MB of RSS an operator
-// never uses (bench/floor.mjs). The CommonJS exports do not.
+// reads the module's lazy WebSocket getters and so loads undici, about 3 MB of RSS an
+// operator never uses (bench/floor.mjs). The CommonJS exports do not.
 const http = process.getBuiltinModule('node:http');
 
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS']);

@@ -9,7 +9,7 @@ import { listenOn } from './listen-on.js';
 import { probeChecks, probeResponse, type Probe } from './probe-response.js';
 import { ServingCertificate } from './serving-certificate.js';
 
-// Not imported from 'node:http': an ES import of it loads undici, ~6 MB of RSS
+// Not imported from 'node:http': an ES import of it loads undici, about 3 MB of RSS
 // (packages/core/src/http1-exchange.ts says why); its CommonJS exports do not.
 const { createServer: createHttpServer } = process.getBuiltinModule('node:http');
 
