@@ -18,6 +18,14 @@ import {
   type ScannedController,
 } from '@nestor/operator';
 import { writeManifestFiles } from './manifest-output.js';
+import { writeHelmChart } from './helm/write-helm-chart.js';
+import {
+  GRAFANA_OPTIONS,
+  GRAFANA_USAGE,
+  grafanaArguments,
+  writeGrafanaDashboards,
+  type GrafanaArguments,
+} from './grafana-output.js';
 import { importModuleFile } from './module-import.js';
 
 export const MANIFESTS_USAGE = `Usage: nestor manifests --module <compiled-module.js> [options]
@@ -73,9 +81,13 @@ Options:
                        an Issuer and a Certificate, the Secret mounted, cainjector filling
                        the caBundles; self-managed: the operator keeps a CA in a Secret and
                        patches the caBundles itself, with RBAC for that)
+  --helm <dir>         write a Helm chart there instead, all files or none: Chart.yaml,
+                       values.yaml (image, replicas, resources, leader election, metrics,
+                       webhooks, CRDs, NetworkPolicies), templates/ (docs/helm.md)
   --no-network-policy  leave out the NetworkPolicies (written by default: /metrics open only
                        to namespaces labelled metrics=enabled and those of --metrics-reader,
                        the webhook port to all, every other port of the pods closed)
+${GRAFANA_USAGE}
   -h, --help           show this help
 
 With --out <dir>, apply its folders in this order, each a kustomization of its own:
@@ -111,6 +123,10 @@ export interface ManifestsArguments {
   metricsCertificates?: 'cert-manager' | 'self-signed';
   /** Leave out the NetworkPolicies (`--no-network-policy`). */
   noNetworkPolicy?: boolean;
+  /** Write a Helm chart to this folder (`--helm`). */
+  helm?: string;
+  /** Grafana dashboards, written to a folder of their own (`--grafana`, grafana-output.ts). */
+  grafana?: GrafanaArguments;
 }
 
 export interface CommandIo {
@@ -148,6 +164,8 @@ export function parseManifestsArguments(argv: string[], cwd: string): ManifestsA
         'metrics-certificates': { type: 'string' },
         'metrics-reader': { type: 'string', multiple: true },
         'no-network-policy': { type: 'boolean' },
+        helm: { type: 'string' },
+        ...GRAFANA_OPTIONS,
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -203,6 +221,11 @@ export function parseManifestsArguments(argv: string[], cwd: string): ManifestsA
   ) {
     throw new UsageError(`--metrics-certificates ${metricsCertificates}: use cert-manager or self-signed`);
   }
+  if (values.helm && values.out) throw new UsageError('--helm and --out: choose one, a chart or kustomize folders');
+  if (values.helm && values['create-namespace'])
+    throw new UsageError(
+      '--create-namespace: a chart installs into the release namespace; helm install --create-namespace makes it',
+    );
   const metricsReaders = (values['metrics-reader'] as string[] | undefined) ?? [];
   for (const reader of metricsReaders) {
     const [readerNamespace, readerName, ...rest] = reader.split('/');
@@ -211,6 +234,12 @@ export function parseManifestsArguments(argv: string[], cwd: string): ManifestsA
         `--metrics-reader ${reader}: name a ServiceAccount as <namespace>/<name>, e.g. monitoring/prometheus-k8s`,
       );
   }
+  const grafana = grafanaArguments(values, values.out as string | undefined, cwd);
+  if (typeof grafana === 'string') throw new UsageError(grafana);
+  if (values.helm && grafana.grafana && resolve(cwd, grafana.grafana.dir) === resolve(cwd, values.helm as string))
+    throw new UsageError(
+      `--grafana ${grafana.grafana.dir} is the --helm folder: give the dashboards a folder of their own`,
+    );
   return {
     module: modulePath,
     ...(values.export ? { export: values.export as string } : {}),
@@ -227,6 +256,8 @@ export function parseManifestsArguments(argv: string[], cwd: string): ManifestsA
     ...(metricsReaders.length ? { metricsReaders } : {}),
     ...(metricsCertificates ? { metricsCertificates } : {}),
     ...(values['no-network-policy'] ? { noNetworkPolicy: true } : {}),
+    ...(values.helm ? { helm: values.helm as string } : {}),
+    ...grafana,
   };
 }
 
@@ -346,6 +377,22 @@ export async function manifestsCommand(argv: string[], io: CommandIo): Promise<n
       io.stdout(`${MANIFESTS_USAGE}\n`);
       return 0;
     }
+    if (args.helm) {
+      const given = args;
+      const request = {
+        ...given,
+        helm: args.helm,
+        serviceMonitor: given.serviceMonitor ?? false,
+        networkPolicy: !given.noNetworkPolicy,
+      };
+      // As with --out: dashboards that cannot be written stop the chart too.
+      const grafana = given.grafana ? await writeGrafanaDashboards(given.grafana, given, io.cwd) : '';
+      const chart = await writeHelmChart(request, io.cwd, (overrides) =>
+        generateManifests({ ...given, ...overrides }, io.cwd),
+      );
+      io.stderr(`${chart}${grafana}`);
+      return 0;
+    }
     const { controllers, manifests, moduleName, notes } = await generateManifests(args, io.cwd);
     const summary =
       `${controllers.length} controller(s) in ${moduleName} (${controllers.map((c) => c.className).join(', ')}): ` +
@@ -355,6 +402,8 @@ export async function manifestsCommand(argv: string[], io: CommandIo): Promise<n
       (manifests.webhooks ? `, ${manifests.webhooks.length} webhook object(s)` : '') +
       (manifests.networkPolicies ? `, ${manifests.networkPolicies.length} NetworkPolicy(ies)` : '') +
       notes.map((note) => `\nnote: ${note}`).join('');
+    // First: dashboards that cannot be written stop the manifests too.
+    const grafana = args.grafana ? await writeGrafanaDashboards(args.grafana, args, io.cwd) : '';
     if (!args.out) {
       const namespace = manifests.namespace ? [manifests.namespace] : [];
       io.stdout(
@@ -368,12 +417,12 @@ export async function manifestsCommand(argv: string[], io: CommandIo): Promise<n
           ...(manifests.networkPolicies ?? []),
         ]),
       );
-      io.stderr(`${summary}\n`);
+      io.stderr(`${summary}\n${grafana}`);
       return 0;
     }
     const files = manifestFiles(manifests);
     const removed = await writeManifestFiles(resolve(io.cwd, args.out), files);
-    io.stderr(`${summary}\n${whatWasWritten(args.out, args, files, removed)}`);
+    io.stderr(`${summary}\n${whatWasWritten(args.out, args, files, removed)}${grafana}`);
     return 0;
   } catch (error) {
     if (error instanceof UsageError) {
