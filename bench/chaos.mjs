@@ -243,21 +243,35 @@ async function runSuite(mode, impl, goBinary) {
           sleep,
         };
         log(`${mode}/${impl} v=${v}: ${fault.name}${REPEAT > 1 ? ` (run ${run + 1})` : ''}`);
-        const ended = await fault.inject(ctx);
-        if (!bumped) await bump(v);
-        const ms = await converged(v, ended ?? Date.now());
-        await fault.after?.(ctx);
-        // The machine's load: other work on it moves these figures more than anything.
-        runs.push({ v, convergedSeconds: ms / 1000, loadAverage: os.loadavg()[0], ...notes });
-        log(`${mode}/${impl} v=${v}: all ${N} converged ${(ms / 1000).toFixed(1)} s after the fault ended`);
+        try {
+          const ended = await fault.inject(ctx);
+          if (!bumped) await bump(v);
+          const ms = await converged(v, ended ?? Date.now());
+          await fault.after?.(ctx);
+          // The machine's load: other work on it moves these figures more than anything.
+          runs.push({ v, convergedSeconds: ms / 1000, loadAverage: os.loadavg()[0], ...notes });
+          log(`${mode}/${impl} v=${v}: all ${N} converged ${(ms / 1000).toFixed(1)} s after the fault ended`);
+        } catch (error) {
+          // One fault that could not be delivered or did not converge is that row's result; the
+          // faults after it still run (each starts from converged specs: the next bump is v + 1).
+          const message = (error instanceof Error ? error.message : String(error)).split('\n')[0];
+          console.error(error);
+          for (const p of processes.slice(-slots.length)) console.error(`--- ${p.identity}:\n${p.tail?.() ?? ''}`);
+          await fault.after?.(ctx).catch(() => {});
+          runs.push({ v, failed: message, loadAverage: os.loadavg()[0], ...notes });
+          log(`${mode}/${impl} v=${v}: ${fault.name} FAILED: ${message}`);
+          failed = true;
+          break;
+        }
       }
-      const seconds = runs.map((r) => r.convergedSeconds);
+      const seconds = runs.filter((r) => r.failed === undefined).map((r) => r.convergedSeconds);
       results.push({
         fault: fault.name,
         title: fault.title,
         ...(fault.figure ? { figure: fault.figure } : {}),
-        median: median(seconds),
-        worst: Math.max(...seconds),
+        median: seconds.length ? median(seconds) : null,
+        worst: seconds.length ? Math.max(...seconds) : null,
+        ...(runs.some((r) => r.failed) ? { failed: runs.find((r) => r.failed).failed } : {}),
         runs,
       });
     }
@@ -355,9 +369,13 @@ const label = { nestor: 'Nestor', 'controller-runtime': `controller-runtime ${co
 const cell = (r) => {
   if (!r) return '–';
   // A fault that measures its own kind shows its figure (a note, in seconds), not the ConfigMaps' convergence.
-  const seconds = r.figure ? r.runs.map((run) => run[r.figure]) : r.runs.map((run) => run.convergedSeconds);
-  if (seconds.some((s) => typeof s !== 'number')) return '–';
+  const seconds = r.runs
+    .filter((run) => run.failed === undefined)
+    .map((run) => (r.figure ? run[r.figure] : run.convergedSeconds))
+    .filter((s) => typeof s === 'number');
+  if (!seconds.length) return r.failed ? `failed: ${r.failed}` : '–';
   const [m, worst] = [median(seconds), Math.max(...seconds)];
+  if (r.failed) return `${m.toFixed(1)} s, then failed: ${r.failed}`;
   return seconds.length > 1 ? `${m.toFixed(1)} s (worst ${worst.toFixed(1)})` : `${m.toFixed(1)} s`;
 };
 const sections = MODES.map((mode) => {
@@ -368,7 +386,7 @@ const sections = MODES.map((mode) => {
     mode === 'single'
       ? `1 process, the framework's lease defaults, NODE_OPTIONS=${OPERATOR_NODE_OPTIONS}`
       : `${replicas} replicas, lease ${lease.leaseDurationMs / 1000} s / ${lease.renewDeadlineMs / 1000} s / ${lease.retryPeriodMs / 1000} s`;
-  const rows = ofMode[0].results;
+  const rows = [...new Map(ofMode.flatMap((s) => s.results.map((r) => [r.fault, r]))).values()];
   return [
     `### ${mode}: ${how}`,
     '',

@@ -41,6 +41,7 @@ export {
   EnvtestVersionUnavailable,
   type EnvtestDownloadOptions,
 } from './envtest-download.js';
+export { ensureHelm, helmCacheDir, helmVersion, type EnsureHelmOptions } from './helm-binary.js';
 export { waitFor, type WaitForOptions } from './wait-for.js';
 export { parallel } from './parallel.js';
 export { TcpRelay } from './tcp-relay.js';
