@@ -81,23 +81,23 @@ export function lineChart({ title, xLabel, yLabel, series, width = 720, height =
         `<text x="${px(x)}" y="${bottom + 17}" font-size="11" text-anchor="middle" ${FONT}>${format(x)}</text>`,
     ),
   ];
+  // Few points (a value per rate or per size): marked in every series, so a reader sees what was measured.
+  const marked = shown.every((s) => s.points.length <= 30);
   const lines = shown.map((s, i) => {
     const points = s.points
       .filter(([x, y]) => Number.isFinite(x) && Number.isFinite(y))
       .map(([x, y]) => `${px(x).toFixed(1)},${py(y).toFixed(1)}`)
       .join(' ');
     const colour = colourOf(s.name, i);
-    // Few points (a value per rate or per size): marked, so a reader sees what was measured.
-    const marks =
-      s.points.length > 30
-        ? ''
-        : points
-            .split(' ')
-            .map((p) => {
-              const [x, y] = p.split(',');
-              return `<circle cx="${x}" cy="${y}" r="3" fill="${colour}"/>`;
-            })
-            .join('');
+    const marks = !marked
+      ? ''
+      : points
+          .split(' ')
+          .map((p) => {
+            const [x, y] = p.split(',');
+            return `<circle cx="${x}" cy="${y}" r="3" fill="${colour}"/>`;
+          })
+          .join('');
     return `<polyline fill="none" stroke="${colour}" stroke-width="2" points="${points}"/>${marks}`;
   });
   return svg(width, height, [
