@@ -21,6 +21,19 @@ export interface ShardScope {
   wrap<T extends KubeObject>(resource: ResourceDescriptor<T>, reconcile: Reconciler<T>): Reconciler<T>;
   /** Wraps a sharded controller's timer: it runs only on this shard's objects, never during a hand-over. */
   wrapTimer<T extends KubeObject>(resource: ResourceDescriptor<T>, timer: ObjectTimer<T>): ObjectTimer<T>;
+  /**
+   * The labels a child of `owner` is created with, when `owner` is this shard's: its shard
+   * label, so that the child is born into its owner's shard (no assignment write).
+   */
+  childLabels(owner: KubeObject): Record<string, string> | undefined;
+  /** Where the hand-over finds an owner's children: the sharded controllers' owned informers. */
+  useChildren(children: ChildrenOf): void;
+  /**
+   * A child of a sharded owner was added to or changed in this shard's cache. One whose
+   * owner this shard has handed over (it was written, or reached this cache, too late for
+   * the hand-over) follows its owner.
+   */
+  childSeen(owner: ResourceDescriptor, resource: ResourceDescriptor, child: KubeObject): void;
   /** Registers a sharded controller's kinds with the assigner: the objects its selectors pick, and their children. */
   addKinds(primary: ResourceDescriptor, owned: readonly ResourceDescriptor[], scope: ShardedObjects): void;
   /**
@@ -30,6 +43,15 @@ export interface ShardScope {
    */
   assign(signal: AbortSignal, assertLeading?: () => void): Promise<void>;
 }
+
+/** A cached child of a sharded owner, and its kind. */
+export interface ShardedChild {
+  resource: ResourceDescriptor;
+  object: KubeObject;
+}
+
+/** The cached children of `object` (of kind `owner`), of every kind owned with it and sharded. */
+export type ChildrenOf = (owner: ResourceDescriptor, object: KubeObject) => ShardedChild[];
 
 /** Which objects of a sharded controller's kind are spread over the shards: those it watches. */
 export type ShardedObjects = ObjectSelector;

@@ -113,11 +113,19 @@ describe('planAssignments', () => {
     assert.deepEqual(planAssignments(all, ring3).actions, [], 'then it waits for the acknowledgement');
   });
 
-  it('moves a controlled object directly instead of draining it', () => {
-    const { actions } = planAssignments([{ name: 'child', key: keyOn('s-2'), shard: 's-0', controlled: true }], ring3);
+  it('never drains a controlled object: on a live shard it waits for its owner, else it is assigned', () => {
+    const all: Obj[] = [
+      { name: 'with-owner', key: keyOn('s-2'), shard: 's-0', controlled: true },
+      { name: 'new', key: keyOn('s-2'), controlled: true },
+      { name: 'dead', key: keyOn('s-1'), shard: 's-9', controlled: true },
+    ];
+    const { actions } = planAssignments(all, ring3);
     assert.deepEqual(
-      actions.map((a) => [a.type, a.shard]),
-      [['assign', 's-2']],
+      actions.map((a) => [a.object.name, a.type, a.shard]),
+      [
+        ['new', 'assign', 's-2'],
+        ['dead', 'assign', 's-1'],
+      ],
     );
   });
 

@@ -29,7 +29,7 @@ export interface ShardedKind extends ObjectSelector {
   resource: ResourceDescriptor;
   /**
    * Set for an owned kind: only objects whose controller owner is of this kind are
-   * sharded; they follow their owner's shard and are moved, never drained.
+   * sharded; they follow their owner's shard and are never drained (see planAssignments).
    */
   owner?: ResourceDescriptor;
 }
@@ -195,7 +195,10 @@ export class ShardAssigner {
     let retry = false;
     /** Taken shards with an object whose move did not go through in this pass. */
     const unsettled = new Set<string>();
-    for (const kind of this.kinds) {
+    // Children first: those of a dead shard then reach their new shard before their owner
+    // does, so it reconciles the owner with them in its cache.
+    const kinds = [...this.kinds.filter((k) => k.owner), ...this.kinds.filter((k) => !k.owner)];
+    for (const kind of kinds) {
       const pages = listPages<KubeObject>(this.options.transport, resourcePath(kind.resource, kind.namespace), {
         // No resourceVersion: the watch cache answers resourceVersion 0 in one page whatever
         // the limit (10,000 objects: +100 MiB of RSS on the leader, bench/sharding.mjs),
@@ -251,9 +254,10 @@ export class ShardAssigner {
         key,
         object,
         kind,
-        // A child moves at once with its owner, since the owner's reconcile manages it; a
-        // child that some controller also reconciles as its primary kind is drained like
-        // any primary, or that reconcile could run on two shards at once.
+        // A child moves with its owner, since the owner's reconcile manages it: inside the
+        // owner's hand-over, or at once when unassigned or on a dead shard. A child that
+        // some controller also reconciles as its primary kind is drained like any primary,
+        // or that reconcile could run on two shards at once.
         controlled: kind.owner !== undefined && !this.primaries.has(resourceName(kind.resource)),
         ...(shard !== undefined ? { shard } : {}),
         ...(drain !== undefined ? { drain } : {}),
