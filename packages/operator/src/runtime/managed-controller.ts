@@ -232,6 +232,13 @@ export class ManagedController<T extends KubeObject = KubeObject> {
     return children;
   }
 
+  /** Whether an owned informer of kind `resource` holds `child`. */
+  cachesChild(resource: ResourceDescriptor, child: KubeObject): boolean {
+    const name = resourceName(resource);
+    const key = keyOf({ namespace: child.metadata?.namespace, name: child.metadata?.name ?? '' });
+    return this.owned.some((entry) => resourceName(entry.resource) === name && entry.informer.get(key) !== undefined);
+  }
+
   /**
    * The cached primary object that `ref` names as the controller owner of an object of
    * kind `child` in `namespace`, when this controller owns that kind; else undefined.

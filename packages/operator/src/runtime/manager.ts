@@ -426,7 +426,9 @@ export class Manager {
     if (!ref) return undefined;
     for (const controller of this.sharded) {
       const owner = controller.ownerOf(ref, child.metadata?.namespace, resource);
-      if (owner) return this.options.sharding!.childLabels(owner);
+      if (!owner) continue;
+      const fresh = !controller.cachesChild(resource, child);
+      return this.options.sharding!.childLabels(owner, fresh ? { resource, object: child } : undefined);
     }
     return undefined;
   }

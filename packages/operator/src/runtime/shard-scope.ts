@@ -22,16 +22,18 @@ export interface ShardScope {
   /** Wraps a sharded controller's timer: it runs only on this shard's objects, never during a hand-over. */
   wrapTimer<T extends KubeObject>(resource: ResourceDescriptor<T>, timer: ObjectTimer<T>): ObjectTimer<T>;
   /**
-   * The labels a child of `owner` is created with, when `owner` is this shard's: its shard
-   * label, so that the child is born into its owner's shard (no assignment write).
+   * The labels a child of `owner` is written with, when `owner` is this shard's: its shard
+   * label, so that the child is born into its owner's shard (no assignment write). `fresh`
+   * is the child when this shard's cache does not hold it yet: should the owner be handed
+   * over before the cache shows it, it follows its owner then (see childSeen).
    */
-  childLabels(owner: KubeObject): Record<string, string> | undefined;
+  childLabels(owner: KubeObject, fresh?: ShardedChild): Record<string, string> | undefined;
   /** Where the hand-over finds an owner's children: the sharded controllers' owned informers. */
   useChildren(children: ChildrenOf): void;
   /**
-   * A child of a sharded owner was added to or changed in this shard's cache. One whose
-   * owner this shard has handed over (it was written, or reached this cache, too late for
-   * the hand-over) follows its owner.
+   * A child of a sharded owner was added to or changed in this shard's cache. A child this
+   * shard wrote (`fresh`) whose owner it handed over before the cache showed the child
+   * follows its owner.
    */
   childSeen(owner: ResourceDescriptor, resource: ResourceDescriptor, child: KubeObject): void;
   /** Registers a sharded controller's kinds with the assigner: the objects its selectors pick, and their children. */

@@ -4,7 +4,7 @@ import type { LeaderElection } from '../runtime/manager.js';
 import { leaseTiming, type LeaseTiming } from '../runtime/lease-timing.js';
 import type { ObjectTimer } from '../runtime/object-timers.js';
 import type { Reconciler } from '../runtime/reconciler.js';
-import type { ChildrenOf, ShardedObjects, ShardingMetrics, ShardScope } from '../runtime/shard-scope.js';
+import type { ChildrenOf, ShardedChild, ShardedObjects, ShardingMetrics, ShardScope } from '../runtime/shard-scope.js';
 import { ShardAssigner, type AssignerStats } from './shard-assigner.js';
 import { shardLabels, shardSelector, type ShardLabels } from './shard-labels.js';
 import { ShardLease } from './shard-lease.js';
@@ -110,9 +110,11 @@ export class ShardCoordinator implements ShardScope {
     return object.metadata?.labels?.[this.labels.drain] !== undefined;
   }
 
-  childLabels(owner: KubeObject): Record<string, string> | undefined {
+  childLabels(owner: KubeObject, fresh?: ShardedChild): Record<string, string> | undefined {
     const shard = owner.metadata?.labels?.[this.labels.shard];
-    return shard === this.shardId ? { [this.labels.shard]: shard } : undefined;
+    if (shard !== this.shardId) return undefined;
+    if (fresh) this.guard.childWritten(fresh.resource, fresh.object);
+    return { [this.labels.shard]: shard };
   }
 
   useChildren(children: ChildrenOf): void {

@@ -255,20 +255,26 @@ describe('ShardGuard', () => {
       assert.deepEqual(api.relabels, ['/api/v1/namespaces/ns/secrets/c1 b', '/api/v1/namespaces/ns/configmaps/o b']);
     });
 
-    it('a child seen only after its owner was handed over follows it; others stay', async () => {
+    it('a child this shard wrote, seen only after its owner was handed over, follows it; others stay', async () => {
       const api = new Api();
       const { guard, reconcile } = guarded(api);
+      for (const name of ['early', 'late', 'stranger']) guard.childWritten(Secret, child(name));
       guard.childSeen(ConfigMap, Secret, child('early'));
       assert.deepEqual(api.relabels, [], 'its owner is still here: it stays');
       await reconcile(request(owner()));
       api.relabels.length = 0;
       guard.childSeen(ConfigMap, Secret, child('late'));
-      guard.childSeen(ConfigMap, Secret, child('moved', 'b'));
+      // Moved back here (with its owner, by the leader): not written by this shard, it stays.
+      guard.childSeen(ConfigMap, Secret, child('back'));
+      guard.childSeen(ConfigMap, Secret, child('early'));
       const stranger = child('stranger');
       stranger.metadata!.ownerReferences![0]!.name = 'other';
       guard.childSeen(ConfigMap, Secret, stranger);
       await new Promise((resolve) => setImmediate(resolve));
       assert.deepEqual(api.relabels, ['/api/v1/namespaces/ns/secrets/late b']);
+      guard.childSeen(ConfigMap, Secret, child('late'));
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.equal(api.relabels.length, 1, 'once');
     });
   });
 });

@@ -55,8 +55,8 @@ export interface ShardGuardOptions {
  * - An object's children move inside its hand-over, before it: relabelled to the target,
  *   each write guarded by the child's resourceVersion, then the object. The target's child
  *   informers thus have them by the time its own informer shows it the object. A child
- *   this shard's cache shows only after the hand-over (written just before it) follows
- *   its owner when it shows up (`childSeen`).
+ *   this shard wrote just before the hand-over, which its cache showed only after it,
+ *   follows its owner when it shows up (`childSeen`).
  */
 export class ShardGuard {
   /** Runs of each object going on now on this shard, by object id. */
@@ -65,6 +65,8 @@ export class ShardGuard {
   private readonly handing = new Set<string>();
   /** Objects handed over, by object id, oldest first (a Map keeps insertion order): the shard each went to (null: unassigned). */
   private readonly handedOver = new Map<string, string | null>();
+  /** Children this shard wrote that its cache does not show yet, by object id, oldest first. */
+  private readonly written = new Map<string, true>();
   /** Stray children whose relabel is in flight, by object id. */
   private readonly following = new Set<string>();
   private readonly log: RuntimeLogger;
@@ -170,20 +172,28 @@ export class ShardGuard {
     }
   }
 
+  /** This shard is writing `child` (labelled for it), which its cache does not show yet. */
+  childWritten(resource: ResourceDescriptor, child: KubeObject): void {
+    if (child.metadata?.name)
+      remember(this.written, objectId(resource, child), true, this.options.rememberHandedOver ?? 10_000);
+  }
+
   /**
-   * A child of a sharded owner showed up in this shard's cache. When this shard handed its
-   * owner over, the child was written (or reached this cache) too late for the hand-over:
-   * it follows its owner now, with one write guarded by its resourceVersion (a conflict
-   * means a newer version, whose event decides again).
+   * A child of a sharded owner showed up in this shard's cache. When this shard wrote it
+   * (childWritten) and has since handed its owner over, it was written too late for the
+   * hand-over to see it: it follows its owner now, with one write guarded by its
+   * resourceVersion (a conflict means a newer version, whose event decides again). Any
+   * other child stays: one moved here with its owner, or by the leader, is where it belongs.
    */
   childSeen(owner: ResourceDescriptor, resource: ResourceDescriptor, child: KubeObject): void {
     const { labels, shardId } = this.options;
-    if (this.handedOver.size === 0) return;
+    if (this.written.size === 0) return;
+    const id = objectId(resource, child);
+    if (!this.written.delete(id) || this.handedOver.size === 0) return;
     const ref = child.metadata?.ownerReferences?.find((r) => r.controller);
     if (!ref || child.metadata?.labels?.[labels.shard] !== shardId) return;
     const ownerId = `${resourceName(owner)}/${owner.namespaced ? (child.metadata?.namespace ?? '') : ''}/${ref.name}`;
     const target = this.handedOver.get(ownerId);
-    const id = objectId(resource, child);
     if (target === undefined || this.following.has(id) || !this.leaseHeld()) return;
     this.following.add(id);
     patchLabels(this.options.transport, resource, child, { [labels.shard]: target })
