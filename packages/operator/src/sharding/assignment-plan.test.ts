@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import fc from 'fast-check';
 import { planAssignments, type AssignmentAction, type AssignmentInput } from './assignment-plan.js';
 import { HashRing } from './hash-ring.js';
 
@@ -178,5 +179,55 @@ describe('planAssignments', () => {
     assert.ok(plan.actions.every((a) => a.type === 'assign' && a.object.shard === 's-1'));
     apply(plan.actions);
     assert.deepEqual(planAssignments(all, ring3b).actions, []);
+  });
+
+  it('keeps every child on its owner’s shard through any sequence of rings, with hand-overs carrying the children', () => {
+    const SHARDS = ['s-0', 's-1', 's-2', 's-3', 's-4'];
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: 0, max: 3 }), { minLength: 1, maxLength: 30 }),
+        fc.array(fc.subarray(SHARDS, { minLength: 1 }), { minLength: 1, maxLength: 6 }),
+        (childCounts, rings) => {
+          const owners: Obj[] = childCounts.map((_, i) => ({ name: `o-${i}`, key: `g/K/ns/o-${i}` }));
+          const children = new Map<Obj, Obj[]>(
+            owners.map((owner, i) => [
+              owner,
+              Array.from({ length: childCounts[i]! }, (_, c) => ({
+                name: `o-${i}-${c}`,
+                key: owner.key,
+                controlled: true,
+              })),
+            ]),
+          );
+          const all = [...owners, ...[...children.values()].flat()];
+          // No child is ever on another shard than its owner, before or after a hand-over.
+          const withOwners = () => {
+            for (const [owner, owned] of children) {
+              for (const child of owned) assert.equal(child.shard, owner.shard, `${child.name} with its owner`);
+            }
+          };
+          for (const shards of rings) {
+            const ring = new HashRing(shards);
+            for (let round = 0; ; round++) {
+              assert.ok(round < 10, 'settles');
+              const { actions } = planAssignments(all, ring, { maxMoves: all.length });
+              apply(actions);
+              withOwners();
+              // The old shard's hand-over: the children first, then the owner, to the target.
+              const drained = owners.filter((owner) => owner.drain !== undefined);
+              for (const owner of drained) {
+                for (const child of children.get(owner)!) child.shard = owner.drain;
+                owner.shard = owner.drain;
+                delete owner.drain;
+              }
+              withOwners();
+              if (actions.length === 0 && drained.length === 0) break;
+            }
+            for (const object of all) assert.equal(object.shard, ring.shardFor(object.key));
+          }
+        },
+      ),
+      { numRuns: 100 },
+    );
   });
 });
