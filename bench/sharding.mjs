@@ -372,8 +372,8 @@ const lines = [
 if (MEMORY_ONLY) {
   const unsharded = runs[0].replicas[0].rssMiB - idle;
   lines.push(
-    "| replicas | objects per replica | children per replica | RSS per replica MiB | above an idle replica, MiB | of the unsharded figure | children off their owner's shard |",
-    '|---|---|---|---|---|---|---|',
+    "| replicas | objects per replica | children per replica | RSS per replica MiB | above an idle replica, MiB | of the unsharded figure | heap after GC MiB | children off their owner's shard |",
+    '|---|---|---|---|---|---|---|---|',
   );
   for (const run of runs) {
     const r = run.replicas;
@@ -383,7 +383,7 @@ if (MEMORY_ONLY) {
         .map((x) => f(x.rssMiB))
         .join(
           ' / ',
-        )} | ${above.map((x) => f(x)).join(' / ')} | ${above.map((x) => f(x / unsharded, 2)).join(' / ')} | ${run.childrenOffShard ?? '-'} |`,
+        )} | ${above.map((x) => f(x)).join(' / ')} | ${above.map((x) => f(x / unsharded, 2)).join(' / ')} | ${r.map((x) => f(x.heapMiB)).join(' / ')} | ${run.childrenOffShard ?? '-'} |`,
     );
   }
 } else {

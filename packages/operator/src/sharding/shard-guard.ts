@@ -53,8 +53,8 @@ export interface ShardGuardOptions {
  *   that reads the object from the API server. Once confirmed, the cache is trusted again
  *   for that object: it can leave a live shard only through this shard's own hand-over.
  * - An object's children move inside its hand-over, before it: relabelled to the target,
- *   each write guarded by the child's resourceVersion, then the object. The target's child
- *   informers thus have them by the time its own informer shows it the object. A child
+ *   each write guarded by the child's resourceVersion, then the object, so the target's
+ *   child informers get them from writes older than the one that shows it the object. A child
  *   this shard wrote just before the hand-over, which its cache showed only after it,
  *   follows its owner when it shows up (`childSeen`).
  */
@@ -191,7 +191,7 @@ export class ShardGuard {
     const id = objectId(resource, child);
     if (!this.written.delete(id) || this.handedOver.size === 0) return;
     const ref = child.metadata?.ownerReferences?.find((r) => r.controller);
-    if (!ref || child.metadata?.labels?.[labels.shard] !== shardId) return;
+    if (!ref || ref.kind !== owner.kind || child.metadata?.labels?.[labels.shard] !== shardId) return;
     const ownerId = `${resourceName(owner)}/${owner.namespaced ? (child.metadata?.namespace ?? '') : ''}/${ref.name}`;
     const target = this.handedOver.get(ownerId);
     if (target === undefined || this.following.has(id) || !this.leaseHeld()) return;
