@@ -31,6 +31,7 @@ import {
 } from '../packages/operator/dist/test-support/reconcile-intervals.js';
 import { controllerRuntimeVersion, ensureGoOperator } from './lib/go-build.mjs';
 import { loadFaults } from './lib/chaos/index.mjs';
+import { chaosCharts, writeCharts } from './lib/report-charts.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -85,7 +86,9 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 async function runSuite(mode, impl, goBinary) {
   const settings = MODE[mode];
   const faults = allFaults.filter((f) => f.modes.includes(mode) && (!chosen || chosen.includes(f.name)));
-  const env = await TestEnvironment.start({ useExistingCluster: false, auditLog: true });
+  // What the faults need of the control plane (slow-etcd: a relay in front of etcd).
+  const needs = Object.assign({}, ...faults.map((f) => f.environment ?? {}));
+  const env = await TestEnvironment.start({ useExistingCluster: false, auditLog: true, ...needs });
   const processes = [];
   const relays = [];
   let stopping = false;
@@ -387,6 +390,6 @@ const table = [
 console.log(table);
 const out = values.out ?? join(here, 'results', `chaos-${new Date().toISOString().slice(0, 16).replace(':', '')}.json`);
 await writeFile(out, JSON.stringify(summaries, null, 2));
-await writeFile(out.replace(/\.json$/, '.md'), `${table}\n`);
+await writeFile(out.replace(/\.json$/, '.md'), `${table}\n${await writeCharts(out, chaosCharts(summaries))}`);
 log(`results: ${out}`);
 if (failed || summaries.some((s) => s.overlaps || s.writesWithoutLease)) process.exitCode = 1;

@@ -20,7 +20,7 @@ import { parseArgs } from 'node:util';
 import { Transport } from '@nestor/core';
 import { OPERATOR_NODE_OPTIONS } from '@nestor/operator';
 import { parallel, TestEnvironment } from '@nestor/testing';
-import { OperatorProcess, killAllChildren, processCpuSeconds } from './lib/child.mjs';
+import { OperatorProcess, killAllChildren, processCpuSeconds, processMemory } from './lib/child.mjs';
 import {
   PAYLOAD,
   WIDGET_CRD,
@@ -32,6 +32,7 @@ import {
   widgetsPath,
 } from './lib/common.mjs';
 import { controllerRuntimeVersion, ensureGoOperator, goCommand } from './lib/go-build.mjs';
+import { runCharts, writeCharts } from './lib/report-charts.mjs';
 import { IMPL_LABELS, renderTables, summarize } from './lib/report.mjs';
 import { renderWebhookTables, summarizeWebhooks } from './lib/webhook-report.mjs';
 import {
@@ -359,6 +360,40 @@ async function scenarioSync() {
 
 // ---- scenario: burst ----
 
+/**
+ * RSS and CPU of a process every 250 ms from /proc (a read of two small files, in this
+ * process, not the operator's), until stop(): [seconds, RSS MB, CPU seconds used since the
+ * start], at most 400 points (every other one dropped as it grows).
+ */
+function sampleProcess(pid) {
+  const startedAt = performance.now();
+  const cpu0 = processCpuSeconds(pid);
+  let every = 1;
+  let tick = 0;
+  const series = [];
+  const take = () => {
+    const t = (performance.now() - startedAt) / 1000;
+    series.push([
+      +t.toFixed(2),
+      +(processMemory(pid).rss / 2 ** 20).toFixed(1),
+      +(processCpuSeconds(pid) - cpu0).toFixed(2),
+    ]);
+    if (series.length > 400) {
+      for (let i = series.length - 1; i > 0; i -= 2) series.splice(i, 1);
+      every *= 2;
+    }
+  };
+  take();
+  const timer = setInterval(() => tick++ % every === 0 && take(), 250);
+  return {
+    stop() {
+      clearInterval(timer);
+      take();
+      return series;
+    },
+  };
+}
+
 async function scenarioBurst() {
   for (const size of config.burstSizes) {
     const reps = repsFor('burst', size);
@@ -380,6 +415,7 @@ async function scenarioBurst() {
           op.send({ cmd: 'expect', n: size });
           const cp0 = controlPlaneCpu();
           const t0 = nowUs();
+          const sampling = sampleProcess(op.pid);
           const names = Array.from({ length: size }, (_, i) => `widget-${i}`);
           await parallel(names, config.createConcurrency, async (name) => {
             const created = await load.json('POST', widgetsPath(ns), { body: widgetBody(ns, name) });
@@ -390,6 +426,7 @@ async function scenarioBurst() {
           });
           const createdAt = nowUs();
           const done = await all;
+          const series = sampling.stop();
           const cp1 = controlPlaneCpu();
           const stats = await op.ask({ cmd: 'stats', lite: true }, 'stats');
           const wallMs = (done.at - t0) / 1000;
@@ -411,6 +448,8 @@ async function scenarioBurst() {
             maxRssMB: stats.maxRss / 2 ** 20,
             rssMB: stats.rss / 2 ** 20,
             profiled: Boolean(profile) && NODE_IMPLS.includes(impl),
+            // [seconds since the first create, RSS MB, CPU seconds since then] (the charts).
+            series,
           };
           doc.runs.burst.push(run);
           log(
@@ -692,7 +731,7 @@ async function writeResults() {
     (doc.skipped.length ? `\nSkipped or failed:\n${doc.skipped.map((s) => `- ${s}`).join('\n')}\n` : '');
   await mkdir(dirname(outJson), { recursive: true });
   await writeFile(outJson, JSON.stringify(doc, null, 1) + '\n');
-  await writeFile(outJson.replace(/\.json$/, '.md'), markdown);
+  await writeFile(outJson.replace(/\.json$/, '.md'), markdown + (await writeCharts(outJson, runCharts(doc))));
   console.log(`\n${markdown}`);
   console.log(`results: ${outJson} (and .md)`);
 }

@@ -17,6 +17,8 @@ const files = given.length
   ? given
   : roots
       .flatMap((root) => globSync(`${root}/**/*.test.js`))
+      // The bench's own pure logic (its charts), plain JavaScript beside it.
+      .concat(globSync('bench/lib/**/*.test.mjs'))
       .filter((file) => !file.includes('node_modules'))
       .filter((file) => !unitOnly || !file.endsWith('.e2e.test.js'))
       .sort();

@@ -1,13 +1,22 @@
 #!/usr/bin/env node
 // The controller's own cost per reconcile, without any I/O: a source Observable feeds keys
 // to a Controller (queue -> worker pool -> process) whose reconcile does nothing but await.
-// Reports CPU per reconcile. No API server.
-//   npm run build && node bench/micro/dispatch.mjs [keys=200000] [workers=8]
+// Reports CPU per reconcile. No API server. With `otel`, an OpenTelemetry SDK is registered
+// (spans recorded, none exported): the cost of tracing on; without it, the cost of tracing off.
+//   npm run build && node bench/micro/dispatch.mjs [keys=200000] [workers=8] [otel]
 import { Subject } from 'rxjs';
 import { ManagedController, WorkerPool } from '@nestor/operator/runtime';
 
 const keys = Number(process.argv[2] ?? 200_000);
 const workers = Number(process.argv[3] ?? 8);
+const otel = process.argv[4] === 'otel';
+if (otel) {
+  const { context, trace } = await import('@opentelemetry/api');
+  const { AsyncLocalStorageContextManager } = await import('@opentelemetry/context-async-hooks');
+  const { TracerProvider } = await import('@opentelemetry/sdk-trace');
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  trace.setGlobalTracerProvider(new TracerProvider());
+}
 
 async function round(count) {
   const source = new Subject();
@@ -47,6 +56,7 @@ console.log(
     node: process.version,
     keys,
     workers,
+    otel,
     cpuMicrosPerReconcile: Number(result.cpuMicrosPerReconcile.toFixed(2)),
     reconcilesPerSecond: Math.round(result.reconcilesPerSecond),
   }),

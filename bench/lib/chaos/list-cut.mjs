@@ -2,8 +2,9 @@
 // resource version", as after etcd compacts), and the LIST each operator sends then is cut
 // 30 kB into its body (a load balancer dropping the connection mid-response); a LIST that
 // asks for a later page (Nestor's consistent relists come in pages of 500) has that page
-// answered 500 once (client-go's relist after 410 is a consistent read in pages too). Through an ApiProxy (packages/testing) in each slot's route; the
-// specs change once the relists are cut.
+// answered 500 once. controller-runtime relists as a streaming list (a watch with
+// sendInitialEvents=true): that stream is cut 30 kB in instead. Through an ApiProxy
+// (packages/testing) in each slot's route; the specs change once the relists are cut.
 import { allHit, routeThroughProxy, status, unroute } from './_api-proxy-route.mjs';
 
 export const name = 'list-cut';
@@ -19,8 +20,11 @@ export async function inject(ctx) {
   proxy = await routeThroughProxy(ctx, configMaps);
   const watches = proxy.watching(configMaps);
   const list = (r) => !r.watch && r.method === 'GET' && r.path === path();
+  // client-go relists as a streaming list (a watch with sendInitialEvents) where the server
+  // serves one, as this one does: that stream is the relist to cut, as the first page is.
+  const streamingList = (r) => configMaps(r) && r.query.get('sendInitialEvents') === 'true';
   const cut = proxy.inject({
-    match: (r) => list(r) && !r.query.has('continue'),
+    match: (r) => (list(r) && !r.query.has('continue')) || streamingList(r),
     times: watches,
     fault: { cutAfterBytes: 30_000 },
   });

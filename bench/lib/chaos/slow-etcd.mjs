@@ -4,8 +4,8 @@
 // measured from the end of the slowness. The operator must go on working, slowly, and not
 // take the slow server for a dead one (Nestor's outage gate holding dispatch shows as
 // "holding reconciles" in its output, counted here).
-// Needs from ctx: env started with TestEnvironment.start({ etcdRelay: true }) (env.etcdRelay:
-// a TcpRelay with slow(ms)), names, path, v, slots, note, log, sleep.
+// Needs from ctx: env (its etcdRelay: a TcpRelay with slow(ms), which `environment` asks
+// for), names, path, v, slots, note, log, sleep.
 import { parallel } from '@nestor/testing';
 
 export const name = 'slow-etcd';
@@ -13,6 +13,8 @@ export const title =
   'etcd slow (every byte between kube-apiserver and etcd 1 s late each way) for 20 s while 256 specs change, then fast again';
 export const modes = ['single', 'replicas'];
 export const order = 80;
+/** TestEnvironment.start options this fault needs: etcd behind a relay it can slow. */
+export const environment = { etcdRelay: true };
 
 const LATENCY_MS = 1_000;
 const SLOW_MS = 20_000;

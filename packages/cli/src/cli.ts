@@ -1,3 +1,4 @@
+import { importCrdCommand } from './import/import-crd-command.js';
 import { manifestsCommand, type CommandIo } from './manifests-command.js';
 import { createApiCommand } from './scaffold/create-api-command.js';
 import { initCommand } from './scaffold/init-command.js';
@@ -9,6 +10,7 @@ Commands:
                the e2e runner's control plane, a Dockerfile)
   create api   add a custom resource kind: its class, controller, module and e2e test
   manifests    write CRDs, RBAC and a Deployment for an operator, from its decorators
+  import crd   write TypeScript types and descriptors for kinds other projects' CRDs define
 
 Run nestor <command> --help for a command's options.`;
 
@@ -23,6 +25,10 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
     case 'create':
       if (rest[0] === 'api') return createApiCommand(rest.slice(1), io);
       io.stderr(`nestor: unknown command "create ${rest[0] ?? ''}": the one there is, is "create api"\n`);
+      return 2;
+    case 'import':
+      if (rest[0] === 'crd') return importCrdCommand(rest.slice(1), io);
+      io.stderr(`nestor: unknown command "import ${rest[0] ?? ''}": the one there is, is "import crd"\n`);
       return 2;
     case undefined:
     case '-h':

@@ -10,3 +10,13 @@ export {
   type CommandIo,
   type ManifestsArguments,
 } from './manifests-command.js';
+export { importCrdCommand, IMPORT_CRD_USAGE, type ImportIo } from './import/import-crd-command.js';
+export { crdVersionSource, CrdSchemaError, GENERATED_MARK } from './import/crd-typescript.js';
+export {
+  crdOf,
+  crdsOfText,
+  CrdSourceError,
+  type CrdDefinition,
+  type CrdRead,
+  type CrdVersion,
+} from './import/crd-documents.js';

@@ -18,6 +18,13 @@ import {
   type ScannedController,
 } from '@nestor/operator';
 import { writeManifestFiles } from './manifest-output.js';
+import {
+  GRAFANA_OPTIONS,
+  GRAFANA_USAGE,
+  grafanaArguments,
+  writeGrafanaDashboards,
+  type GrafanaArguments,
+} from './grafana-output.js';
 import { importModuleFile } from './module-import.js';
 
 export const MANIFESTS_USAGE = `Usage: nestor manifests --module <compiled-module.js> [options]
@@ -76,6 +83,7 @@ Options:
   --no-network-policy  leave out the NetworkPolicies (written by default: /metrics open only
                        to namespaces labelled metrics=enabled and those of --metrics-reader,
                        the webhook port to all, every other port of the pods closed)
+${GRAFANA_USAGE}
   -h, --help           show this help
 
 With --out <dir>, apply its folders in this order, each a kustomization of its own:
@@ -111,6 +119,8 @@ export interface ManifestsArguments {
   metricsCertificates?: 'cert-manager' | 'self-signed';
   /** Leave out the NetworkPolicies (`--no-network-policy`). */
   noNetworkPolicy?: boolean;
+  /** Grafana dashboards, written to a folder of their own (`--grafana`, grafana-output.ts). */
+  grafana?: GrafanaArguments;
 }
 
 export interface CommandIo {
@@ -148,6 +158,7 @@ export function parseManifestsArguments(argv: string[], cwd: string): ManifestsA
         'metrics-certificates': { type: 'string' },
         'metrics-reader': { type: 'string', multiple: true },
         'no-network-policy': { type: 'boolean' },
+        ...GRAFANA_OPTIONS,
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -211,6 +222,8 @@ export function parseManifestsArguments(argv: string[], cwd: string): ManifestsA
         `--metrics-reader ${reader}: name a ServiceAccount as <namespace>/<name>, e.g. monitoring/prometheus-k8s`,
       );
   }
+  const grafana = grafanaArguments(values, values.out as string | undefined, cwd);
+  if (typeof grafana === 'string') throw new UsageError(grafana);
   return {
     module: modulePath,
     ...(values.export ? { export: values.export as string } : {}),
@@ -227,6 +240,7 @@ export function parseManifestsArguments(argv: string[], cwd: string): ManifestsA
     ...(metricsReaders.length ? { metricsReaders } : {}),
     ...(metricsCertificates ? { metricsCertificates } : {}),
     ...(values['no-network-policy'] ? { noNetworkPolicy: true } : {}),
+    ...grafana,
   };
 }
 
@@ -355,6 +369,8 @@ export async function manifestsCommand(argv: string[], io: CommandIo): Promise<n
       (manifests.webhooks ? `, ${manifests.webhooks.length} webhook object(s)` : '') +
       (manifests.networkPolicies ? `, ${manifests.networkPolicies.length} NetworkPolicy(ies)` : '') +
       notes.map((note) => `\nnote: ${note}`).join('');
+    // First: dashboards that cannot be written stop the manifests too.
+    const grafana = args.grafana ? await writeGrafanaDashboards(args.grafana, args, io.cwd) : '';
     if (!args.out) {
       const namespace = manifests.namespace ? [manifests.namespace] : [];
       io.stdout(
@@ -368,12 +384,12 @@ export async function manifestsCommand(argv: string[], io: CommandIo): Promise<n
           ...(manifests.networkPolicies ?? []),
         ]),
       );
-      io.stderr(`${summary}\n`);
+      io.stderr(`${summary}\n${grafana}`);
       return 0;
     }
     const files = manifestFiles(manifests);
     const removed = await writeManifestFiles(resolve(io.cwd, args.out), files);
-    io.stderr(`${summary}\n${whatWasWritten(args.out, args, files, removed)}`);
+    io.stderr(`${summary}\n${whatWasWritten(args.out, args, files, removed)}${grafana}`);
     return 0;
   } catch (error) {
     if (error instanceof UsageError) {

@@ -31,6 +31,8 @@ export interface RequestOptions {
   signal?: AbortSignal;
   /** Deadline for the whole exchange, body included (default: the transport's requestTimeoutMs). */
   timeoutMs?: number;
+  /** Told the status of the answer once its head came (a client span records it). */
+  onStatus?: (status: number) => void;
 }
 
 /** How a watch stream is asked for and decoded. */
@@ -192,6 +194,7 @@ export class Transport {
     try {
       const failed = { method, path };
       const { head, exchange, guard } = await this.send(method, path, options, failed, false, this.timeoutOf(options));
+      options.onStatus?.(head.status);
       try {
         return { status: head.status, headers: head.headers, body: await exchange.readBody() };
       } catch (error) {
@@ -225,6 +228,7 @@ export class Transport {
       throw error;
     }
     const { head, exchange, guard } = answered;
+    options.onStatus?.(head.status);
     let released = false;
     const fail = (error: unknown) => this.failure(failed, error, options.signal, guard);
     return {

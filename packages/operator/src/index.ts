@@ -141,6 +141,17 @@ export {
   type NetworkPolicyOptions,
 } from './manifests/network-policy-manifests.js';
 export { watchedNamespaces } from './manifests/watched-namespace.js';
+export {
+  grafanaDashboards,
+  grafanaDashboardsConfigMap,
+  GRAFANA_SCHEMA_VERSION,
+  GRAFANA_SIDECAR_LABEL,
+  type GrafanaDashboard,
+  type GrafanaPanel,
+  type GrafanaRow,
+  type GrafanaTarget,
+  type GrafanaVariable,
+} from './manifests/grafana-dashboards.js';
 export type { Manifest } from './manifests/manifest.js';
 export { manifestFiles } from './manifests/manifest-files.js';
 export { MANIFEST_FOLDERS } from './manifests/manifest-folders.js';

@@ -15,6 +15,7 @@ import {
 } from '@nestor/core';
 import { EventRecorder, type RecordOptions } from './event-recorder.js';
 import { KindRegistry } from './kind-registry.js';
+import { traced, type KubeRequest } from './request-span.js';
 import type { WriteFence } from './write-fence.js';
 import {
   KubeClient,
@@ -126,7 +127,8 @@ export class HttpKubeClient extends KubeClient {
     const cached = this.options.informers?.find(resource, ref.namespace);
     if (cached) return cached.get(keyOf(ref)) as T | undefined;
     try {
-      return await this.json<T>('GET', resourcePath(resource, ref.namespace, ref.name));
+      const request = { verb: 'get', resource, ...ref, absentIsAnswer: true } as const;
+      return await this.json<T>(request, 'GET', resourcePath(resource, ref.namespace, ref.name));
     } catch (error) {
       if (error instanceof KubeApiError && error.status === 404) return undefined;
       throw error;
@@ -139,23 +141,27 @@ export class HttpKubeClient extends KubeClient {
       const cached = this.options.informers?.find(resource, options.namespace);
       if (cached) return cached.list(options.namespace) as T[];
     }
-    let items: T[] = [];
-    const query = { labelSelector: options.labelSelector, fieldSelector: options.fieldSelector };
-    const pages = listPages<T>(this.transport, resourcePath(resource, options.namespace), {
-      query,
-      signal: signalOf(this.options.scope),
+    // One span for the whole list, its pages included: the call the reconciler made.
+    return traced({ verb: 'list', resource, namespace: options.namespace }, 'GET', async (onStatus) => {
+      let items: T[] = [];
+      const query = { labelSelector: options.labelSelector, fieldSelector: options.fieldSelector };
+      const pages = listPages<T>(this.transport, resourcePath(resource, options.namespace), {
+        query,
+        signal: signalOf(this.options.scope),
+      });
+      for await (const page of pages) {
+        if (page.restarted) items = [];
+        for (const item of page.items) items.push(withKind(item, resource));
+      }
+      onStatus?.(200); // every page was answered 200: anything else threw
+      return items;
     });
-    for await (const page of pages) {
-      if (page.restarted) items = [];
-      for (const item of page.items) items.push(withKind(item, resource));
-    }
-    return items;
   }
 
   async create<T extends KubeObject>(object: T, resource = this.kinds.forObject(object)): Promise<T> {
     this.fence?.assertWritable();
-    const { namespace } = object.metadata ?? {};
-    return this.json<T>('POST', resourcePath(resource, namespace), {
+    const { namespace, name } = object.metadata ?? {};
+    return this.json<T>({ verb: 'create', resource, namespace, name }, 'POST', resourcePath(resource, namespace), {
       body: this.labelled(object, resource),
       query: { fieldManager: this.fieldManager },
     });
@@ -165,7 +171,7 @@ export class HttpKubeClient extends KubeClient {
   async replace<T extends KubeObject>(object: T, resource = this.kinds.forObject(object)): Promise<T> {
     this.fence?.assertWritable();
     const { namespace, name } = requireName(object);
-    return this.json<T>('PUT', resourcePath(resource, namespace, name), {
+    return this.json<T>({ verb: 'update', resource, namespace, name }, 'PUT', resourcePath(resource, namespace, name), {
       body: this.labelled(object, resource),
       query: { fieldManager: this.fieldManager },
     });
@@ -175,7 +181,8 @@ export class HttpKubeClient extends KubeClient {
   async delete(resource: ResourceDescriptor, ref: ObjectRef, options: DeleteOptions = {}): Promise<boolean> {
     this.fence?.assertWritable();
     try {
-      await this.json('DELETE', resourcePath(resource, ref.namespace, ref.name), {
+      const request = { verb: 'delete', resource, ...ref, absentIsAnswer: true } as const;
+      await this.json(request, 'DELETE', resourcePath(resource, ref.namespace, ref.name), {
         body: { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: options.propagationPolicy ?? 'Background' },
       });
       return true;
@@ -194,7 +201,8 @@ export class HttpKubeClient extends KubeClient {
   ): Promise<T> {
     this.fence?.assertWritable();
     const path = resourcePath(resource, ref.namespace, ref.name) + (subresource ? `/${subresource}` : '');
-    return this.json<T>('PATCH', path, {
+    const request = { verb: 'patch', resource, ...ref, subresource, patchType: type } as const;
+    return this.json<T>(request, 'PATCH', path, {
       body: patch,
       contentType: CONTENT_TYPES[type],
       query: { fieldManager: this.fieldManager },
@@ -212,7 +220,8 @@ export class HttpKubeClient extends KubeClient {
     const owned = options.owner ? withOwner(object, options.owner) : object;
     // Not with force: false: the label would conflict with the hand-over's write of it.
     const body = options.force === false ? owned : this.labelled(owned, resource);
-    return this.json<T>('PATCH', resourcePath(resource, namespace, name), {
+    const request = { verb: 'patch', resource, namespace, name, patchType: 'apply' } as const;
+    return this.json<T>(request, 'PATCH', resourcePath(resource, namespace, name), {
       body,
       contentType: CONTENT_TYPES.apply,
       query: { fieldManager: options.fieldManager ?? this.fieldManager, force: String(options.force ?? true) },
@@ -230,7 +239,8 @@ export class HttpKubeClient extends KubeClient {
     this.fence?.assertWritable();
     const resource = this.kinds.forObject(object);
     const { namespace, name } = requireName(object);
-    return this.json<T>('PATCH', `${resourcePath(resource, namespace, name)}/status`, {
+    const request = { verb: 'patch', resource, namespace, name, subresource: 'status', patchType: 'apply' } as const;
+    return this.json<T>(request, 'PATCH', `${resourcePath(resource, namespace, name)}/status`, {
       body: { apiVersion: object.apiVersion, kind: object.kind, metadata: { name, namespace }, status },
       contentType: CONTENT_TYPES.apply,
       query: { fieldManager: this.fieldManager, force: 'true' },
@@ -274,10 +284,13 @@ export class HttpKubeClient extends KubeClient {
     return { ...object, metadata: { ...metadata, labels: { ...metadata.labels, ...labels } } };
   }
 
-  /** Every request of this client, cut when its signal aborts. */
-  private json<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
+  /** Every request of this client, cut when its signal aborts, in a span when tracing is on. */
+  private json<T>(request: KubeRequest, method: string, path: string, options: RequestOptions = {}): Promise<T> {
     const signal = signalOf(this.options.scope);
-    return this.transport.json<T>(method, path, signal ? { ...options, signal } : options);
+    return traced(request, method, (onStatus) => {
+      const sent = onStatus ? { ...options, onStatus } : options;
+      return this.transport.json<T>(method, path, signal ? { ...sent, signal } : sent);
+    });
   }
 
   /**
@@ -311,7 +324,11 @@ export class HttpKubeClient extends KubeClient {
         if (error instanceof KubeApiError && error.status === 404) return current; // gone: nothing left to change
         const stale = error instanceof KubeApiError && (error.status === 409 || error.status === 422);
         if (!stale || attempt >= 5) throw error;
-        const fresh = await this.json<T>('GET', resourcePath(resource, ref.namespace, ref.name));
+        const fresh = await this.json<T>(
+          { verb: 'get', resource, ...ref },
+          'GET',
+          resourcePath(resource, ref.namespace, ref.name),
+        );
         current = withKind(fresh, resource);
       }
     }

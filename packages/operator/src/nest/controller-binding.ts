@@ -7,7 +7,6 @@ import type { ObjectTimer } from '../runtime/object-timers.js';
 import type { WatchSource } from '../runtime/event-sources.js';
 import type { Predicate } from '../runtime/predicates.js';
 import { defaultFinalizerName, withFinalizer } from '../runtime/reconcilers/finalizer.js';
-import { withTracing } from '../runtime/reconcilers/tracing.js';
 import type { ReconcileRequest, Reconciler } from '../runtime/reconciler.js';
 import { asNestLogger } from './nest-logger.js';
 import { describeKind, isOwnedKind } from './controller-metadata.js';
@@ -19,7 +18,7 @@ type Method = (...args: unknown[]) => unknown;
 
 /**
  * Maps a discovered class to the runtime's controller options: its decorated methods
- * become the reconciler (wrapped with the runtime's finalizer and tracing), the mappers
+ * become the reconciler (wrapped with the runtime's finalizer), the mappers
  * and the sources. Behaviour lives in the runtime; this is only the translation.
  */
 export function bindController(
@@ -95,7 +94,7 @@ export function bindController(
     name,
     ...(resource ? { resource } : {}),
     ...(timers.length ? { timers } : {}),
-    reconcile: withTracing(name, reconcile),
+    reconcile,
     ...(watchNamespace ? { namespace: watchNamespace } : {}),
     ...(options.namespaces ? { namespaces: options.namespaces } : {}),
     ...(options.labelSelector ? { labelSelector: options.labelSelector } : {}),

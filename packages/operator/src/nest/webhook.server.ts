@@ -2,6 +2,7 @@ import { Inject, Injectable, Optional, type OnApplicationShutdown, type OnModule
 import { ExternalContextCreator, ModulesContainer } from '@nestjs/core';
 import { Transport } from '@nestor/core';
 import { EventRecorder } from '../client/event-recorder.js';
+import { OperatorMetrics } from '../metrics/operator-metrics.js';
 import type { HealthCheck } from '../runtime/manager.js';
 import { WebhookHttpsServer } from '../serving/webhook-https-server.js';
 import type { DefaultingHandler, HandlerFailure, ValidationHandlers } from '../webhooks/admission-handler.js';
@@ -30,6 +31,8 @@ export class WebhookServer implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = runtimeLogger('Webhooks');
   /** Events about objects whose conversion data was ignored (property-injected: the constructor stays as it is). */
   @Optional() @Inject(EventRecorder) private readonly events?: EventRecorder;
+  /** The webhook metrics' registry (property-injected too; read when the server starts). */
+  @Optional() @Inject(OperatorMetrics) private readonly metrics?: OperatorMetrics;
 
   /** @internal Created by Nest's DI. */
   constructor(
@@ -45,7 +48,20 @@ export class WebhookServer implements OnModuleInit, OnApplicationShutdown {
       namespace: () => ownNamespace(options.namespace),
       events: { record: (...args) => this.events?.record(...args) },
       logger: runtimeLogger,
+      metrics: {
+        started: (webhook) => this.webhookMetrics?.started(webhook),
+        finished: (webhook, code, seconds) => this.webhookMetrics?.finished(webhook, code, seconds),
+        denied: (webhook, code) => this.webhookMetrics?.denied(webhook, code),
+        serving: (webhooks) => this.webhookMetrics?.serving(webhooks),
+      },
     });
+  }
+
+  private webhookMetricsSink?: ReturnType<OperatorMetrics['webhookSink']>;
+
+  /** The metrics' sink, made once the injected metrics are there. */
+  private get webhookMetrics() {
+    return this.metrics ? (this.webhookMetricsSink ??= this.metrics.webhookSink()) : undefined;
   }
 
   /** The port listened on, once listening. */

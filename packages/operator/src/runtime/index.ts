@@ -96,7 +96,6 @@ export { ManagedController, type ManagedControllerOptions, type OwnedResource } 
 export type { ShardScope, ShardingMetrics, ShardedObjects } from './shard-scope.js';
 export type { ObjectTimer } from './object-timers.js';
 export { withFinalizer, defaultFinalizerName, type FinalizerOptions } from './reconcilers/finalizer.js';
-export { withTracing } from './reconcilers/tracing.js';
 export { TerminalError, ReconcileTimeoutError, toError, type ReconcileResult } from './result.js';
 export { Manager, type ManagerOptions, type ManagerHealth, type HealthCheck, type ManagerMetrics } from './manager.js';
 export { Coordination, type CoordinationEvents, type CoordinationOptions } from './coordination.js';

@@ -168,6 +168,7 @@ export class ManagedController<T extends KubeObject = KubeObject> {
     });
     this.loop = new ReconcileLoop<T>({
       name: options.name,
+      ...(options.resource ? { kind: options.resource.kind } : {}),
       queue: this.queue,
       reconcile: options.reconcile,
       read: (key) => this.read(key),

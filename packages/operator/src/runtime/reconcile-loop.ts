@@ -5,6 +5,7 @@ import type { KubeClient } from '../client/kube-client.js';
 import type { QueueMetricsSink, WorkQueue } from './queue.js';
 import type { Reconciler } from './reconciler.js';
 import { show } from './options-check.js';
+import { endReconcileSpan, inReconcileSpan, startReconcileSpan } from './reconcile-span.js';
 import { isTerminal, ReconcileTimeoutError, toError, type ReconcileResult } from './result.js';
 
 /** How a reconcile ended, for metrics and hooks: controller-runtime's result label. */
@@ -25,6 +26,8 @@ export interface ControllerMetricsSink {
 export interface ReconcileLoopOptions<T> {
   /** The controller's name, in every log line. */
   name: string;
+  /** The controller's primary kind, in each reconcile's span. */
+  kind?: string;
   queue: WorkQueue<string>;
   reconcile: Reconciler<T>;
   /**
@@ -124,41 +127,48 @@ export class ReconcileLoop<T> {
     const started = performance.now();
     metrics?.activeWorkers(1);
     let outcome: ReconcileOutcome;
+    let result: ReconcileResult | undefined;
     let failure: Error | undefined;
+    let requeued: boolean;
     // The controller and the signal are explicit in the run's client, and ambient too: the
     // shared client used inside the reconcile is fenced and cut alike.
     const { name, client: shared } = this.options;
     const signal = abort.signal;
     const client = shared?.scoped({ controller: name, signal });
+    const span = startReconcileSpan({ controller: name, kind: this.options.kind, ref, reconcileId, attempt });
     const run = withReportingController(name, () =>
       withAbortSignal(signal, async () =>
-        this.options.reconcile({
-          ref,
-          key,
-          object,
-          signal,
-          attempt,
-          reconcileId,
-          log,
-          ...(client ? { client } : {}),
-        }),
+        inReconcileSpan(span, () =>
+          this.options.reconcile({
+            ref,
+            key,
+            object,
+            signal,
+            attempt,
+            reconcileId,
+            log,
+            ...(client ? { client } : {}),
+          }),
+        ),
       ),
     );
     this.unsettled.add(run);
     const forget = () => this.unsettled.delete(run);
     run.then(forget, forget);
     try {
-      const result = checkResult(await this.withTimeout(run, abort), this.options.name);
+      result = checkResult(await this.withTimeout(run, abort), this.options.name);
       outcome = this.settle(key, result);
+      requeued = outcome !== 'success';
     } catch (thrown) {
       failure = toError(thrown);
-      outcome = this.fail(key, failure, log, attempt, object);
+      [outcome, requeued] = this.fail(key, failure, log, attempt, object);
       if (failure instanceof ReconcileTimeoutError) this.holdUntilSettled(key, run);
     } finally {
       this.running.delete(key);
       metrics?.activeWorkers(-1);
     }
     metrics?.reconciled(outcome, (performance.now() - started) / 1000, failure);
+    if (span) endReconcileSpan(span, outcome, result, failure, requeued);
   }
 
   private withTimeout<R>(run: Promise<R>, abort: AbortController): Promise<R> {
@@ -211,24 +221,24 @@ export class ReconcileLoop<T> {
     log: RuntimeLogger,
     attempt: number,
     object: T | undefined,
-  ): ReconcileOutcome {
+  ): [outcome: ReconcileOutcome, requeued: boolean] {
     const { queue, maxRetries } = this.options;
     if (isTerminal(error)) {
       queue.forget(key);
       log.error(`reconcile failed with a terminal error; not retrying until the object changes: ${error.message}`, {
         error: error.message,
       });
-      return 'terminal_error';
+      return ['terminal_error', false];
     }
     if (this.options.outageHold && isUnreachable(error)) {
       queue.add(key); // not the object's fault: no backoff; it runs when dispatch resumes
       log.debug(`reconcile failed: the API server did not answer; it runs again once it does: ${error.message}`);
-      return 'error';
+      return ['error', true];
     }
     const timeout = error instanceof ReconcileTimeoutError;
     if (maxRetries !== undefined && attempt >= maxRetries) {
       this.giveUp(key, error, log, attempt, object);
-      return timeout ? 'timeout' : 'error';
+      return [timeout ? 'timeout' : 'error', false];
     }
     // The server said when to come back (429 from API Priority and Fairness): never sooner.
     const askedMs = retryAfterMs(error);
@@ -240,7 +250,7 @@ export class ReconcileLoop<T> {
       error: error.message,
       ...(error.stack && !timeout ? { stack: error.stack } : {}),
     });
-    return timeout ? 'timeout' : 'error';
+    return [timeout ? 'timeout' : 'error', true];
   }
 
   /** maxRetries failures in a row: forget the key (no backoff requeue) and say so, in the log, a metric and an Event. */

@@ -28,6 +28,6 @@ export interface ReconcileRequest<T> {
 
 /**
  * Brings one object to its desired state. Level-based: it gets the current object, never
- * the event. Wrappers (withFinalizer, withTracing) compose around it.
+ * the event. Wrappers (withFinalizer) compose around it; the loop that runs it makes its span.
  */
 export type Reconciler<T> = (request: ReconcileRequest<T>) => Promise<ReconcileResult | void> | ReconcileResult | void;

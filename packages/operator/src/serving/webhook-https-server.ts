@@ -31,6 +31,7 @@ import { conversionRefusal, type ConvertibleObject } from '../webhooks/conversio
 import type { HubSpokeConverter } from '../webhooks/hub-spoke-converter.js';
 import type { ReviewEnvelopeFields } from '../webhooks/json-scanner.js';
 import { IntakeRefusal, ReviewIntake } from '../webhooks/review-intake.js';
+import { inReviewSpan, reviewVerdict } from '../webhooks/review-span.js';
 import { webhookPath } from '../webhooks/webhook-configuration.js';
 import { listenOn } from './listen-on.js';
 import type { WebhookServingOptions } from './serving-options.js';
@@ -48,6 +49,15 @@ export interface WebhookRoute {
 
 export const DEFAULT_WEBHOOK_PORT = 9443;
 
+/** Where the server reports each request of a path it serves (OperatorMetrics.webhookSink()). */
+export interface WebhookMetrics {
+  started(webhook: string): void;
+  finished(webhook: string, code: number, seconds: number): void;
+  /** A review refused: admission allowed=false, or a conversion answered Failure. */
+  denied(webhook: string, code: number): void;
+  serving?(webhooks: readonly string[]): void;
+}
+
 export interface WebhookHttpsServerOptions extends WebhookServingOptions {
   /** The API server, for self-managed certificates (their Secret and the caBundles). */
   transport?: ApiTransport;
@@ -57,6 +67,8 @@ export interface WebhookHttpsServerOptions extends WebhookServingOptions {
   events?: { record(object: KubeObject, type: 'Normal' | 'Warning', reason: string, message: string): void };
   /** Where each part logs, by context (Webhooks, WebhookCertificate); default silent. */
   logger?: (context: string) => RuntimeLogger;
+  /** Request counts, latencies and denials per path. */
+  metrics?: WebhookMetrics;
 }
 
 const TEXT = 'text/plain; charset=utf-8';
@@ -200,6 +212,7 @@ export class WebhookHttpsServer {
       option: 'webhooks.port (0 turns the server off)',
     });
     this.server = server;
+    options.metrics?.serving?.(this.paths);
     certificate.watch((pair) => server.setSecureContext(pair));
     this.logger.info(
       `serving ${this.paths.join(', ')} on ${host}:${this.port} (HTTPS${options.http2 ? ' and HTTP/2' : ''} with ${certificate.source})`,
@@ -280,15 +293,27 @@ export class WebhookHttpsServer {
     const [path = '/', query = ''] = (req.url ?? '/').split('?');
     const route = this.routes.get(path);
     if (!route) return reply(req, res, 404, `no webhook at ${path}; served: ${this.paths.join(', ')}`);
+    const metrics = this.options.metrics;
+    if (metrics) {
+      const started = performance.now();
+      metrics.started(path);
+      res.once('close', () => metrics.finished(path, res.statusCode, (performance.now() - started) / 1000));
+    }
     if (req.method !== 'POST') return reply(req, res, 405, 'webhooks take POST', { allow: 'POST' });
     const contentType = (req.headers['content-type'] ?? '').split(';')[0]!.trim();
     if (contentType !== 'application/json') {
       return reply(req, res, 400, `content-type ${JSON.stringify(contentType)}: expected application/json`);
     }
-    void this.answer(route, req, new URLSearchParams(query), res);
+    void this.answer(path, route, req, new URLSearchParams(query), res);
   }
 
-  private async answer(route: WebhookRoute, req: Request, query: URLSearchParams, res: Response): Promise<void> {
+  private async answer(
+    path: string,
+    route: WebhookRoute,
+    req: Request,
+    query: URLSearchParams,
+    res: Response,
+  ): Promise<void> {
     let taken: Awaited<ReturnType<ReviewIntake['read']>>;
     try {
       taken = await this.intake!.read(req);
@@ -306,7 +331,12 @@ export class WebhookHttpsServer {
         if (refusal === undefined) return reply(req, res, 400, body.refused.message);
         return send(res, 200, { 'content-type': 'application/json' }, JSON.stringify(refusal));
       }
-      const json = JSON.stringify(await route.answer(body.value, query));
+      const answered = await inReviewSpan(path, req.headers, body.value, () => route.answer(body.value, query));
+      if (this.options.metrics) {
+        const verdict = reviewVerdict(answered);
+        if (verdict.refused) this.options.metrics.denied(path, verdict.code ?? 403);
+      }
+      const json = JSON.stringify(answered);
       send(res, 200, { 'content-type': 'application/json' }, json);
     } catch (error) {
       if (error instanceof MalformedReviewError) return reply(req, res, 400, error.message);
