@@ -94,6 +94,7 @@ async function state(env, namespace, ring) {
   for (const cm of list.items) {
     out.set(cm.metadata.name, {
       shard: cm.metadata.labels?.[`shard.nestor.dev/${ring}`],
+      drain: cm.metadata.labels?.[`drain.shard.nestor.dev/${ring}`],
       observed: cm.metadata.annotations?.[OBSERVED],
       v: cm.data?.v,
     });
@@ -123,6 +124,15 @@ async function settle(env, namespace, ring, replicas, timeoutMs = 300_000) {
     if (placed === objects.size && objects.size >= OBJECTS) {
       const cached = await Promise.all(replicas.map((r) => statsOf(r).then((s) => s.cached)));
       if (cached.every((c, i) => c === share.get(ids[i]))) return { share: ids.map((id) => share.get(id)), objects };
+    }
+    if (Date.now() % 30_000 < 500) {
+      const counts = {};
+      for (const [object, { shard, drain }] of objects) {
+        const want = hash.shardFor(objectShardKey({ group: '', kind: 'ConfigMap' }, namespace, object));
+        if (shard !== want)
+          counts[`${shard}->${want} drain ${drain}`] = (counts[`${shard}->${want} drain ${drain}`] ?? 0) + 1;
+      }
+      log(`${placed}/${objects.size} placed; not placed: ${JSON.stringify(counts)}`);
     }
     if (Date.now() > deadline) throw new Error(`not settled within ${timeoutMs} ms: ${placed}/${objects.size} placed`);
     await sleep(500);

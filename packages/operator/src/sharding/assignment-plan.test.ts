@@ -114,6 +114,16 @@ describe('planAssignments', () => {
     assert.deepEqual(planAssignments(all, ring3).actions, [], 'then it waits for the acknowledgement');
   });
 
+  it('counts drains under way to a live shard the ring no longer names, which need another pass once acknowledged', () => {
+    const all: Obj[] = [
+      { name: 'outdated', key: keyOn('s-2'), shard: 's-0', drain: 's-1' },
+      { name: 'on-its-way', key: keyOn('s-2'), shard: 's-0', drain: 's-2' },
+    ];
+    const plan = planAssignments(all, ring3);
+    assert.deepEqual(plan.actions, [], 'neither is asked again while its old shard may be handing it over');
+    assert.equal(plan.waiting, 1);
+  });
+
   it('never drains a controlled object: on a live shard it waits for its owner, else it is assigned', () => {
     const all: Obj[] = [
       { name: 'with-owner', key: keyOn('s-2'), shard: 's-0', controlled: true },
@@ -132,7 +142,7 @@ describe('planAssignments', () => {
 
   it('plans nothing on an empty ring', () => {
     const all = [...objects(3), { name: 'x', key: 'k', shard: 's-0' }];
-    assert.deepEqual(planAssignments(all, new HashRing([])), { actions: [], deferred: 0 });
+    assert.deepEqual(planAssignments(all, new HashRing([])), { actions: [], deferred: 0, waiting: 0 });
   });
 
   it('caps the actions of one pass, assignments first, and counts the rest', () => {

@@ -37,6 +37,11 @@ export interface AssignmentPlan<T extends AssignmentInput = AssignmentInput> {
   readonly actions: AssignmentAction<T>[];
   /** Actions left for a later pass by the cap. */
   readonly deferred: number;
+  /**
+   * Objects draining to a live shard that the ring no longer names for them: nothing to do
+   * until the drain is acknowledged, then they need another move, so another pass.
+   */
+  readonly waiting: number;
 }
 
 export interface AssignmentPlanOptions {
@@ -68,7 +73,8 @@ export function planAssignments<T extends AssignmentInput>(
   const assigns: AssignmentAction<T>[] = [];
   const drains: AssignmentAction<T>[] = [];
   let wanted = 0;
-  if (ring.shards.length === 0) return { actions: [], deferred: 0 };
+  let waiting = 0;
+  if (ring.shards.length === 0) return { actions: [], deferred: 0, waiting: 0 };
   for (const object of objects) {
     const current = object.shard;
     const owned = current !== undefined && current !== '' && ring.has(current);
@@ -85,6 +91,10 @@ export function planAssignments<T extends AssignmentInput>(
       // owner would hand the object to nobody, and no later change of the ring would look
       // at it again. Ask again, for the shard the ring names now.
       action = { type: 'drain', object, shard: ring.shardFor(object.key)! };
+    } else if (object.drain !== ring.shardFor(object.key)) {
+      // Not asked again while the old shard may be handing it over (with its children):
+      // once it has, a later pass moves it on.
+      waiting++;
     }
     if (!action) continue;
     wanted++;
@@ -93,5 +103,5 @@ export function planAssignments<T extends AssignmentInput>(
     else if (action.type === 'drain' && drains.length < maxMoves) drains.push(action);
   }
   const actions = [...assigns, ...drains].slice(0, maxMoves);
-  return { actions, deferred: wanted - actions.length };
+  return { actions, deferred: wanted - actions.length, waiting };
 }

@@ -21,6 +21,9 @@ import { objectId, shardKeyOf } from './shard-key.js';
 import { DRAIN_REQUESTED_AT_ANNOTATION, unassignedSelector, type ShardLabels } from './shard-labels.js';
 import type { ObjectSelector } from '../client/object-selector.js';
 
+/** How long after a pass that left drains under way to an outdated target the next one starts. */
+const WAITING_PASS_MS = 2_000;
+
 /** What one of the assigner's label writes did. */
 type WriteOutcome = LabelWrite | 'failed';
 
@@ -193,6 +196,8 @@ export class ShardAssigner {
     const started = performance.now();
     let actions = 0;
     let retry = false;
+    /** Objects draining to a shard the ring no longer names: another move once acknowledged. */
+    let waiting = 0;
     /** Taken shards with an object whose move did not go through in this pass. */
     const unsettled = new Set<string>();
     // Children first: those of a dead shard then reach their new shard before their owner
@@ -214,6 +219,7 @@ export class ShardAssigner {
       for await (const page of pages) {
         const candidates = page.items.flatMap((object) => this.candidate(kind, object));
         const plan = planAssignments(candidates, ring, { maxMoves: Math.max(1, candidates.length) });
+        waiting += plan.waiting;
         for (const { action, outcome } of await this.apply(plan.actions, ring, signal)) {
           actions++;
           if (outcome === 'written' || outcome === 'gone') continue;
@@ -236,6 +242,16 @@ export class ShardAssigner {
     // Objects that changed under a write, or whose write failed, were not moved: another
     // pass decides from their new version.
     if (retry) this.passWanted = true;
+    // Those need another pass once their old shard has handed them over (children and all);
+    // a while later, so a drain that takes long costs a pass every few seconds, not a loop.
+    else if (waiting > 0) this.passAfter(WAITING_PASS_MS, signal);
+  }
+
+  private passAfter(ms: number, signal: AbortSignal): void {
+    void sleep(ms, signal).then(
+      () => this.requestPass(),
+      () => {},
+    );
   }
 
   private candidate(kind: ShardedKind, object: KubeObject): Candidate[] {
