@@ -243,20 +243,34 @@ async function runSuite(mode, impl, goBinary) {
           sleep,
         };
         log(`${mode}/${impl} v=${v}: ${fault.name}${REPEAT > 1 ? ` (run ${run + 1})` : ''}`);
-        const ended = await fault.inject(ctx);
-        if (!bumped) await bump(v);
-        const ms = await converged(v, ended ?? Date.now());
-        await fault.after?.(ctx);
-        // The machine's load: other work on it moves these figures more than anything.
-        runs.push({ v, convergedSeconds: ms / 1000, loadAverage: os.loadavg()[0], ...notes });
-        log(`${mode}/${impl} v=${v}: all ${N} converged ${(ms / 1000).toFixed(1)} s after the fault ended`);
+        try {
+          const ended = await fault.inject(ctx);
+          if (!bumped) await bump(v);
+          const ms = await converged(v, ended ?? Date.now());
+          await fault.after?.(ctx);
+          // The machine's load: other work on it moves these figures more than anything.
+          runs.push({ v, convergedSeconds: ms / 1000, loadAverage: os.loadavg()[0], ...notes });
+          log(`${mode}/${impl} v=${v}: all ${N} converged ${(ms / 1000).toFixed(1)} s after the fault ended`);
+        } catch (error) {
+          // One fault that could not be delivered or did not converge is that row's result; the
+          // faults after it still run (each starts from converged specs: the next bump is v + 1).
+          const message = (error instanceof Error ? error.message : String(error)).split('\n')[0];
+          console.error(error);
+          for (const p of processes.slice(-slots.length)) console.error(`--- ${p.identity}:\n${p.tail?.() ?? ''}`);
+          await fault.after?.(ctx).catch(() => {});
+          runs.push({ v, failed: message, loadAverage: os.loadavg()[0], ...notes });
+          log(`${mode}/${impl} v=${v}: ${fault.name} FAILED: ${message}`);
+          failed = true;
+          break;
+        }
       }
-      const seconds = runs.map((r) => r.convergedSeconds);
+      const seconds = runs.filter((r) => r.failed === undefined).map((r) => r.convergedSeconds);
       results.push({
         fault: fault.name,
         title: fault.title,
-        median: median(seconds),
-        worst: Math.max(...seconds),
+        median: seconds.length ? median(seconds) : null,
+        worst: seconds.length ? Math.max(...seconds) : null,
+        ...(runs.some((r) => r.failed) ? { failed: runs.find((r) => r.failed).failed } : {}),
         runs,
       });
     }
@@ -353,6 +367,8 @@ for (const mode of MODES) {
 const label = { nestor: 'Nestor', 'controller-runtime': `controller-runtime ${controllerRuntimeVersion()}` };
 const cell = (r) => {
   if (!r) return '–';
+  if (r.median === null) return `failed: ${r.failed}`;
+  if (r.failed) return `${r.median.toFixed(1)} s, then failed: ${r.failed}`;
   return r.runs.length > 1 ? `${r.median.toFixed(1)} s (worst ${r.worst.toFixed(1)})` : `${r.median.toFixed(1)} s`;
 };
 const sections = MODES.map((mode) => {
@@ -363,7 +379,7 @@ const sections = MODES.map((mode) => {
     mode === 'single'
       ? `1 process, the framework's lease defaults, NODE_OPTIONS=${OPERATOR_NODE_OPTIONS}`
       : `${replicas} replicas, lease ${lease.leaseDurationMs / 1000} s / ${lease.renewDeadlineMs / 1000} s / ${lease.retryPeriodMs / 1000} s`;
-  const rows = ofMode[0].results;
+  const rows = [...new Map(ofMode.flatMap((s) => s.results.map((r) => [r.fault, r]))).values()];
   return [
     `### ${mode}: ${how}`,
     '',

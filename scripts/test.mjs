@@ -38,7 +38,8 @@ const result = spawnSync(
     ...(process.env.CI ? ['--test-reporter=spec'] : []),
     ...files,
   ],
-  // This repository's e2e tests need kube-controller-manager (garbage collection, namespaces).
-  { stdio: 'inherit', env: { NESTOR_CONTROLLER_MANAGER: 'true', ...process.env } },
+  // This repository's e2e tests need kube-controller-manager (garbage collection, namespaces),
+  // and the sample's need pods that run: fake nodes (see docs/testing.md).
+  { stdio: 'inherit', env: { NESTOR_CONTROLLER_MANAGER: 'true', NESTOR_TEST_NODES: '3', ...process.env } },
 );
 process.exit(result.status ?? 1);

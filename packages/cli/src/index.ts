@@ -10,6 +10,8 @@ export {
   type CommandIo,
   type ManifestsArguments,
 } from './manifests-command.js';
+export { CHART_IMAGE, CHART_NAMESPACE, helmChart, imageParts, type HelmChartOptions } from './helm/helm-chart.js';
+export { writeHelmChart, type GenerateManifests, type HelmChartRequest } from './helm/write-helm-chart.js';
 export { importCrdCommand, IMPORT_CRD_USAGE, type ImportIo } from './import/import-crd-command.js';
 export { crdVersionSource, CrdSchemaError, GENERATED_MARK } from './import/crd-typescript.js';
 export {

@@ -36,15 +36,29 @@ export class ManifestWriteError extends Error {
  * existing one (which may hold files of its own) gets a rename per file, each undone if
  * a later one fails, so on failure its content stays as it was.
  */
-export async function writeManifestFiles(out: string, files: Record<string, string>): Promise<string[]> {
+export async function writeManifestFiles(
+  out: string,
+  files: Record<string, string>,
+  layout: OutputLayout = KUSTOMIZE_LAYOUT,
+): Promise<string[]> {
   const existing = await stat(out).catch(() => undefined);
   if (!existing) {
     await writeNew(out, files);
     return [];
   }
   if (!existing.isDirectory()) throw new ManifestWriteError(out, 'it is a file, not a folder', 'nothing was written');
-  return replaceIn(out, files);
+  return replaceIn(out, files, layout);
 }
+
+/** Where generated files live under the output folder: the kustomize folders, or a chart's. */
+export interface OutputLayout {
+  /** The folders of generated files: a generated file there that is not written again is removed. */
+  folders: readonly string[];
+  /** Files at the top that an earlier layout generated, removed too. */
+  formerLayout: readonly string[];
+}
+
+const KUSTOMIZE_LAYOUT: OutputLayout = { folders: MANIFEST_FOLDERS, formerLayout: FORMER_LAYOUT };
 
 const NOTHING_WRITTEN = 'nothing was written';
 
@@ -72,7 +86,7 @@ async function writeNew(out: string, files: Record<string, string>): Promise<voi
 }
 
 /** `out` exists: each file renamed into place from a staging folder inside it, undone on failure. */
-async function replaceIn(out: string, files: Record<string, string>): Promise<string[]> {
+async function replaceIn(out: string, files: Record<string, string>, layout: OutputLayout): Promise<string[]> {
   // Inside `out`, not beside it: the same file system even when `out` is a mount point,
   // and no right needed on its parent.
   const staging = join(out, `.nestor-manifests-${randomBytes(4).toString('hex')}`);
@@ -80,7 +94,7 @@ async function replaceIn(out: string, files: Record<string, string>): Promise<st
   const unchanged = `nothing in ${out} was changed`;
   try {
     await stage(join(staging, 'new'), files, out, unchanged);
-    const removed = await formerlyGenerated(out, files);
+    const removed = await formerlyGenerated(out, files, layout);
     /** Moves what is at `path` aside, into the staging folder, to be put back on failure. */
     const setAside = async (path: string) => {
       const target = join(out, path);
@@ -110,7 +124,7 @@ async function replaceIn(out: string, files: Record<string, string>): Promise<st
     }
     undo.length = 0;
     // A folder emptied of what was generated there goes too.
-    for (const folder of MANIFEST_FOLDERS) await rmdir(join(out, folder)).catch(() => undefined);
+    for (const folder of layout.folders) await rmdir(join(out, folder)).catch(() => undefined);
     return removed;
   } catch (error) {
     for (const step of undo.reverse()) await step().catch(() => undefined);
@@ -149,9 +163,9 @@ async function folderFor(out: string, relative: string, undo: (() => Promise<unk
 }
 
 /** The files an earlier run generated under `out` that this one does not write. */
-async function formerlyGenerated(out: string, files: Record<string, string>): Promise<string[]> {
-  const candidates = [...FORMER_LAYOUT];
-  for (const folder of MANIFEST_FOLDERS) {
+async function formerlyGenerated(out: string, files: Record<string, string>, layout: OutputLayout): Promise<string[]> {
+  const candidates = [...layout.formerLayout];
+  for (const folder of layout.folders) {
     for (const file of await readdir(join(out, folder)).catch(() => [])) candidates.push(`${folder}/${file}`);
   }
   const removed: string[] = [];

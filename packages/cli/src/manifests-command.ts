@@ -18,6 +18,7 @@ import {
   type ScannedController,
 } from '@nestor/operator';
 import { writeManifestFiles } from './manifest-output.js';
+import { writeHelmChart } from './helm/write-helm-chart.js';
 import {
   GRAFANA_OPTIONS,
   GRAFANA_USAGE,
@@ -80,6 +81,9 @@ Options:
                        an Issuer and a Certificate, the Secret mounted, cainjector filling
                        the caBundles; self-managed: the operator keeps a CA in a Secret and
                        patches the caBundles itself, with RBAC for that)
+  --helm <dir>         write a Helm chart there instead, all files or none: Chart.yaml,
+                       values.yaml (image, replicas, resources, leader election, metrics,
+                       webhooks, CRDs, NetworkPolicies), templates/ (docs/helm.md)
   --no-network-policy  leave out the NetworkPolicies (written by default: /metrics open only
                        to namespaces labelled metrics=enabled and those of --metrics-reader,
                        the webhook port to all, every other port of the pods closed)
@@ -119,6 +123,8 @@ export interface ManifestsArguments {
   metricsCertificates?: 'cert-manager' | 'self-signed';
   /** Leave out the NetworkPolicies (`--no-network-policy`). */
   noNetworkPolicy?: boolean;
+  /** Write a Helm chart to this folder (`--helm`). */
+  helm?: string;
   /** Grafana dashboards, written to a folder of their own (`--grafana`, grafana-output.ts). */
   grafana?: GrafanaArguments;
 }
@@ -158,6 +164,7 @@ export function parseManifestsArguments(argv: string[], cwd: string): ManifestsA
         'metrics-certificates': { type: 'string' },
         'metrics-reader': { type: 'string', multiple: true },
         'no-network-policy': { type: 'boolean' },
+        helm: { type: 'string' },
         ...GRAFANA_OPTIONS,
         help: { type: 'boolean', short: 'h' },
       },
@@ -214,6 +221,11 @@ export function parseManifestsArguments(argv: string[], cwd: string): ManifestsA
   ) {
     throw new UsageError(`--metrics-certificates ${metricsCertificates}: use cert-manager or self-signed`);
   }
+  if (values.helm && values.out) throw new UsageError('--helm and --out: choose one, a chart or kustomize folders');
+  if (values.helm && values['create-namespace'])
+    throw new UsageError(
+      '--create-namespace: a chart installs into the release namespace; helm install --create-namespace makes it',
+    );
   const metricsReaders = (values['metrics-reader'] as string[] | undefined) ?? [];
   for (const reader of metricsReaders) {
     const [readerNamespace, readerName, ...rest] = reader.split('/');
@@ -224,6 +236,10 @@ export function parseManifestsArguments(argv: string[], cwd: string): ManifestsA
   }
   const grafana = grafanaArguments(values, values.out as string | undefined, cwd);
   if (typeof grafana === 'string') throw new UsageError(grafana);
+  if (values.helm && grafana.grafana && resolve(cwd, grafana.grafana.dir) === resolve(cwd, values.helm as string))
+    throw new UsageError(
+      `--grafana ${grafana.grafana.dir} is the --helm folder: give the dashboards a folder of their own`,
+    );
   return {
     module: modulePath,
     ...(values.export ? { export: values.export as string } : {}),
@@ -240,6 +256,7 @@ export function parseManifestsArguments(argv: string[], cwd: string): ManifestsA
     ...(metricsReaders.length ? { metricsReaders } : {}),
     ...(metricsCertificates ? { metricsCertificates } : {}),
     ...(values['no-network-policy'] ? { noNetworkPolicy: true } : {}),
+    ...(values.helm ? { helm: values.helm as string } : {}),
     ...grafana,
   };
 }
@@ -358,6 +375,22 @@ export async function manifestsCommand(argv: string[], io: CommandIo): Promise<n
     args = parseManifestsArguments(argv, io.cwd);
     if (args === 'help') {
       io.stdout(`${MANIFESTS_USAGE}\n`);
+      return 0;
+    }
+    if (args.helm) {
+      const given = args;
+      const request = {
+        ...given,
+        helm: args.helm,
+        serviceMonitor: given.serviceMonitor ?? false,
+        networkPolicy: !given.noNetworkPolicy,
+      };
+      // As with --out: dashboards that cannot be written stop the chart too.
+      const grafana = given.grafana ? await writeGrafanaDashboards(given.grafana, given, io.cwd) : '';
+      const chart = await writeHelmChart(request, io.cwd, (overrides) =>
+        generateManifests({ ...given, ...overrides }, io.cwd),
+      );
+      io.stderr(`${chart}${grafana}`);
       return 0;
     }
     const { controllers, manifests, moduleName, notes } = await generateManifests(args, io.cwd);

@@ -1,7 +1,12 @@
-import http, { type ClientRequest, type IncomingMessage } from 'node:http';
+import type { Agent as HttpAgent, ClientRequest, IncomingMessage } from 'node:http';
 import https from 'node:https';
 import type { Credentials } from './credentials.js';
 import { tlsOptions, type Exchange, type Exchanger, type OutgoingRequest, type ResponseHead } from './exchange.js';
+
+// Not `import http from 'node:http'`: an ES import of node:http builds its namespace, which
+// reads the module's lazy WebSocket getters and so loads undici, about 3 MB of RSS an
+// operator never uses (bench/floor.mjs). The CommonJS exports do not.
+const http = process.getBuiltinModule('node:http');
 
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS']);
 /** Below the API server's 90 s idle timeout, so a request rarely meets a socket the server is closing. */
@@ -22,8 +27,8 @@ export interface Http1Target {
  */
 export class Http1Exchanger implements Exchanger {
   readonly protocol = 'http/1.1';
-  private requestAgent!: http.Agent;
-  private watchAgent!: http.Agent;
+  private requestAgent!: HttpAgent;
+  private watchAgent!: HttpAgent;
 
   constructor(
     private readonly target: Http1Target,
@@ -73,7 +78,7 @@ class Http1Exchange implements Exchange {
   constructor(
     target: Http1Target,
     private readonly request: OutgoingRequest,
-    private readonly agent: http.Agent,
+    private readonly agent: HttpAgent,
   ) {
     const { payload } = request;
     let headers = request.headers;
@@ -153,7 +158,7 @@ class Http1Exchange implements Exchange {
 }
 
 /** Closes the agent's idle kept-alive sockets, so the next requests open fresh connections. */
-function dropIdleSockets(agent: http.Agent): void {
+function dropIdleSockets(agent: HttpAgent): void {
   for (const sockets of Object.values(agent.freeSockets)) {
     for (const socket of sockets ?? []) socket.destroy();
   }

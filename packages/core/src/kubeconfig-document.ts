@@ -2,7 +2,14 @@
 // they assume each field has its type (a number where `server` should be a string is a
 // TypeError deep inside them), and kubectl refuses such a file with the field's name. The
 // errors here name the field and its line, and never quote a value (it may be a secret).
-import { LineCounter, parseDocument, type YAMLError } from 'yaml';
+import { createRequire } from 'node:module';
+import type * as Yaml from 'yaml';
+import type { YAMLError } from 'yaml';
+
+// Loaded on first use: in a pod the configuration comes from the service account, no YAML
+// is read, and the parser's ~70 modules stay out of the operator's memory (bench/floor.mjs).
+let yaml: typeof Yaml | undefined;
+const loadYaml = (): typeof Yaml => (yaml ??= createRequire(import.meta.url)('yaml') as typeof Yaml);
 
 /** What a field must hold; fields not listed are passed through unchecked, as kubectl ignores them. */
 type Shape =
@@ -90,6 +97,7 @@ const WHAT = 'a kubeconfig must be a YAML mapping with clusters, users, contexts
  * which line. A null field counts as absent, as in kubectl.
  */
 export function parseKubeconfig(text: string): Record<string, unknown> {
+  const { LineCounter, parseDocument } = loadYaml();
   const lineCounter = new LineCounter();
   // YAML 1.1 as kubectl reads it (`insecure-skip-tls-verify: no` is false, not the string "no").
   const document = parseDocument(text, { version: '1.1', lineCounter, logLevel: 'error' });

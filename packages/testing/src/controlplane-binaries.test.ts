@@ -179,3 +179,99 @@ describe('ensureControlPlaneBinaries', () => {
     );
   });
 });
+
+describe('the Go build cache, with kube-scheduler and kwok for fake nodes', () => {
+  // A stand-in `go` that records its arguments and writes the binaries `build -o` or
+  // `install` (into GOBIN) would, so the cache logic runs without compiling anything.
+  let go: string;
+  let log: string;
+  before(async () => {
+    log = join(scratch, 'go.log');
+    go = join(scratch, 'fake-go');
+    await writeFile(
+      go,
+      [
+        '#!/bin/sh',
+        'echo "$@" >> "${LOG:-/dev/null}"',
+        'case "$1" in',
+        '  version) echo "go version go1.26.0 fake/amd64" ;;',
+        '  build)',
+        '    out=""; prev=""',
+        '    for a in "$@"; do [ "$prev" = "-o" ] && out="$a"; prev="$a"; done',
+        '    for a in "$@"; do case "$a" in k8s.io/*|go.etcd.io/*)',
+        '      name=$(basename "$a"); [ "$name" = v3 ] && name=server',
+        '      printf "#!/bin/sh\\n" > "$out$name"; chmod +x "$out$name" ;; esac; done ;;',
+        '  install) printf "#!/bin/sh\\n" > "$GOBIN/kwok"; chmod +x "$GOBIN/kwok" ;;',
+        'esac',
+      ].join('\n') + '\n',
+    );
+    await chmod(go, 0o755);
+  });
+
+  /** An env with its own cache, holding a control plane built before kube-scheduler was. */
+  async function oldCache(name: string): Promise<NodeJS.ProcessEnv> {
+    const env = { NESTOR_CACHE_DIR: join(scratch, name), GO: go, LOG: log, NESTOR_CONTROLPLANE_SOURCE: 'go' };
+    const dir = controlPlaneCacheDir(controlPlaneModuleDir, env);
+    await mkdir(dir, { recursive: true });
+    for (const binary of ['kube-apiserver', 'kube-controller-manager', 'etcd']) {
+      await writeFile(join(dir, binary), '#!/bin/sh\n');
+      await chmod(join(dir, binary), 0o755);
+    }
+    await writeFile(join(dir, 'complete'), '{}\n');
+    return env;
+  }
+  const goCalls = async () => (await readFile(log, 'utf8').catch(() => '')).split('\n').filter(Boolean);
+
+  it('uses a cache from before kube-scheduler as it is when no fake nodes are asked for', async () => {
+    await rm(log, { force: true });
+    const env = await oldCache('old-no-nodes');
+    const binaries = await ensureControlPlaneBinaries({ env, controllerManager: true });
+    assert.equal(binaries.kubeScheduler, undefined);
+    assert.equal(binaries.kwok, undefined);
+    assert.deepEqual(await goCalls(), [], 'nothing built');
+  });
+
+  it('adds kube-scheduler to that cache, and builds kwok once, when fake nodes are asked for', async () => {
+    await rm(log, { force: true });
+    const env = await oldCache('old-nodes');
+    const dir = controlPlaneCacheDir(controlPlaneModuleDir, env);
+    const binaries = await ensureControlPlaneBinaries({ env, controllerManager: true, nodes: true });
+    assert.equal(binaries.kubeApiServer, join(dir, 'kube-apiserver'));
+    assert.equal(binaries.kubeScheduler, join(dir, 'kube-scheduler'));
+    assert.equal(binaries.kwok, join(scratch, 'old-nodes', 'kwok', 'v0.8.0', 'kwok'));
+    const builds = (await goCalls()).filter((line) => !line.startsWith('version'));
+    assert.equal(builds.length, 2, builds.join('\n'));
+    assert.match(builds[0]!, /^build .* k8s\.io\/kubernetes\/cmd\/kube-scheduler$/, 'only the missing binary');
+    assert.match(builds[1]!, /^install .* sigs\.k8s\.io\/kwok\/cmd\/kwok@v0\.8\.0$/);
+
+    await rm(log, { force: true });
+    assert.deepEqual(await ensureControlPlaneBinaries({ env, nodes: true }), binaries);
+    assert.deepEqual(await goCalls(), [], 'the second time, all from the cache');
+  });
+
+  it('takes kube-scheduler and kwok from TEST_ASSET_* without building', async () => {
+    const assets = await stubs('assets-nodes', ['kube-apiserver', 'etcd', 'kube-scheduler', 'kwok']);
+    const binaries = await ensureControlPlaneBinaries({
+      nodes: true,
+      env: {
+        NESTOR_CACHE_DIR: join(scratch, 'empty-cache'),
+        GO: join(scratch, 'no-go'),
+        KUBEBUILDER_ASSETS: assets,
+        TEST_ASSET_KWOK: join(assets, 'kwok'),
+      },
+    });
+    assert.equal(binaries.kubeScheduler, join(assets, 'kube-scheduler'));
+    assert.equal(binaries.kwok, join(assets, 'kwok'));
+  });
+
+  it('fails clearly on a TEST_ASSET_KWOK that is not there', async () => {
+    const assets = await stubs('assets-no-kwok', ['kube-apiserver', 'etcd', 'kube-scheduler']);
+    await assert.rejects(
+      ensureControlPlaneBinaries({
+        nodes: true,
+        env: { KUBEBUILDER_ASSETS: assets, TEST_ASSET_KWOK: '/nonexistent/kwok', GO: join(scratch, 'no-go') },
+      }),
+      /kwok not usable at \/nonexistent\/kwok \(from TEST_ASSET_KWOK\)/,
+    );
+  });
+});

@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
@@ -7,6 +7,8 @@ import { fileURLToPath } from 'node:url';
 import { acquireLock, nestorCacheRoot } from './cache.js';
 import { downloadEnvtestBinaries, EnvtestVersionUnavailable } from './envtest-download.js';
 import { exactVersion } from './envtest-index.js';
+import { runGo } from './go-command.js';
+import { ensureKwok } from './kwok-binary.js';
 import type { ControlPlaneBinaries } from './binary-paths.js';
 
 export type { ControlPlaneBinaries } from './binary-paths.js';
@@ -21,12 +23,27 @@ export interface EnsureBinariesOptions {
    * KUBEBUILDER_ASSETS / TEST_ASSET_* this means the Go build (or its cache).
    */
   controllerManager?: boolean;
+  /**
+   * Fake nodes are wanted: kube-scheduler (the Go build, unless TEST_ASSET_KUBE_SCHEDULER or
+   * KUBEBUILDER_ASSETS has one) and kwok (TEST_ASSET_KWOK, else built once into the cache).
+   */
+  nodes?: boolean;
 }
 
 /** Where the binaries come from when no envtest variable names them: NESTOR_CONTROLPLANE_SOURCE. */
 export type ControlPlaneSource = 'auto' | 'download' | 'go';
 
-const BINARIES = ['kube-apiserver', 'kube-controller-manager', 'etcd'] as const;
+/** What the Go module builds, by binary name. etcd's main package builds a binary named "server". */
+const GO_PACKAGES = {
+  'kube-apiserver': 'k8s.io/kubernetes/cmd/kube-apiserver',
+  'kube-controller-manager': 'k8s.io/kubernetes/cmd/kube-controller-manager',
+  'kube-scheduler': 'k8s.io/kubernetes/cmd/kube-scheduler',
+  etcd: 'go.etcd.io/etcd/server/v3',
+} as const;
+type GoBinary = keyof typeof GO_PACKAGES;
+// kube-scheduler came later: a cache built before it lacks it and is completed, not rebuilt.
+const CORE: GoBinary[] = ['kube-apiserver', 'kube-controller-manager', 'etcd'];
+const ALL = Object.keys(GO_PACKAGES) as GoBinary[];
 
 /** The Go module that pins the control plane: packages/testing/controlplane. */
 export const controlPlaneModuleDir = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'controlplane');
@@ -59,6 +76,13 @@ export function controlPlaneCacheDir(moduleDir = controlPlaneModuleDir, env = pr
  * Nestor's Go build (built once into the cache).
  */
 export async function ensureControlPlaneBinaries(options: EnsureBinariesOptions = {}): Promise<ControlPlaneBinaries> {
+  const binaries = await controlPlaneBinaries(options);
+  if (!options.nodes) return binaries;
+  if (!binaries.kubeScheduler) throw new Error(`fake nodes need kube-scheduler, and ${binaries.origin} has none`);
+  return { ...binaries, kwok: await ensureKwok(options) };
+}
+
+async function controlPlaneBinaries(options: EnsureBinariesOptions): Promise<ControlPlaneBinaries> {
   const env = options.env ?? process.env;
   const assets = env.KUBEBUILDER_ASSETS;
   // Where each binary is asked for, named by the variable that asks, for error messages.
@@ -71,6 +95,7 @@ export async function ensureControlPlaneBinaries(options: EnsureBinariesOptions 
   const apiServer = given('TEST_ASSET_KUBE_APISERVER', 'kube-apiserver');
   const etcd = given('TEST_ASSET_ETCD', 'etcd');
   const kcm = given('TEST_ASSET_KUBE_CONTROLLER_MANAGER', 'kube-controller-manager');
+  const scheduler = given('TEST_ASSET_KUBE_SCHEDULER', 'kube-scheduler');
   if (apiServer || etcd) {
     const origin = assets ? `KUBEBUILDER_ASSETS=${assets}` : 'TEST_ASSET_* variables';
     // Check every binary given before building the missing ones: a wrong path fails at once.
@@ -81,11 +106,19 @@ export async function ensureControlPlaneBinaries(options: EnsureBinariesOptions 
       kcm && (kcm.from === 'TEST_ASSET_KUBE_CONTROLLER_MANAGER' || existsSync(kcm.path))
         ? await requireExecutable(kcm.path, 'kube-controller-manager', kcm.from)
         : undefined;
-    const built = kubeApiServer && etcdPath ? undefined : await cachedControlPlane(options);
+    const kubeScheduler =
+      scheduler && (scheduler.from === 'TEST_ASSET_KUBE_SCHEDULER' || existsSync(scheduler.path))
+        ? await requireExecutable(scheduler.path, 'kube-scheduler', scheduler.from)
+        : undefined;
+    // envtest ships no kube-scheduler either: fake nodes then take it from the Go build.
+    const needsBuild = !kubeApiServer || !etcdPath || (options.nodes && !kubeScheduler);
+    const built = needsBuild ? await cachedControlPlane(options) : undefined;
+    const schedulerPath = kubeScheduler ?? built?.kubeScheduler;
     return {
       kubeApiServer: kubeApiServer ?? built!.kubeApiServer,
       etcd: etcdPath ?? built!.etcd,
       ...(kubeControllerManager ? { kubeControllerManager } : {}),
+      ...(schedulerPath ? { kubeScheduler: schedulerPath } : {}),
       origin,
     };
   }
@@ -113,14 +146,18 @@ async function cachedControlPlane(options: EnsureBinariesOptions): Promise<Contr
     if (!asked && existsSync(join(controlPlaneCacheDir(controlPlaneModuleDir, env), 'complete'))) {
       return buildControlPlane(options);
     }
-    if (options.controllerManager) {
-      progress('kube-controller-manager is needed and envtest archives carry none: using the Go build');
+    if (options.controllerManager || options.nodes) {
+      const needed = options.controllerManager ? 'kube-controller-manager' : 'kube-scheduler';
+      progress(`${needed} is needed and envtest archives carry none: using the Go build`);
       return buildControlPlane(options);
     }
-  } else if (options.controllerManager) {
+  } else if (options.controllerManager || options.nodes) {
+    const [needed, variable] = options.controllerManager
+      ? ['kube-controller-manager', 'TEST_ASSET_KUBE_CONTROLLER_MANAGER']
+      : ['kube-scheduler', 'TEST_ASSET_KUBE_SCHEDULER'];
     throw new Error(
-      'kube-controller-manager is needed, but NESTOR_CONTROLPLANE_SOURCE=download and envtest archives carry none: ' +
-        'set NESTOR_CONTROLPLANE_SOURCE=auto or go (a Go build), or TEST_ASSET_KUBE_CONTROLLER_MANAGER',
+      `${needed} is needed, but NESTOR_CONTROLPLANE_SOURCE=download and envtest archives carry none: ` +
+        `set NESTOR_CONTROLPLANE_SOURCE=auto or go (a Go build), or ${variable}`,
     );
   }
   const version = asked ?? module;
@@ -165,27 +202,37 @@ async function requireExecutable(path: string, name: string, from: string): Prom
 }
 
 /**
- * Builds kube-apiserver, kube-controller-manager and etcd from the Go module into the
- * cache, once. Idempotent, and safe to run from several processes at once: one builds
- * under a lock, the others wait for it and reuse its result.
+ * Builds kube-apiserver, kube-controller-manager, kube-scheduler and etcd from the Go module
+ * into the cache, once. Idempotent, and safe to run from several processes at once: one
+ * builds under a lock, the others wait for it and reuse its result. A cache from before
+ * kube-scheduler was built here keeps its binaries: the scheduler is added when asked for
+ * (`nodes`), not the whole control plane rebuilt.
  */
 export async function buildControlPlane(options: EnsureBinariesOptions = {}): Promise<ControlPlaneBinaries> {
   const env = options.env ?? process.env;
   const progress = options.onProgress ?? (() => {});
   const dir = controlPlaneCacheDir(controlPlaneModuleDir, env);
-  const result: ControlPlaneBinaries = {
-    kubeApiServer: join(dir, 'kube-apiserver'),
-    kubeControllerManager: join(dir, 'kube-controller-manager'),
-    etcd: join(dir, 'etcd'),
-    origin: `Nestor's build cache ${dir}`,
+  const wanted = options.nodes ? ALL : CORE;
+  const result = (): ControlPlaneBinaries => {
+    const kubeScheduler = join(dir, 'kube-scheduler');
+    return {
+      kubeApiServer: join(dir, 'kube-apiserver'),
+      kubeControllerManager: join(dir, 'kube-controller-manager'),
+      ...(existsSync(kubeScheduler) ? { kubeScheduler } : {}),
+      etcd: join(dir, 'etcd'),
+      origin: `Nestor's build cache ${dir}`,
+    };
   };
   const complete = join(dir, 'complete');
-  if (existsSync(complete)) return result;
+  const missing = () => wanted.filter((name) => !existsSync(join(dir, name)));
+  if (existsSync(complete) && missing().length === 0) return result();
 
   await mkdir(dir, { recursive: true });
   const release = await acquireLock(join(dir, 'build.lock'), progress);
   try {
-    if (existsSync(complete)) return result; // another process built it while we waited
+    // Another process may have built it while we waited.
+    if (existsSync(complete) && missing().length === 0) return result();
+    const toBuild = existsSync(complete) ? missing() : ALL;
     const go = env.GO ?? 'go';
     const version = spawnSync(go, ['version'], { encoding: 'utf8' });
     if (version.error || version.status !== 0) {
@@ -197,23 +244,26 @@ export async function buildControlPlane(options: EnsureBinariesOptions = {}): Pr
     }
     const k8s = kubernetesVersion();
     const [, minor] = /^v1\.(\d+)\./.exec(k8s) ?? [];
-    progress(`building kube-apiserver, kube-controller-manager and etcd ${k8s} with ${version.stdout.trim()}`);
-    progress(`into ${dir} (a cold build takes about 5 minutes on 2 cores; later runs reuse it)`);
+    progress(`building ${toBuild.join(', ')} ${k8s} with ${version.stdout.trim()}`);
+    progress(
+      toBuild.length === ALL.length
+        ? `into ${dir} (a cold build takes about 6 minutes on 2 cores; later runs reuse it)`
+        : `into ${dir}, beside the binaries built before`,
+    );
     const staging = join(dir, `staging-${process.pid}`);
     await rm(staging, { recursive: true, force: true });
     await mkdir(staging, { recursive: true });
     const started = Date.now();
-    await runGoBuild(go, staging, k8s, minor ?? '0', env, progress);
-    // etcd's main package is go.etcd.io/etcd/server/v3, so Go names its binary "server".
-    await rename(join(staging, 'server'), join(staging, 'etcd'));
-    for (const name of BINARIES) await rename(join(staging, name), join(dir, name));
+    await runGoBuild(go, staging, toBuild, k8s, minor ?? '0', env, progress);
+    if (toBuild.includes('etcd')) await rename(join(staging, 'server'), join(staging, 'etcd'));
+    for (const name of toBuild) await rename(join(staging, name), join(dir, name));
     await rm(staging, { recursive: true, force: true });
     await writeFile(
       complete,
       JSON.stringify({ kubernetes: k8s, go: version.stdout.trim(), builtAt: new Date().toISOString() }) + '\n',
     );
-    progress(`control plane built in ${((Date.now() - started) / 1000).toFixed(0)} s`);
-    return result;
+    progress(`${toBuild.join(', ')} built in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+    return result();
   } finally {
     await release();
   }
@@ -222,6 +272,7 @@ export async function buildControlPlane(options: EnsureBinariesOptions = {}): Pr
 function runGoBuild(
   go: string,
   outDir: string,
+  binaries: GoBinary[],
   k8s: string,
   minor: string,
   env: NodeJS.ProcessEnv,
@@ -242,41 +293,12 @@ function runGoBuild(
     `-ldflags=${ldflags}`,
     '-o',
     `${outDir}/`,
-    'k8s.io/kubernetes/cmd/kube-apiserver',
-    'k8s.io/kubernetes/cmd/kube-controller-manager',
-    'go.etcd.io/etcd/server/v3',
+    ...binaries.map((name) => GO_PACKAGES[name]),
   ];
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(go, args, {
-      cwd: controlPlaneModuleDir,
-      env: { ...env, GOWORK: 'off', CGO_ENABLED: '0', GOFLAGS: '-mod=readonly -buildvcs=false' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let compiled = 0;
-    let lastPackage = '';
-    const tail: string[] = [];
-    child.stderr.setEncoding('utf8');
-    child.stderr.on('data', (chunk: string) => {
-      for (const line of chunk.split('\n')) {
-        if (!line) continue;
-        tail.push(line);
-        if (tail.length > 40) tail.shift();
-        if (/^[\w.-]+(\/[\w.@~+-]+)*$/.test(line)) {
-          compiled++;
-          lastPackage = line;
-        }
-      }
-    });
-    child.stdout.resume();
-    const ticker = setInterval(() => progress(`  ... ${compiled} Go packages compiled (last: ${lastPackage})`), 15_000);
-    child.on('error', (error) => {
-      clearInterval(ticker);
-      reject(error);
-    });
-    child.on('close', (code) => {
-      clearInterval(ticker);
-      if (code === 0) resolvePromise();
-      else reject(new Error(`go build of the control plane failed (exit ${code}):\n${tail.join('\n')}`));
-    });
+  return runGo(go, args, {
+    cwd: controlPlaneModuleDir,
+    env: { ...env, GOWORK: 'off', CGO_ENABLED: '0', GOFLAGS: '-mod=readonly -buildvcs=false' },
+    progress,
+    what: 'go build of the control plane',
   });
 }

@@ -15,6 +15,13 @@ import {
   type Authentication,
 } from './credentials.js';
 import { loadCustomResourceDefinitions, type CrdSource } from './crds.js';
+import { FakeNodes, isUsable } from './fake-nodes.js';
+import {
+  NODE_API_SERVER_FLAGS,
+  NODE_CONTROLLER_MANAGER_FLAGS,
+  NODE_CONTROLLERS,
+  startNodeComponents,
+} from './node-components.js';
 import { assertPortFree, freePort } from './ports.js';
 import { ControlPlaneProcess, type ProcessOptions } from './process.js';
 import { TcpRelay } from './tcp-relay.js';
@@ -28,6 +35,14 @@ export interface TestEnvironmentOptions {
    * Deployment and ReplicaSet controllers, or the list of controllers to run.
    */
   controllerManager?: boolean | string[];
+  /**
+   * Fake Nodes, as many as given: kwok runs them (pods go Running and Ready, Job pods
+   * complete) and kube-scheduler places pods on them; kube-controller-manager runs with the
+   * workload and node controllers (Jobs, StatefulSets, DaemonSets, node health, evictions).
+   * Faults through `env.nodes`. With an existing cluster (USE_EXISTING_CLUSTER, the shared
+   * control plane), waits until it has this many fake nodes ready instead of starting any.
+   */
+  nodes?: number;
   /** How the admin user authenticates (default 'token'). */
   authentication?: Authentication;
   /** Copy the control plane's output to stderr (default: KUBEBUILDER_ATTACH_CONTROL_PLANE_OUTPUT). */
@@ -89,6 +104,8 @@ interface OwnedControlPlane {
   apiServerArgs: string[];
   processOptions: ProcessOptions;
   controllerManager?: ControlPlaneProcess;
+  scheduler?: ControlPlaneProcess;
+  kwok?: ControlPlaneProcess;
   auditLogPath?: string;
 }
 
@@ -107,6 +124,7 @@ export class TestEnvironment {
   private readonly namespaces = new Set<string>();
   private readonly webhooks: LocalWebhooks[] = [];
   private stopped = false;
+  private fakeNodes?: FakeNodes;
 
   private constructor(
     /** The admin's KubeConfig for this control plane. */
@@ -140,6 +158,10 @@ export class TestEnvironment {
       ? await TestEnvironment.attach(settings)
       : await TestEnvironment.launch(options, settings);
     try {
+      if (options.nodes) {
+        environment.fakeNodes = new FakeNodes(environment.client, settings.startTimeoutMs);
+        if (useExisting) await environment.waitForSharedNodes(options.nodes);
+      }
       if (options.crds?.length) await environment.installCRDs(options.crds);
     } catch (error) {
       await environment.stop();
@@ -168,11 +190,18 @@ export class TestEnvironment {
   ): Promise<TestEnvironment> {
     const attachOutput = options.attachControlPlaneOutput ?? flag(process.env.KUBEBUILDER_ATTACH_CONTROL_PLANE_OUTPUT);
     const processOptions: ProcessOptions = { attachOutput, stopTimeoutMs: settings.stopTimeoutMs };
+    const nodes = options.nodes ?? 0;
+    if (!Number.isInteger(nodes) || nodes < 0) {
+      throw new Error(`nodes is ${options.nodes}: give the number of fake nodes to start, 0 or more`);
+    }
+    // Pods on nodes need the Deployment, ReplicaSet and node controllers.
+    const wantsControllerManager = Boolean(options.controllerManager) || nodes > 0;
     const binaries = await ensureControlPlaneBinaries({
       onProgress: options.onProgress ?? ((line) => process.stderr.write(`[nestor controlplane] ${line}\n`)),
-      controllerManager: Boolean(options.controllerManager),
+      controllerManager: wantsControllerManager,
+      nodes: nodes > 0,
     });
-    if (options.controllerManager && !binaries.kubeControllerManager) {
+    if (wantsControllerManager && !binaries.kubeControllerManager) {
       throw new Error(
         `kube-controller-manager was asked for, but ${binaries.origin} has none: add one there or set TEST_ASSET_KUBE_CONTROLLER_MANAGER`,
       );
@@ -234,6 +263,7 @@ export class TestEnvironment {
         '--disable-admission-plugins=ServiceAccount',
         ...identity.apiServerFlags,
         ...(audit?.flags ?? []),
+        ...(nodes > 0 ? NODE_API_SERVER_FLAGS : []),
         ...(options.apiServerFlags ?? []),
       ];
       const apiServer = new ControlPlaneProcess(
@@ -264,8 +294,9 @@ export class TestEnvironment {
       await waitReady(client, settings.startTimeoutMs, [apiServer]);
 
       let controllerManager: ControlPlaneProcess | undefined;
-      if (options.controllerManager && binaries.kubeControllerManager) {
-        const controllers = options.controllerManager === true ? DEFAULT_CONTROLLERS : options.controllerManager;
+      if (wantsControllerManager && binaries.kubeControllerManager) {
+        const asked = Array.isArray(options.controllerManager) ? options.controllerManager : DEFAULT_CONTROLLERS;
+        const controllers = nodes > 0 ? [...new Set([...asked, ...NODE_CONTROLLERS])] : asked;
         controllerManager = new ControlPlaneProcess(
           'kube-controller-manager',
           binaries.kubeControllerManager,
@@ -279,10 +310,35 @@ export class TestEnvironment {
             '--secure-port=0',
             '--use-service-account-credentials=false',
             '--concurrent-gc-syncs=5',
+            ...(nodes > 0 ? NODE_CONTROLLER_MANAGER_FLAGS : []),
           ],
           processOptions,
         );
         started.push(controllerManager);
+      }
+
+      let scheduler: ControlPlaneProcess | undefined;
+      let kwok: ControlPlaneProcess | undefined;
+      if (nodes > 0) {
+        ({ scheduler, kwok } = await startNodeComponents({
+          dir,
+          kubeconfigPath,
+          kubeScheduler: binaries.kubeScheduler!,
+          kwok: binaries.kwok!,
+          processOptions,
+        }));
+        started.push(scheduler, kwok);
+        const fakeNodes = new FakeNodes(client, settings.startTimeoutMs);
+        const names = Array.from({ length: nodes }, (_, i) => `kwok-node-${i}`);
+        await Promise.all(names.map((name) => fakeNodes.create({ name })));
+        // Usable: kwok reported them Ready and the node lifecycle controller lifted the
+        // not-ready taint that nodes are created with.
+        await waitUntil(
+          started,
+          settings.startTimeoutMs,
+          async () => (await fakeNodes.list()).filter(isUsable).length >= nodes,
+          `the ${nodes} fake nodes did not become ready`,
+        );
       }
 
       return new TestEnvironment(kubeConfig, kubeconfigPath, client, settings, {
@@ -296,6 +352,8 @@ export class TestEnvironment {
         apiServerArgs,
         processOptions,
         ...(controllerManager ? { controllerManager } : {}),
+        ...(scheduler ? { scheduler } : {}),
+        ...(kwok ? { kwok } : {}),
         ...(audit ? { auditLogPath: audit.path } : {}),
       });
     } catch (error) {
@@ -343,7 +401,34 @@ export class TestEnvironment {
   get pids(): number[] {
     const o = this.owned;
     if (!o) return [];
-    return [o.etcd.pid, o.apiServer.pid, o.controllerManager?.pid].filter((p): p is number => p !== undefined);
+    return [o.etcd.pid, o.apiServer.pid, o.controllerManager?.pid, o.scheduler?.pid, o.kwok?.pid].filter(
+      (p): p is number => p !== undefined,
+    );
+  }
+
+  /**
+   * The fake nodes and their faults (see FakeNodes): a node NotReady, drained, a pod failed
+   * or crash-looping. Needs `TestEnvironment.start({ nodes })`.
+   */
+  get nodes(): FakeNodes {
+    if (!this.fakeNodes) throw new Error('env.nodes needs fake nodes: TestEnvironment.start({ nodes: 3 })');
+    return this.fakeNodes;
+  }
+
+  private async waitForSharedNodes(count: number): Promise<void> {
+    const nodes = this.fakeNodes!;
+    try {
+      // No fake node at all: the cluster runs none, and waiting would not bring any.
+      if ((await nodes.list()).length === 0) throw new Error('the cluster has no fake nodes');
+      await nodes.waitUsable(count, this.options.startTimeoutMs);
+    } catch (error) {
+      throw new Error(
+        `${(error as Error).message}. This environment is attached to an existing cluster (USE_EXISTING_CLUSTER), ` +
+          `which must run ${count} fake nodes: start the shared control plane with nodes (NESTOR_TEST_NODES=${count}, ` +
+          `or startSharedControlPlane({ nodes: ${count} })), or pass { useExistingCluster: false } for a control plane of its own`,
+        { cause: error },
+      );
+    }
   }
 
   /**
@@ -524,6 +609,8 @@ export class TestEnvironment {
       return;
     }
     this.client.close();
+    await owned.kwok?.stop();
+    await owned.scheduler?.stop();
     await owned.controllerManager?.stop();
     await owned.apiServer.stop();
     await owned.etcdRelay?.close();

@@ -454,7 +454,7 @@ describe('ensureControlPlaneBinaries with envtest downloads', () => {
         '#!/bin/sh',
         'if [ "$1" = version ]; then echo "go version go1.26.0 fake"; exit 0; fi',
         'while [ $# -gt 0 ]; do if [ "$1" = -o ]; then out="$2"; fi; shift; done',
-        'for b in kube-apiserver kube-controller-manager server; do printf "#!/bin/sh\\n" > "$out$b"; chmod +x "$out$b"; done',
+        'for b in kube-apiserver kube-controller-manager kube-scheduler server; do printf "#!/bin/sh\\n" > "$out$b"; chmod +x "$out$b"; done',
       ].join('\n') + '\n',
     );
     await chmod(fakeGo, 0o755);

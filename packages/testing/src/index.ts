@@ -1,4 +1,15 @@
 export { TestEnvironment, type TestEnvironmentOptions } from './environment.js';
+export {
+  FakeNodes,
+  FAKE_NODE_ANNOTATION,
+  FAKE_NODE_LABEL,
+  type FakeNodeObject,
+  type FakeNodeOptions,
+  type FakePodObject,
+  type PodFailure,
+  type PodRef,
+} from './fake-nodes.js';
+export { ensureKwok, KWOK_VERSION, kwokCacheDir, type KwokBinaryOptions } from './kwok-binary.js';
 export { LocalWebhooks, type WebhookInstallOptions, type WebhookConfigurationObject } from './webhooks.js';
 export { ApiClient } from './api-client.js';
 export type { Authentication } from './credentials.js';
@@ -30,6 +41,7 @@ export {
   EnvtestVersionUnavailable,
   type EnvtestDownloadOptions,
 } from './envtest-download.js';
+export { ensureHelm, helmCacheDir, helmVersion, type EnsureHelmOptions } from './helm-binary.js';
 export { waitFor, type WaitForOptions } from './wait-for.js';
 export { parallel } from './parallel.js';
 export { TcpRelay } from './tcp-relay.js';

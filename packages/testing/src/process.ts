@@ -26,9 +26,11 @@ export class ControlPlaneProcess {
     binary: string,
     args: string[],
     private readonly options: ProcessOptions,
+    /** Its environment (default: this process's). */
+    env?: NodeJS.ProcessEnv,
   ) {
     const [command, argv] = SETPRIV ? [SETPRIV, ['--pdeathsig', 'SIGKILL', '--', binary, ...args]] : [binary, args];
-    this.child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'pipe'], ...(env ? { env } : {}) });
     const collect = (chunk: Buffer) => {
       const text = chunk.toString('utf8');
       for (const line of text.split('\n')) {

@@ -34,8 +34,15 @@ interface Run {
 /** Runs a runner's CLI in a fixture folder, bounded, with the parent's shared cluster withdrawn. */
 function run(fixture: string, args: string[], env: NodeJS.ProcessEnv): Promise<Run> {
   const clean = { ...process.env };
-  // The repository's own global setup exported these; the fixture's setup must start its own.
-  for (const name of ['USE_EXISTING_CLUSTER', 'KUBECONFIG', 'NESTOR_SHARED_CONTROL_PLANE', 'NODE_TEST_CONTEXT']) {
+  // The repository's own global setup exported these (and scripts/test.mjs asked for fake
+  // nodes); the fixture's setup must start its own, as a user's would.
+  for (const name of [
+    'USE_EXISTING_CLUSTER',
+    'KUBECONFIG',
+    'NESTOR_SHARED_CONTROL_PLANE',
+    'NODE_TEST_CONTEXT',
+    'NESTOR_TEST_NODES',
+  ]) {
     delete clean[name];
   }
   return new Promise((resolvePromise, reject) => {

@@ -18,6 +18,12 @@ export interface SharedControlPlaneOptions {
   controllerManager?: boolean | 'if-available';
   /** CRDs to install once, for every file. */
   crds?: CrdSource[];
+  /**
+   * Fake nodes (kwok, with kube-scheduler) for the files whose pods must run: they attach
+   * with `TestEnvironment.start({ nodes })`. Default: NESTOR_TEST_NODES, else none. They
+   * add about a second to the start; files that need none are not slowed.
+   */
+  nodes?: number;
 }
 
 /** What the global setup exports to the test processes. */
@@ -43,9 +49,12 @@ export async function startSharedControlPlane(options: SharedControlPlaneOptions
   if (holder[KEY]) return describe(holder[KEY]);
   const started = Date.now();
   const log = (line: string) => process.stderr.write(`[nestor testing] ${line}\n`);
-  const controllerManager = await wantsControllerManager(options.controllerManager, log);
+  const nodes = options.nodes ?? nodesFromEnv();
+  // Fake nodes run kube-controller-manager (their pods need its controllers).
+  const controllerManager = nodes > 0 || (await wantsControllerManager(options.controllerManager, log));
   const environment = await TestEnvironment.start({
     controllerManager,
+    ...(nodes > 0 ? { nodes } : {}),
     ...(options.crds ? { crds: options.crds } : {}),
     onProgress: log,
     // The run's own global setup owns this one, even if USE_EXISTING_CLUSTER leaks in later.
@@ -57,7 +66,8 @@ export async function startSharedControlPlane(options: SharedControlPlaneOptions
   env.NESTOR_SHARED_CONTROL_PLANE = 'true';
   log(
     `control plane ready at ${environment.server} in ${Date.now() - started} ms` +
-      (controllerManager ? ' (with kube-controller-manager)' : ' (no kube-controller-manager: no garbage collection)'),
+      (controllerManager ? ' (with kube-controller-manager)' : ' (no kube-controller-manager: no garbage collection)') +
+      (nodes > 0 ? `, ${nodes} fake nodes` : ''),
   );
   return describe(environment);
 }
@@ -84,6 +94,18 @@ async function wantsControllerManager(
   if (choice !== 'if-available') return choice;
   const binaries = await ensureControlPlaneBinaries({ onProgress: log });
   return binaries.kubeControllerManager !== undefined;
+}
+
+function nodesFromEnv(): number {
+  const value = process.env.NESTOR_TEST_NODES?.trim();
+  if (!value) return 0;
+  const nodes = Number(value);
+  if (!Number.isInteger(nodes) || nodes < 0) {
+    throw new Error(
+      `NESTOR_TEST_NODES is "${value}": write the number of fake nodes for the shared control plane, e.g. 3`,
+    );
+  }
+  return nodes;
 }
 
 function describe(environment: TestEnvironment): SharedControlPlane {

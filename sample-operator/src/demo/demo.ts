@@ -1,24 +1,24 @@
 // `npm run demo`: the sample operator against a local control plane, step by step.
 //
-// Starts etcd + kube-apiserver + kube-controller-manager (TestEnvironment), installs the
-// CRD generated from the decorated Memcached class, starts the sample operator in this
-// process, then creates, scales, changes and deletes a Memcached and edits the inventory,
-// printing each change the operator makes. Every step must converge within a bound.
+// Starts etcd + kube-apiserver + kube-controller-manager + kube-scheduler and three fake
+// nodes that kwok runs (TestEnvironment), installs the CRD generated from the decorated
+// Memcached class, starts the sample operator in this process, then creates, scales,
+// changes and deletes a Memcached, takes a node down and edits the inventory, printing each
+// change the operator makes. Every step must converge within a bound.
 //
 //   node sample-operator/dist/demo/demo.js [--keep] [--verbose]
 //     --keep     keep everything running at the end, print a KUBECONFIG and kubectl examples
 //     --verbose  also print the operator's debug logs
 //   DEMO_STEP_TIMEOUT_MS  the bound on each step (default 30000)
 import 'reflect-metadata';
-import { Module, type INestApplicationContext } from '@nestjs/common';
+import type { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { customResourceDefinition } from '@nestor/operator';
 import { TestEnvironment, waitFor } from '@nestor/testing';
 import { RECORD_LABEL } from '../inventory/inventory.configmap.js';
 import { RecordStore, type InventoryRecord } from '../inventory/record-store.js';
-import type { ConfigMapObject, DeploymentObject, EventObject } from '../kube-types.js';
+import type { ConfigMapObject, DeploymentObject, EventObject, PodObject } from '../kube-types.js';
 import { Memcached } from '../memcached/memcached.resource.js';
-import { SIMULATED_POD_START_MS, SimulatedKubelet } from '../test-support/simulated-kubelet.js';
 import { ClusterView } from './cluster-view.js';
 import { Terminal } from './terminal.js';
 
@@ -97,6 +97,17 @@ async function rolledOut(size: number, port: number): Promise<boolean> {
   );
 }
 
+/** The Memcached's pods that are not being deleted. */
+async function podsOfMemcached(): Promise<PodObject[]> {
+  const selector = encodeURIComponent(`app.kubernetes.io/instance=${NAME}`);
+  const pods = await api().request<{ items: PodObject[] }>(
+    'GET',
+    `/api/v1/namespaces/${NAMESPACE}/pods?labelSelector=${selector}`,
+  );
+  return pods.items.filter((pod) => !pod.metadata?.deletionTimestamp);
+}
+let lostNode: string | undefined;
+
 async function inventoryMirrors(store: RecordStore): Promise<boolean> {
   const records = await store.list();
   const list = await api().request<{ items: ConfigMapObject[] }>(
@@ -142,12 +153,13 @@ async function run(steps: Step[], first: number, total: number): Promise<void> {
 async function main(): Promise<void> {
   const began = Date.now();
   term.line(term.paint('Nestor sample operator: Memcached (Operator SDK tutorial) + an inventory poller', 'bold'));
-  const total = keep ? 8 : 9;
+  const total = keep ? 9 : 10;
 
-  term.step(1, total, 'Start a local control plane: etcd, kube-apiserver, kube-controller-manager');
-  starting = TestEnvironment.start({ useExistingCluster: false, controllerManager: true });
+  term.step(1, total, 'Start a local control plane: etcd, kube-apiserver, kube-controller-manager, kube-scheduler');
+  term.note('and three fake nodes that kwok runs: pods are scheduled and go Running and Ready, as on a cluster.');
+  starting = TestEnvironment.start({ useExistingCluster: false, nodes: 3 });
   env = await starting;
-  term.ok(`API server at ${env.server}`);
+  term.ok(`API server at ${env.server} · nodes ${(await env.nodes.names()).join(', ')}`);
 
   term.step(2, total, 'Install the Memcached CRD, generated from @CustomResource/@Field');
   const crd = customResourceDefinition(Memcached);
@@ -167,8 +179,7 @@ async function main(): Promise<void> {
       `spec.containerPort default ${String(spec.containerPort!.default)}`,
   );
 
-  term.step(3, total, 'Start the sample operator (in this process) and a stand-in kubelet');
-  term.note('The local control plane has no nodes: a stand-in marks each Pod Ready 0.8 s after it is created.');
+  term.step(3, total, 'Start the sample operator (in this process)');
   // The operator is configured as in production, through its environment (see app.module.ts).
   process.env.KUBECONFIG = env.kubeconfigPath;
   process.env.WATCH_NAMESPACE = NAMESPACE;
@@ -177,13 +188,8 @@ async function main(): Promise<void> {
   process.env.WEBHOOK_PORT ??= '0'; // the demo installs no webhook configurations and converts nothing
   process.env.INVENTORY_POLL_MS ??= '1000';
   const { AppModule, appOptions } = await import('../app.module.js');
-  // The operator's module as main.ts runs it, with the kubelet stand-in beside it.
-  @Module({
-    imports: [AppModule],
-    providers: [SimulatedKubelet, { provide: SIMULATED_POD_START_MS, useValue: 800 }],
-  })
-  class DemoModule {}
-  operator = await NestFactory.createApplicationContext(DemoModule, {
+  // The operator's module as main.ts runs it.
+  operator = await NestFactory.createApplicationContext(AppModule, {
     logger: term.logger(verbose),
     abortOnError: false,
   });
@@ -224,6 +230,19 @@ async function main(): Promise<void> {
       act: () => patchMemcached({ containerPort: 11311 }),
       until: () => rolledOut(3, 11311),
       what: '3 ready pods listening on 11311, and the status for generation 3',
+    },
+    {
+      title: 'A node fails (NotReady): its pods are evicted and rescheduled on the other nodes',
+      note: 'The node lifecycle controller taints it; the pods tolerate that for 2 s here (300 s by default).',
+      act: async () => {
+        lostNode = (await podsOfMemcached())[0]?.spec?.nodeName;
+        if (!lostNode) return;
+        await env!.nodes.notReady(lostNode);
+        term.note(`${lostNode} reports NotReady`);
+      },
+      until: async () =>
+        (await rolledOut(3, 11311)) && (await podsOfMemcached()).every((pod) => pod.spec?.nodeName !== lostNode),
+      what: `3 ready pods again, none on the lost node`,
     },
     {
       title: 'The inventory changes outside Kubernetes: one record edited, one added, one removed',

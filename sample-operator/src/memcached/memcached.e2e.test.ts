@@ -1,5 +1,6 @@
-// End-to-end tests of the Memcached operator against a real API server (and the
-// kube-controller-manager, so Deployments get ReplicaSets and Pods): the operator runs in a
+// End-to-end tests of the Memcached operator against a real API server, with
+// kube-controller-manager (Deployments get ReplicaSets and Pods), kube-scheduler and fake
+// nodes that kwok runs (the Pods are placed, go Running and Ready): the operator runs in a
 // Nest testing module, the test drives it with plain API calls and waits on conditions.
 // The CRD serves v1alpha1 and v1beta1, converted by MemcachedConversion in an app of its own
 // that lives as long as the file: the garbage collector reads the kind at its preferred
@@ -18,8 +19,7 @@ import {
   resourceOf,
 } from '@nestor/operator';
 import { TestEnvironment, waitFor, type LocalWebhooks } from '@nestor/testing';
-import type { DeploymentObject, EventObject } from '../kube-types.js';
-import { SimulatedKubelet } from '../test-support/simulated-kubelet.js';
+import type { DeploymentObject, EventObject, PodObject } from '../kube-types.js';
 import { MemcachedConversion } from './memcached.conversion.js';
 import { MemcachedModule } from './memcached.module.js';
 import { MemcachedV1beta1 } from './memcached-v1beta1.resource.js';
@@ -32,7 +32,8 @@ let converter: INestApplicationContext | undefined;
 
 before(async () => {
   const crd = customResourceDefinition(Memcached, MemcachedV1beta1);
-  env = await TestEnvironment.start({ crds: [crd] });
+  // The shared control plane's fake nodes (NESTOR_TEST_NODES): the Deployment's pods run there.
+  env = await TestEnvironment.start({ crds: [crd], nodes: 3 });
   webhooks = await env.installWebhooks({ conversions: [crd] });
   converter = await Test.createTestingModule({
     imports: [
@@ -69,8 +70,8 @@ after(async () => {
   await env.stop();
 });
 
-/** Starts the operator on one namespace. `kubelet: false` leaves every Pod Pending. */
-async function startOperator(namespace: string, { kubelet = true } = {}): Promise<INestApplicationContext> {
+/** Starts the operator on one namespace. */
+async function startOperator(namespace: string): Promise<INestApplicationContext> {
   const moduleRef = await Test.createTestingModule({
     imports: [
       OperatorModule.forRoot({
@@ -83,7 +84,6 @@ async function startOperator(namespace: string, { kubelet = true } = {}): Promis
       }),
       MemcachedModule,
     ],
-    providers: kubelet ? [SimulatedKubelet] : [],
   }).compile();
   await moduleRef.init();
   return moduleRef;
@@ -264,9 +264,14 @@ describe('Memcached operator', () => {
 });
 
 describe('Memcached operator without ready pods', () => {
-  it('reports Progressing and not Available while no pod becomes ready', async () => {
+  it('reports Progressing and not Available while no node can take its pods', async () => {
     const ns = await env.createNamespace('memcached-pending');
-    const app = await startOperator(ns, { kubelet: false });
+    // The namespace's default CPU request is more than any node has: the scheduler places no pod.
+    await env.client.request('POST', `/api/v1/namespaces/${ns}/limitranges`, {
+      metadata: { name: 'too-big' },
+      spec: { limits: [{ type: 'Container', default: { cpu: '64' }, defaultRequest: { cpu: '64' } }] },
+    });
+    const app = await startOperator(ns);
     try {
       await createMemcached(ns, 'stuck', { size: 2 });
       const stuck = await settled(
@@ -278,6 +283,17 @@ describe('Memcached operator without ready pods', () => {
       assert.equal(conditionOf(stuck, 'Available')?.reason, 'NoReplicasAvailable');
       assert.equal(conditionOf(stuck, 'Progressing')?.reason, 'RollingOut');
       assert.equal(stuck.status?.readyReplicas, 0);
+      // The scheduler tried, and found no node with room.
+      await waitFor(
+        async () => {
+          const { items } = await env.client.request<{ items: PodObject[] }>('GET', `/api/v1/namespaces/${ns}/pods`);
+          const unschedulable = (pod: PodObject) =>
+            pod.status?.phase === 'Pending' &&
+            pod.status.conditions?.some((c) => c.type === 'PodScheduled' && c.reason === 'Unschedulable');
+          return items.length === 2 && items.every(unschedulable);
+        },
+        { what: 'both pods Pending, unschedulable' },
+      );
     } finally {
       await app.close();
     }

@@ -1,8 +1,7 @@
-import { stringify } from 'yaml';
 import { installGuide } from './install-guide.js';
 import { manifestFolders } from './manifest-folders.js';
 import type { OperatorManifests } from './operator-manifests.js';
-import { GENERATED_HEADER, yamlDocuments } from './yaml-documents.js';
+import { GENERATED_HEADER, stringifyYaml, yamlDocuments } from './yaml-documents.js';
 
 /**
  * The manifests as files, by path: one folder per kustomization (crds/, namespace/ when
@@ -19,7 +18,7 @@ export function manifestFiles(manifests: OperatorManifests): Record<string, stri
     files[`${folder}/kustomization.yaml`] =
       GENERATED_HEADER +
       about.map((line) => `# ${line}\n`).join('') +
-      stringify({ apiVersion: 'kustomize.config.k8s.io/v1beta1', kind: 'Kustomization', resources });
+      stringifyYaml({ apiVersion: 'kustomize.config.k8s.io/v1beta1', kind: 'Kustomization', resources });
   }
   files['README.md'] = installGuide(manifests, folders);
   return files;

@@ -1,4 +1,15 @@
-import { stringify } from 'yaml';
+import { createRequire } from 'node:module';
+import type * as Yaml from 'yaml';
+
+// Loaded on first use: a running operator writes no YAML, and the library's ~70 modules
+// stay out of its memory (bench/floor.mjs); `nestor manifests` loads it.
+let yaml: typeof Yaml | undefined;
+
+/** yaml's stringify, the library loaded on the first call. */
+export function stringifyYaml(value: unknown, options?: Yaml.ToStringOptions): string {
+  yaml ??= createRequire(import.meta.url)('yaml') as typeof Yaml;
+  return yaml.stringify(value, options);
+}
 
 /** The first line of every file `nestor manifests` writes says so (and so marks it as its own). */
 export const GENERATED_NOTICE =
@@ -9,5 +20,5 @@ export const GENERATED_HEADER = `# ${GENERATED_NOTICE}\n`;
 
 /** Objects as one multi-document YAML stream. */
 export function yamlDocuments(objects: readonly object[]): string {
-  return GENERATED_HEADER + objects.map((object) => stringify(object, { lineWidth: 0 })).join('---\n');
+  return GENERATED_HEADER + objects.map((object) => stringifyYaml(object, { lineWidth: 0 })).join('---\n');
 }

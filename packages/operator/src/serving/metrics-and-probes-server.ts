@@ -1,4 +1,4 @@
-import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { silentLogger, type RuntimeLogger } from '@nestor/core';
 import type { HealthCheck, ManagerHealth } from '../runtime/manager.js';
@@ -8,6 +8,10 @@ import { MetricsAccess } from './metrics-access.js';
 import { listenOn } from './listen-on.js';
 import { probeChecks, probeResponse, type Probe } from './probe-response.js';
 import { ServingCertificate } from './serving-certificate.js';
+
+// Not imported from 'node:http': an ES import of it loads undici, about 3 MB of RSS
+// (packages/core/src/http1-exchange.ts says why); its CommonJS exports do not.
+const { createServer: createHttpServer } = process.getBuiltinModule('node:http');
 
 type Route = (req: IncomingMessage, res: ServerResponse, query: URLSearchParams) => Promise<void> | void;
 

@@ -1,7 +1,8 @@
 // The CacheCluster operator against a real kube-apiserver, etcd and kube-controller-manager:
 // the app's module runs in Nest's testing module, the API server calls its webhook, and the
-// test drives it with plain API calls, waiting on conditions. There is no kubelet: pods are
-// never ready, so the test asserts on the objects the operator writes, not on running pods.
+// test drives it with plain API calls, waiting on conditions. The pods are never ready (their
+// volume claims find no storage provisioner here, and without fake nodes nothing runs them), so
+// the test asserts on the objects the operator writes, not on running pods.
 // node:test here (this repository's runner); with Vitest, import describe, it, beforeAll and
 // afterAll from 'vitest' instead of the aliases below, and leave the rest as it is.
 import 'reflect-metadata';
@@ -145,7 +146,7 @@ describe('CacheCluster operator', () => {
     });
 
     const cluster = await settled('sessions', (c) => c.status?.configHash !== undefined, 'the status to be written');
-    // No kubelet runs pods here: the StatefulSet controller makes them, none becomes ready.
+    // The StatefulSet controller makes the pods; none becomes ready (no storage for the claims).
     assert.equal(condition(cluster, 'Ready')?.reason, 'WaitingForReplicas');
     assert.equal(cluster.status?.endpoint, `sessions.${ns}.svc:6379`);
 
