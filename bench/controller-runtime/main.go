@@ -4,6 +4,7 @@
 //
 //	bench-operator -kubeconfig FILE -namespace NS -mode sync|reconcile -workers 8 [-content-type application/json]
 //	bench-operator -mode webhook -cert-dir DIR [-host H] [-port P]   (webhook.go)
+//	bench-operator -mode memcached -namespace NS -webhook-port P -webhook-cert-dir DIR   (memcached.go)
 package main
 
 import (
@@ -255,7 +256,7 @@ func main() {
 	flags := flag.NewFlagSet("bench-operator", flag.ExitOnError)
 	kubeconfig := flags.String("kubeconfig", "", "kubeconfig file")
 	namespace := flags.String("namespace", "", "namespace to watch")
-	mode := flags.String("mode", "reconcile", "sync | reconcile")
+	mode := flags.String("mode", "reconcile", "sync | reconcile | webhook | memcached")
 	workers := flags.Int("workers", 8, "MaxConcurrentReconciles")
 	// Empty: controller-runtime's default, protobuf for built-in kinds (JSON for custom
 	// resources); application/json shows what the wire format alone is worth.
@@ -264,7 +265,13 @@ func main() {
 	host := flags.String("host", "127.0.0.1", "webhook mode: address to listen on")
 	port := flags.Int("port", 0, "webhook mode: port (0: a free one)")
 	http2 := flags.Bool("http2", false, "webhook mode: offer HTTP/2 (kubebuilder's --enable-http2)")
+	webhookPort := flags.Int("webhook-port", 9443, "memcached mode: the webhook server's port")
+	webhookCertDir := flags.String("webhook-cert-dir", "", "memcached mode: directory of tls.crt and tls.key")
 	_ = flags.Parse(os.Args[1:])
+	if *mode == "memcached" {
+		runMemcached(*namespace, *webhookPort, *webhookCertDir) // bench/lib/chaos/conversion-restart.mjs; logs its own way
+		return
+	}
 	ctrl.SetLogger(logr.Discard())
 	if *mode == "webhook" {
 		runWebhook(*certDir, *host, *port, *http2) // bench/lib/webhook-scenarios.mjs

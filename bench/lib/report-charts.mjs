@@ -42,6 +42,8 @@ export function chaosCharts(entries) {
           // Runs before --repeat noted one convergedSeconds per fault.
           values: faults.map((f) => {
             const result = e.results.find((r) => r.fault === f);
+            // A fault with a figure (conversion-restart) measures its own kind: its row's number.
+            if (result?.figure) return median(result.runs.map((run) => run[result.figure]));
             return result?.median ?? result?.convergedSeconds ?? null;
           }),
         })),

@@ -9,6 +9,8 @@
 //   order     optional number (default 100): position in the run, lowest first; ties by name
 //   once      optional boolean: not repeated by --repeat (the suite's state changes for good)
 //   after     optional async (ctx) => void: undoes the fault once the round converged (heal)
+//   figure    optional string: a note (seconds) the report's row shows, median and worst over
+//             the runs, in place of the convergence on ctx.v (a fault that measures its own kind)
 //   environment optional object: TestEnvironment.start options the fault needs (merged over
 //             the suite's own for a run that includes it; slow-etcd: { etcdRelay: true })
 // Files whose name starts with '_', or that export no inject, are helpers, not faults.
