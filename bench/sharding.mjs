@@ -10,13 +10,19 @@
 //   3. burst: change every object at once (32 writers): time until every change is
 //      observed, i.e. reconciled and written back: the throughput of the whole system;
 //   4. rebalance (n < 4): start replica n+1, time until settled again, objects moved.
+// With --children N each ConfigMap's reconcile also server-side applies N owned Secrets
+// (~512 B each): each replica then caches its share of the children as well, which the
+// report gives per replica with the children that are not on their owner's shard (none
+// expected). --memory-only stops after step 1 (RSS and cached objects per replica).
 // The control plane's CPU (etcd, kube-apiserver, kube-controller-manager) is measured over
 // the same windows: on 2 cores it, not the operator, is the ceiling.
 //
 //   node bench/sharding.mjs [--objects 10000] [--replicas 1,2,3,4] [--rate 150] [--churn-seconds 30]
+//                           [--children 3] [--memory-only]
 //
-// Writes bench/results/<date>-sharding.json and .md. Never part of `npm test`.
-import { mkdir, writeFile } from 'node:fs/promises';
+// Writes bench/results/<date>-sharding.json and .md (<date>-sharded-children.* with
+// children). Never part of `npm test`.
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -37,8 +43,12 @@ const { values: opts } = parseArgs({
     rate: { type: 'string', default: '150' },
     'churn-seconds': { type: 'string', default: '30' },
     workers: { type: 'string', default: '8' },
+    children: { type: 'string', default: '0' },
+    'memory-only': { type: 'boolean', default: false },
   },
 });
+const CHILDREN = Number(opts.children);
+const MEMORY_ONLY = opts['memory-only'];
 const OBJECTS = Number(opts.objects);
 const RATE = Number(opts.rate);
 const CHURN_S = Number(opts['churn-seconds']);
@@ -84,6 +94,7 @@ async function state(env, namespace, ring) {
   for (const cm of list.items) {
     out.set(cm.metadata.name, {
       shard: cm.metadata.labels?.[`shard.nestor.dev/${ring}`],
+      drain: cm.metadata.labels?.[`drain.shard.nestor.dev/${ring}`],
       observed: cm.metadata.annotations?.[OBSERVED],
       v: cm.data?.v,
     });
@@ -114,6 +125,15 @@ async function settle(env, namespace, ring, replicas, timeoutMs = 300_000) {
       const cached = await Promise.all(replicas.map((r) => statsOf(r).then((s) => s.cached)));
       if (cached.every((c, i) => c === share.get(ids[i]))) return { share: ids.map((id) => share.get(id)), objects };
     }
+    if (Date.now() % 30_000 < 500) {
+      const counts = {};
+      for (const [object, { shard, drain }] of objects) {
+        const want = hash.shardFor(objectShardKey({ group: '', kind: 'ConfigMap' }, namespace, object));
+        if (shard !== want)
+          counts[`${shard}->${want} drain ${drain}`] = (counts[`${shard}->${want} drain ${drain}`] ?? 0) + 1;
+      }
+      log(`${placed}/${objects.size} placed; not placed: ${JSON.stringify(counts)}`);
+    }
     if (Date.now() > deadline) throw new Error(`not settled within ${timeoutMs} ms: ${placed}/${objects.size} placed`);
     await sleep(500);
   }
@@ -131,6 +151,20 @@ async function converged(env, namespace, ring, timeoutMs = 600_000) {
     if (Date.now() % 10_000 < 250) log(`${behind} objects still to converge`);
     await sleep(250);
   }
+}
+
+/** Children whose shard label differs from their owner's (orphans), from one LIST of each kind. */
+async function offShard(env, namespace, ring) {
+  const label = `shard.nestor.dev/${ring}`;
+  const owners = await env.client.request('GET', `/api/v1/namespaces/${namespace}/configmaps?resourceVersion=0`);
+  const shardOf = new Map(owners.items.map((cm) => [cm.metadata.name, cm.metadata.labels?.[label]]));
+  const children = await env.client.request('GET', `/api/v1/namespaces/${namespace}/secrets?resourceVersion=0`);
+  let off = 0;
+  for (const child of children.items) {
+    const owner = child.metadata.ownerReferences?.find((r) => r.controller)?.name;
+    if (owner && child.metadata.labels?.[label] !== shardOf.get(owner)) off++;
+  }
+  return off;
 }
 
 const patch = (env, namespace, object, v) =>
@@ -170,7 +204,10 @@ async function startReplica(env, namespace, ring, id) {
     workers: WORKERS,
     script: SCRIPT,
     nodeFlags: ['--max-semi-space-size=4'],
-    extraArgs: ring ? ['--ring', ring, '--shard', id] : [],
+    extraArgs: [
+      ...(ring ? ['--ring', ring, '--shard', id] : []),
+      ...(CHILDREN > 0 ? ['--children', String(CHILDREN)] : []),
+    ],
   });
   return { id, process };
 }
@@ -204,11 +241,43 @@ async function measure(n, sharded) {
       }
     }
     await converged(env, namespace, ring ?? 'none');
+    let childrenOffShard;
+    if (CHILDREN > 0) {
+      // Every child in the cache of the replica its owner is on.
+      for (const deadline = Date.now() + 300_000; ;) {
+        const children = await Promise.all(replicas.map((r) => statsOf(r).then((s) => s.children)));
+        if (children.every((c, i) => c === share[i] * CHILDREN)) break;
+        if (Date.now() > deadline) throw new Error(`children not cached as shared: ${children.join('/')}`);
+        await sleep(500);
+      }
+      if (sharded) childrenOffShard = await offShard(env, namespace, ring);
+    }
     const settleMs = Date.now() - startedAt;
     log(`n=${n}${sharded ? '' : ' (unsharded)'}: settled and converged in ${settleMs} ms, shares ${share.join('/')}`);
     await sleep(3_000);
     const steady = await Promise.all(replicas.map((r) => statsOf(r, { gc: true, reset: true })));
     const rss = replicas.map((r) => processMemory(r.process.pid).rss);
+    const settled = {
+      n,
+      sharded,
+      objects: OBJECTS,
+      children: OBJECTS * CHILDREN,
+      controlPlaneProcesses: env.pids.length,
+      ...(idleRssMiB !== undefined ? { idleRssMiB } : {}),
+      settleMs,
+      ...(childrenOffShard !== undefined ? { childrenOffShard } : {}),
+    };
+    const memoryOf = (i) => ({
+      id: replicas[i].id,
+      cached: steady[i].cached,
+      cachedChildren: steady[i].children ?? 0,
+      rssMiB: rss[i] / 2 ** 20,
+      heapMiB: steady[i].heap / 2 ** 20,
+    });
+    if (MEMORY_ONLY) {
+      for (const r of replicas) await r.process.stop();
+      return { ...settled, replicas: replicas.map((_, i) => memoryOf(i)) };
+    }
 
     // Churn at a fixed rate.
     const cpu0 = await Promise.all(replicas.map((r) => statsOf(r).then((s) => s.cpuUs)));
@@ -247,17 +316,9 @@ async function measure(n, sharded) {
     }
     for (const r of replicas) await r.process.stop();
     return {
-      n,
-      sharded,
-      objects: OBJECTS,
-      controlPlaneProcesses: env.pids.length,
-      ...(idleRssMiB !== undefined ? { idleRssMiB } : {}),
-      settleMs,
+      ...settled,
       replicas: replicas.slice(0, n).map((r, i) => ({
-        id: r.id,
-        cached: steady[i].cached,
-        rssMiB: rss[i] / 2 ** 20,
-        heapMiB: steady[i].heap / 2 ** 20,
+        ...memoryOf(i),
         churnCpuS: churnCpu[i],
         churnReconciles: churned[i].reconciles,
         churnLatencyMs: { p50: latencies[i].p50 / 1000, p99: latencies[i].p99 / 1000, n: latencies[i].n },
@@ -276,47 +337,83 @@ async function measure(n, sharded) {
   });
 }
 
-const runs = [];
-runs.push(await measure(1, false));
-for (const n of counts) runs.push(await measure(n, true));
-
 const date = new Date().toISOString().slice(0, 16).replace(/[:]/g, '');
+const base = `${date}-${CHILDREN > 0 ? 'sharded-children' : 'sharding'}`;
+const resultsDir = join(here, 'results');
+await mkdir(resultsDir, { recursive: true });
+const runs = [];
+// The JSON is written after each run, so a long run that is cut short keeps what it measured.
+for (const [n, sharded] of [[1, false], ...counts.map((c) => [c, true])]) {
+  runs.push(await measure(n, sharded));
+  await writeFile(join(resultsDir, `${base}.partial.json`), JSON.stringify({ options: opts, runs }, null, 2));
+}
+
 const doc = {
   date: new Date().toISOString(),
   machine: { cpus: os.cpus().length, loadavg: os.loadavg(), node: process.version },
-  options: { objects: OBJECTS, rate: RATE, churnSeconds: CHURN_S, workers: WORKERS },
+  options: {
+    objects: OBJECTS,
+    children: CHILDREN,
+    memoryOnly: MEMORY_ONLY,
+    rate: RATE,
+    churnSeconds: CHURN_S,
+    workers: WORKERS,
+  },
   runs,
 };
-const resultsDir = join(here, 'results');
-await mkdir(resultsDir, { recursive: true });
-await writeFile(join(resultsDir, `${date}-sharding.json`), JSON.stringify(doc, null, 2));
+await writeFile(join(resultsDir, `${base}.json`), JSON.stringify(doc, null, 2));
+await rm(join(resultsDir, `${base}.partial.json`), { force: true });
 
 const f = (x, d = 0) => (Number.isFinite(x) ? x.toFixed(d) : '-');
+const idle = runs[0].idleRssMiB;
 const lines = [
-  `# Sharding: ${OBJECTS} ConfigMaps, 1-${Math.max(...counts)} replicas (${doc.date})`,
+  `# Sharding: ${OBJECTS} ConfigMaps${CHILDREN > 0 ? ` owning ${OBJECTS * CHILDREN} Secrets` : ''}, 1-${Math.max(...counts)} replicas (${doc.date})`,
   '',
   `${os.cpus().length} cores shared by the control plane (${runs[0].controlPlaneProcesses} processes: etcd, kube-apiserver${runs[0].controlPlaneProcesses > 2 ? ', kube-controller-manager' : ''}), every replica and this load generator; load average at the end ${os
     .loadavg()
     .map((l) => l.toFixed(1))
     .join(
       ' ',
-    )}. Objects of ~1.3 KiB. Churn: ${RATE} changes/s for ${CHURN_S} s. Burst: every object changed by 32 writers. An idle replica (no objects) has ${f(runs[0].idleRssMiB)} MiB of RSS.`,
+    )}. Objects of ~1.3 KiB${CHILDREN > 0 ? `, children of ~0.7 KiB (${CHILDREN} per object, server-side applied by its reconcile)` : ''}.${
+    MEMORY_ONLY ? '' : ` Churn: ${RATE} changes/s for ${CHURN_S} s. Burst: every object changed by 32 writers.`
+  } An idle replica (no objects) has ${f(idle)} MiB of RSS. RSS after two full GCs, once every object was reconciled and cached by the replica its shard names.`,
   '',
-  '| replicas | objects per replica | RSS per replica MiB | churn CPU per replica s | churn p99 ms | burst: changes/s | burst control-plane CPU s | rebalance to n+1 |',
-  '|---|---|---|---|---|---|---|---|',
 ];
-for (const run of runs) {
-  const r = run.replicas;
+if (MEMORY_ONLY) {
+  const unsharded = runs[0].replicas[0].rssMiB - idle;
   lines.push(
-    `| ${run.n}${run.sharded ? '' : ' (unsharded)'} | ${r.map((x) => x.cached).join(' / ')} | ${r.map((x) => f(x.rssMiB)).join(' / ')} | ${r
-      .map((x) => f(x.churnCpuS, 1))
-      .join(
-        ' / ',
-      )} | ${r.map((x) => f(x.churnLatencyMs.p99)).join(' / ')} | ${f(run.burst.changesPerS)} | ${f(run.burst.controlPlaneCpuS, 1)} | ${
-      run.rebalance ? `${run.rebalance.moved} moved in ${f(run.rebalance.ms / 1000, 1)} s` : '-'
-    } |`,
+    "| replicas | objects per replica | children per replica | RSS per replica MiB | above an idle replica, MiB | of the unsharded figure | heap after GC MiB | children off their owner's shard |",
+    '|---|---|---|---|---|---|---|---|',
   );
+  for (const run of runs) {
+    const r = run.replicas;
+    const above = r.map((x) => x.rssMiB - idle);
+    lines.push(
+      `| ${run.n}${run.sharded ? '' : ' (unsharded)'} | ${r.map((x) => x.cached).join(' / ')} | ${r.map((x) => x.cachedChildren).join(' / ')} | ${r
+        .map((x) => f(x.rssMiB))
+        .join(
+          ' / ',
+        )} | ${above.map((x) => f(x)).join(' / ')} | ${above.map((x) => f(x / unsharded, 2)).join(' / ')} | ${r.map((x) => f(x.heapMiB)).join(' / ')} | ${run.childrenOffShard ?? '-'} |`,
+    );
+  }
+} else {
+  lines.push(
+    '| replicas | objects per replica | children per replica | RSS per replica MiB | churn CPU per replica s | churn p99 ms | burst: changes/s | burst control-plane CPU s | rebalance to n+1 |',
+    '|---|---|---|---|---|---|---|---|---|',
+  );
+  for (const run of runs) {
+    const r = run.replicas;
+    lines.push(
+      `| ${run.n}${run.sharded ? '' : ' (unsharded)'} | ${r.map((x) => x.cached).join(' / ')} | ${r.map((x) => x.cachedChildren).join(' / ')} | ${r
+        .map((x) => f(x.rssMiB))
+        .join(
+          ' / ',
+        )} | ${r.map((x) => f(x.churnCpuS, 1)).join(' / ')} | ${r.map((x) => f(x.churnLatencyMs.p99)).join(' / ')} | ${f(
+        run.burst.changesPerS,
+      )} | ${f(run.burst.controlPlaneCpuS, 1)} | ${run.rebalance ? `${run.rebalance.moved} moved in ${f(run.rebalance.ms / 1000, 1)} s` : '-'} |`,
+    );
+  }
 }
 const markdown = lines.join('\n') + '\n';
-await writeFile(join(resultsDir, `${date}-sharding.md`), markdown);
+await writeFile(join(resultsDir, `${base}.md`), markdown);
 process.stdout.write(markdown);

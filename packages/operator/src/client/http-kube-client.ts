@@ -62,6 +62,12 @@ export interface KubeClientOptions {
   fence?: WriteFence;
   /** See ClientScope: set by scoped(); without it, the ambient context is read per call. */
   scope?: ClientScope;
+  /**
+   * Labels added to each object the client creates, replaces or applies (a sharded
+   * manager's: a child of an owner on this shard gets the owner's shard label, so that it
+   * is born into that shard's selection with no write of its own). Undefined: none.
+   */
+  childLabels?: (object: KubeObject, resource: ResourceDescriptor) => Record<string, string> | undefined;
 }
 
 const CONTENT_TYPES: Record<PatchType | 'apply', string> = {
@@ -156,7 +162,7 @@ export class HttpKubeClient extends KubeClient {
     this.fence?.assertWritable();
     const { namespace, name } = object.metadata ?? {};
     return this.json<T>({ verb: 'create', resource, namespace, name }, 'POST', resourcePath(resource, namespace), {
-      body: object,
+      body: this.labelled(object, resource),
       query: { fieldManager: this.fieldManager },
     });
   }
@@ -166,7 +172,7 @@ export class HttpKubeClient extends KubeClient {
     this.fence?.assertWritable();
     const { namespace, name } = requireName(object);
     return this.json<T>({ verb: 'update', resource, namespace, name }, 'PUT', resourcePath(resource, namespace, name), {
-      body: object,
+      body: this.labelled(object, resource),
       query: { fieldManager: this.fieldManager },
     });
   }
@@ -211,7 +217,9 @@ export class HttpKubeClient extends KubeClient {
     this.fence?.assertWritable();
     const resource = this.kinds.forObject(object);
     const { namespace, name } = requireName(object);
-    const body = options.owner ? withOwner(object, options.owner) : object;
+    const owned = options.owner ? withOwner(object, options.owner) : object;
+    // Not with force: false: the label would conflict with the hand-over's write of it.
+    const body = options.force === false ? owned : this.labelled(owned, resource);
     const request = { verb: 'patch', resource, namespace, name, patchType: 'apply' } as const;
     return this.json<T>(request, 'PATCH', resourcePath(resource, namespace, name), {
       body,
@@ -266,6 +274,14 @@ export class HttpKubeClient extends KubeClient {
   ): Promise<void> {
     const controller = this.options.scope?.controller;
     this.events.record(object, type, reason, message, controller === undefined ? options : { controller, ...options });
+  }
+
+  /** `object` with the labels childLabels gives it (a copy), or `object` itself. */
+  private labelled<T extends KubeObject>(object: T, resource: ResourceDescriptor): T {
+    const labels = this.options.childLabels?.(object, resource);
+    if (!labels) return object;
+    const metadata = object.metadata ?? {};
+    return { ...object, metadata: { ...metadata, labels: { ...metadata.labels, ...labels } } };
   }
 
   /** Every request of this client, cut when its signal aborts, in a span when tracing is on. */

@@ -316,8 +316,10 @@ describe('sharding across processes', () => {
       // 4 s Leases: uncertain after 8 s, taken, its objects moved, and only then released.
       await settled([kept], 'the frozen shard’s objects on the other');
       t.diagnostic(`SIGSTOP -> every object on ${kept}: ${Date.now() - from} ms`);
-      shards.get(thawing)!.signal('SIGCONT');
+      // The end of the freeze is read before SIGCONT: a run it caught ends after that time,
+      // even when this process is descheduled right after the signal on a loaded machine.
       frozen.push({ identity: thawing, from, to: Date.now() });
+      shards.get(thawing)!.signal('SIGCONT');
       const thawed = Date.now();
       // It finds its Lease lost, aborts what ran, takes the Lease back once the leader released it,
       // and the ring gives it its share again through drains.
@@ -347,8 +349,10 @@ describe('sharding across processes', () => {
         what: 'the frozen shard’s Lease released once its objects moved',
       });
       t.diagnostic(`SIGSTOP of the leader -> every object on ${other}, its Lease released: ${Date.now() - from} ms`);
-      shards.get(frozenLeader)!.signal('SIGCONT');
+      // The end of the freeze is read before SIGCONT: a run it caught ends after that time,
+      // even when this process is descheduled right after the signal on a loaded machine.
       frozen.push({ identity: frozenLeader, from, to: Date.now() });
+      shards.get(frozenLeader)!.signal('SIGCONT');
       // It lost the leader Lease: it exits (leaderElection.onLost 'exit', the default).
       const exit = await shards.get(frozenLeader)!.waitForExit(30_000);
       assert.equal(exit.code, 1, `the thawed leader should exit 1:\n${shards.get(frozenLeader)!.tail()}`);

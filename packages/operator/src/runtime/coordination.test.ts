@@ -79,6 +79,9 @@ function shardScope(
     bypassesPredicates: () => false,
     wrap: (_resource, reconcile) => reconcile,
     wrapTimer: (_resource, timer) => timer,
+    childLabels: () => undefined,
+    useChildren: () => {},
+    childSeen: () => {},
     addKinds: () => {},
     assign: (signal, assertLeading) => {
       assigner.runs.push(signal);

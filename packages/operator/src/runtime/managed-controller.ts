@@ -7,6 +7,7 @@ import {
   type Clock,
   type KubeObject,
   type ObjectRef,
+  type OwnerReference,
   type ResourceDescriptor,
   type RuntimeLogger,
 } from '@nestor/core';
@@ -21,7 +22,7 @@ import {
   type StreamFault,
   type WatchSource,
 } from './event-sources.js';
-import type { Informer } from './informer.js';
+import { OWNER_INDEX, type Informer } from './informer.js';
 import type { InformerCache, InformerHandle, InformerSelector } from './informer-cache.js';
 import type { Predicate } from './predicates.js';
 import { positiveDuration, positiveInteger, show } from './options-check.js';
@@ -89,10 +90,15 @@ export interface ManagedControllerOptions<T> extends ObjectSelector {
   sharded?: boolean;
   /**
    * Set by a sharded manager: the primary and owned kinds are watched with this extra label
-   * selector (this shard's objects only), and an object for which `bypass` is true (a drain
-   * request) passes the predicates.
+   * selector (this shard's objects only), an object for which `bypass` is true (a drain
+   * request) passes the predicates, and `childSeen` hears of each child added to or changed
+   * in the owned informers.
    */
-  shard?: { selector: string; bypass(object: KubeObject): boolean };
+  shard?: {
+    selector: string;
+    bypass(object: KubeObject): boolean;
+    childSeen?(resource: ResourceDescriptor, child: KubeObject): void;
+  };
   /** Records the Warning Event of maxRetries (the manager passes its recorder). */
   events?: EventRecorder;
   /**
@@ -121,6 +127,8 @@ export class ManagedController<T extends KubeObject = KubeObject> {
   private readonly timers?: ObjectTimers<T>;
   /** The primary kind's informers by namespace ('' when one informer holds every object). */
   private readonly primaries = new Map<string, Informer<T>>();
+  /** The owned kinds' informers. */
+  private readonly owned: Array<{ resource: ResourceDescriptor; informer: Informer<KubeObject> }> = [];
   private readonly handles: InformerHandle<KubeObject>[] = [];
   private readonly subscriptions: Subscription[] = [];
   private readonly primaryStreams: Subscription[] = [];
@@ -186,6 +194,11 @@ export class ManagedController<T extends KubeObject = KubeObject> {
     }
   }
 
+  /** The primary kind, if any. */
+  get resource(): ResourceDescriptor<T> | undefined {
+    return this.options.resource;
+  }
+
   get maxConcurrentReconciles(): number {
     return this.maxConcurrent;
   }
@@ -200,6 +213,43 @@ export class ManagedController<T extends KubeObject = KubeObject> {
     let total = 0;
     for (const informer of this.primaries.values()) total += informer.size;
     return total;
+  }
+
+  /** Objects of the owned kinds in their informers. */
+  get cachedChildren(): number {
+    let total = 0;
+    for (const { informer } of this.owned) total += informer.size;
+    return total;
+  }
+
+  /** The cached objects of the owned kinds whose controller owner is `owner` (by UID). */
+  childrenOf(owner: KubeObject): Array<{ resource: ResourceDescriptor; object: KubeObject }> {
+    const uid = owner.metadata?.uid;
+    if (!uid) return [];
+    const children: Array<{ resource: ResourceDescriptor; object: KubeObject }> = [];
+    for (const { resource, informer } of this.owned) {
+      for (const object of informer.byIndex(OWNER_INDEX, uid)) children.push({ resource, object });
+    }
+    return children;
+  }
+
+  /** Whether an owned informer of kind `resource` holds `child`. */
+  cachesChild(resource: ResourceDescriptor, child: KubeObject): boolean {
+    const name = resourceName(resource);
+    const key = keyOf({ namespace: child.metadata?.namespace, name: child.metadata?.name ?? '' });
+    return this.owned.some((entry) => resourceName(entry.resource) === name && entry.informer.get(key) !== undefined);
+  }
+
+  /**
+   * The cached primary object that `ref` names as the controller owner of an object of
+   * kind `child` in `namespace`, when this controller owns that kind; else undefined.
+   */
+  ownerOf(ref: OwnerReference, namespace: string | undefined, child: ResourceDescriptor): T | undefined {
+    const { resource } = this.options;
+    if (!resource || ref.kind !== resource.kind || groupOf(ref.apiVersion) !== resource.group) return undefined;
+    const name = resourceName(child);
+    if (!this.owned.some((entry) => resourceName(entry.resource) === name)) return undefined;
+    return this.read(resource.namespaced && namespace ? `${namespace}/${ref.name}` : ref.name) ?? undefined;
   }
 
   /** Informers whose sync must complete before this controller starts. */
@@ -234,14 +284,26 @@ export class ManagedController<T extends KubeObject = KubeObject> {
         if (timers) this.subscriptions.push(addedKeys(informer).subscribe((key) => timers.start(key)));
       }
     }
+    const shard = this.options.shard;
     for (const entry of owns) {
       const { resource: owned, metadataOnly } = 'resource' in entry ? entry : { resource: entry, metadataOnly: false };
       for (const namespace of owned.namespaced ? scope : [undefined]) {
+        // On a shard, only its share of the children: those labelled with their owner's shard.
         const informer = acquire(owned, {
           ...(namespace ? { namespace } : {}),
+          ...(shard ? { labelSelector: shard.selector } : {}),
           ...(metadataOnly ? { metadataOnly } : {}),
         });
+        this.owned.push({ resource: owned, informer: informer as Informer<KubeObject> });
         this.feed(`owns ${resourceName(owned)}`, ownedKeys(informer, resource!));
+        const seen = shard?.childSeen;
+        if (seen) {
+          this.subscriptions.push(
+            informer.events$.subscribe((event) => {
+              if (event.type !== 'deleted') seen(owned, event.object);
+            }),
+          );
+        }
       }
     }
     for (const watch of watches) {
@@ -405,6 +467,12 @@ export class ManagedController<T extends KubeObject = KubeObject> {
       ...(fieldSelector ? { fieldSelector } : {}),
     };
   }
+}
+
+/** The group of an apiVersion: 'apps' of 'apps/v1', '' of 'v1'. */
+function groupOf(apiVersion: string): string {
+  const slash = apiVersion.indexOf('/');
+  return slash < 0 ? '' : apiVersion.slice(0, slash);
 }
 
 /** A namespace list: not empty, no duplicates, not with `namespace` as well. */

@@ -34,6 +34,9 @@ function shardScope(membership: LeaderElection): ShardScope {
     bypassesPredicates: () => false,
     wrap: (_resource, reconcile) => reconcile,
     wrapTimer: (_resource, timer) => timer,
+    childLabels: () => undefined,
+    useChildren: () => {},
+    childSeen: () => {},
     addKinds: () => {},
     assign: async () => {},
   };

@@ -19,7 +19,7 @@ import type { ControllerMetricsSink } from './reconcile-loop.js';
 import type { Informer } from './informer.js';
 import { InformerCache } from './informer-cache.js';
 import type { WorkQueue } from './queue.js';
-import type { ShardScope } from './shard-scope.js';
+import type { ShardedChild, ShardScope } from './shard-scope.js';
 import { positiveDuration, positiveInteger } from './options-check.js';
 import { OutageGate, type OutageMetrics } from './outage-gate.js';
 import { WorkerPool } from './worker-pool.js';
@@ -163,9 +163,15 @@ export class Manager {
             ...events,
             ...(fence.fences ? { fence } : {}),
           });
+    const sharding = options.sharding;
+    // The hand-over finds an owner's children in the sharded controllers' owned informers.
+    sharding?.useChildren((owner, object) => this.childrenOf(owner, object));
     this.client = new HttpKubeClient(options.transport, {
       informers: this.informers,
       events: this.events,
+      ...(sharding
+        ? { childLabels: (object: KubeObject, resource: ResourceDescriptor) => this.childLabels(object, resource) }
+        : {}),
       ...(fence.fences ? { fence } : {}),
       ...(fieldManager ? { fieldManager } : {}),
       ...(options.kinds ? { kinds: options.kinds } : {}),
@@ -204,10 +210,20 @@ export class Manager {
     return this.coordination.isLeader;
   }
 
-  /** Objects the sharded controllers cache: this shard's share (0 without sharding). */
+  /**
+   * Objects the sharded controllers cache: this shard's share of their kinds and of their
+   * children (0 without sharding).
+   */
   get shardedObjects(): number {
     let total = 0;
-    for (const controller of this.sharded) total += controller.cachedObjects;
+    for (const controller of this.sharded) total += controller.cachedObjects + controller.cachedChildren;
+    return total;
+  }
+
+  /** Of these, the children (objects of the sharded controllers' owned kinds). */
+  get shardedChildren(): number {
+    let total = 0;
+    for (const controller of this.sharded) total += controller.cachedChildren;
     return total;
   }
 
@@ -246,6 +262,7 @@ export class Manager {
             shard: {
               selector: sharding!.selector,
               bypass: (object: KubeObject) => sharding!.bypassesPredicates(object),
+              childSeen: (owned: ResourceDescriptor, child: KubeObject) => sharding!.childSeen(resource!, owned, child),
             },
             reconcile: sharding!.wrap(resource as ResourceDescriptor<T>, options.reconcile),
             ...(options.timers
@@ -397,6 +414,47 @@ export class Manager {
       },
       lostShard: () => this.standBy([...this.sharded]),
     });
+  }
+
+  /**
+   * The shard label of a child the client writes, when its controller owner is a cached
+   * object of a sharded controller that owns the child's kind (so, this shard's): the
+   * child is born in its owner's shard. Undefined for anything else.
+   */
+  private childLabels(child: KubeObject, resource: ResourceDescriptor): Record<string, string> | undefined {
+    const ref = child.metadata?.ownerReferences?.find((r) => r.controller === true);
+    if (!ref) return undefined;
+    for (const controller of this.sharded) {
+      const owner = controller.ownerOf(ref, child.metadata?.namespace, resource);
+      if (!owner) continue;
+      const fresh = !controller.cachesChild(resource, child);
+      return this.options.sharding!.childLabels(owner, fresh ? { resource, object: child } : undefined);
+    }
+    return undefined;
+  }
+
+  /**
+   * The cached children of a sharded owner, of every kind a sharded controller of its kind
+   * owns, except the kinds some sharded controller reconciles as its primary (those are
+   * drained on their own).
+   */
+  private childrenOf(owner: ResourceDescriptor, object: KubeObject): ShardedChild[] {
+    const name = resourceName(owner);
+    const primaries = new Set<string>();
+    for (const controller of this.sharded) primaries.add(resourceName(controller.resource!));
+    const seen = new Set<string>();
+    const children: ShardedChild[] = [];
+    for (const controller of this.sharded) {
+      if (resourceName(controller.resource!) !== name) continue;
+      for (const child of controller.childrenOf(object)) {
+        const kind = resourceName(child.resource);
+        const id = `${kind}/${child.object.metadata?.namespace ?? ''}/${child.object.metadata?.name ?? ''}`;
+        if (primaries.has(kind) || seen.has(id)) continue;
+        seen.add(id);
+        children.push(child);
+      }
+    }
+    return children;
   }
 
   /** Whether a controller may run now: its shard's Lease is held, or this replica leads. */

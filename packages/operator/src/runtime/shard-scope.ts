@@ -21,6 +21,21 @@ export interface ShardScope {
   wrap<T extends KubeObject>(resource: ResourceDescriptor<T>, reconcile: Reconciler<T>): Reconciler<T>;
   /** Wraps a sharded controller's timer: it runs only on this shard's objects, never during a hand-over. */
   wrapTimer<T extends KubeObject>(resource: ResourceDescriptor<T>, timer: ObjectTimer<T>): ObjectTimer<T>;
+  /**
+   * The labels a child of `owner` is written with, when `owner` is this shard's: its shard
+   * label, so that the child is born into its owner's shard (no assignment write). `fresh`
+   * is the child when this shard's cache does not hold it yet: should the owner be handed
+   * over before the cache shows it, it follows its owner then (see childSeen).
+   */
+  childLabels(owner: KubeObject, fresh?: ShardedChild): Record<string, string> | undefined;
+  /** Where the hand-over finds an owner's children: the sharded controllers' owned informers. */
+  useChildren(children: ChildrenOf): void;
+  /**
+   * A child of a sharded owner was added to or changed in this shard's cache. A child this
+   * shard wrote (`fresh`) whose owner it handed over before the cache showed the child
+   * follows its owner.
+   */
+  childSeen(owner: ResourceDescriptor, resource: ResourceDescriptor, child: KubeObject): void;
   /** Registers a sharded controller's kinds with the assigner: the objects its selectors pick, and their children. */
   addKinds(primary: ResourceDescriptor, owned: readonly ResourceDescriptor[], scope: ShardedObjects): void;
   /**
@@ -30,6 +45,15 @@ export interface ShardScope {
    */
   assign(signal: AbortSignal, assertLeading?: () => void): Promise<void>;
 }
+
+/** A cached child of a sharded owner, and its kind. */
+export interface ShardedChild {
+  resource: ResourceDescriptor;
+  object: KubeObject;
+}
+
+/** The cached children of `object` (of kind `owner`), of every kind owned with it and sharded. */
+export type ChildrenOf = (owner: ResourceDescriptor, object: KubeObject) => ShardedChild[];
 
 /** Which objects of a sharded controller's kind are spread over the shards: those it watches. */
 export type ShardedObjects = ObjectSelector;

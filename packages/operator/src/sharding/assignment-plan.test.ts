@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import fc from 'fast-check';
 import { planAssignments, type AssignmentAction, type AssignmentInput } from './assignment-plan.js';
 import { HashRing } from './hash-ring.js';
 
@@ -113,17 +114,35 @@ describe('planAssignments', () => {
     assert.deepEqual(planAssignments(all, ring3).actions, [], 'then it waits for the acknowledgement');
   });
 
-  it('moves a controlled object directly instead of draining it', () => {
-    const { actions } = planAssignments([{ name: 'child', key: keyOn('s-2'), shard: 's-0', controlled: true }], ring3);
+  it('counts drains under way to a live shard the ring no longer names, which need another pass once acknowledged', () => {
+    const all: Obj[] = [
+      { name: 'outdated', key: keyOn('s-2'), shard: 's-0', drain: 's-1' },
+      { name: 'on-its-way', key: keyOn('s-2'), shard: 's-0', drain: 's-2' },
+    ];
+    const plan = planAssignments(all, ring3);
+    assert.deepEqual(plan.actions, [], 'neither is asked again while its old shard may be handing it over');
+    assert.equal(plan.waiting, 1);
+  });
+
+  it('never drains a controlled object: on a live shard it waits for its owner, else it is assigned', () => {
+    const all: Obj[] = [
+      { name: 'with-owner', key: keyOn('s-2'), shard: 's-0', controlled: true },
+      { name: 'new', key: keyOn('s-2'), controlled: true },
+      { name: 'dead', key: keyOn('s-1'), shard: 's-9', controlled: true },
+    ];
+    const { actions } = planAssignments(all, ring3);
     assert.deepEqual(
-      actions.map((a) => [a.type, a.shard]),
-      [['assign', 's-2']],
+      actions.map((a) => [a.object.name, a.type, a.shard]),
+      [
+        ['new', 'assign', 's-2'],
+        ['dead', 'assign', 's-1'],
+      ],
     );
   });
 
   it('plans nothing on an empty ring', () => {
     const all = [...objects(3), { name: 'x', key: 'k', shard: 's-0' }];
-    assert.deepEqual(planAssignments(all, new HashRing([])), { actions: [], deferred: 0 });
+    assert.deepEqual(planAssignments(all, new HashRing([])), { actions: [], deferred: 0, waiting: 0 });
   });
 
   it('caps the actions of one pass, assignments first, and counts the rest', () => {
@@ -170,5 +189,55 @@ describe('planAssignments', () => {
     assert.ok(plan.actions.every((a) => a.type === 'assign' && a.object.shard === 's-1'));
     apply(plan.actions);
     assert.deepEqual(planAssignments(all, ring3b).actions, []);
+  });
+
+  it('keeps every child on its owner’s shard through any sequence of rings, with hand-overs carrying the children', () => {
+    const SHARDS = ['s-0', 's-1', 's-2', 's-3', 's-4'];
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: 0, max: 3 }), { minLength: 1, maxLength: 30 }),
+        fc.array(fc.subarray(SHARDS, { minLength: 1 }), { minLength: 1, maxLength: 6 }),
+        (childCounts, rings) => {
+          const owners: Obj[] = childCounts.map((_, i) => ({ name: `o-${i}`, key: `g/K/ns/o-${i}` }));
+          const children = new Map<Obj, Obj[]>(
+            owners.map((owner, i) => [
+              owner,
+              Array.from({ length: childCounts[i]! }, (_, c) => ({
+                name: `o-${i}-${c}`,
+                key: owner.key,
+                controlled: true,
+              })),
+            ]),
+          );
+          const all = [...owners, ...[...children.values()].flat()];
+          // No child is ever on another shard than its owner, before or after a hand-over.
+          const withOwners = () => {
+            for (const [owner, owned] of children) {
+              for (const child of owned) assert.equal(child.shard, owner.shard, `${child.name} with its owner`);
+            }
+          };
+          for (const shards of rings) {
+            const ring = new HashRing(shards);
+            for (let round = 0; ; round++) {
+              assert.ok(round < 10, 'settles');
+              const { actions } = planAssignments(all, ring, { maxMoves: all.length });
+              apply(actions);
+              withOwners();
+              // The old shard's hand-over: the children first, then the owner, to the target.
+              const drained = owners.filter((owner) => owner.drain !== undefined);
+              for (const owner of drained) {
+                for (const child of children.get(owner)!) child.shard = owner.drain;
+                owner.shard = owner.drain;
+                delete owner.drain;
+              }
+              withOwners();
+              if (actions.length === 0 && drained.length === 0) break;
+            }
+            for (const object of all) assert.equal(object.shard, ring.shardFor(object.key));
+          }
+        },
+      ),
+      { numRuns: 100 },
+    );
   });
 });

@@ -9,9 +9,11 @@ export interface AssignmentInput {
   /** The drain label's value, if set (any value: a drain is under way). */
   readonly drain?: string;
   /**
-   * True for objects keyed by a controller owner: they are moved at once rather than
-   * drained, since the owner's reconcile, which manages them, is what the drain
-   * synchronises.
+   * True for objects keyed by a controller owner (children). They are never drained: on a
+   * live shard they move inside their owner's hand-over (the owner's drain is what
+   * synchronises the reconcile that manages them), so the planner leaves them there;
+   * unassigned or on a dead shard they are assigned at once, to the shard the ring names
+   * for their owner.
    */
   readonly controlled?: boolean;
 }
@@ -35,6 +37,11 @@ export interface AssignmentPlan<T extends AssignmentInput = AssignmentInput> {
   readonly actions: AssignmentAction<T>[];
   /** Actions left for a later pass by the cap. */
   readonly deferred: number;
+  /**
+   * Objects draining to a live shard that the ring no longer names for them: nothing to do
+   * until the drain is acknowledged, then they need another move, so another pass.
+   */
+  readonly waiting: number;
 }
 
 export interface AssignmentPlanOptions {
@@ -50,8 +57,9 @@ export const DEFAULT_MAX_MOVES = 100;
  * the available shards. Pure. An object already on its ring shard, or draining from an
  * available shard to an available shard (waiting for the acknowledgement), needs nothing;
  * a drain to a shard that is no longer available is requested again; an empty ring plans
- * nothing, as there is no shard to give objects to. Applying the plan (and the drains'
- * acknowledgements) and planning again yields no action.
+ * nothing, as there is no shard to give objects to. A controlled object on a live shard
+ * needs nothing either: its owner's hand-over moves it. Applying the plan (and the drains'
+ * acknowledgements, which carry the children) and planning again yields no action.
  */
 export function planAssignments<T extends AssignmentInput>(
   objects: Iterable<T>,
@@ -65,21 +73,28 @@ export function planAssignments<T extends AssignmentInput>(
   const assigns: AssignmentAction<T>[] = [];
   const drains: AssignmentAction<T>[] = [];
   let wanted = 0;
-  if (ring.shards.length === 0) return { actions: [], deferred: 0 };
+  let waiting = 0;
+  if (ring.shards.length === 0) return { actions: [], deferred: 0, waiting: 0 };
   for (const object of objects) {
     const current = object.shard;
     const owned = current !== undefined && current !== '' && ring.has(current);
     let action: AssignmentAction<T> | undefined;
     if (!owned) {
       action = { type: 'assign', object, shard: ring.shardFor(object.key)! };
+    } else if (object.controlled) {
+      // On a live shard, with its owner or waiting for the owner's hand-over to carry it.
     } else if (object.drain === undefined) {
       const target = ring.shardFor(object.key)!;
-      if (target !== current) action = { type: object.controlled ? 'assign' : 'drain', object, shard: target };
+      if (target !== current) action = { type: 'drain', object, shard: target };
     } else if (!ring.has(object.drain)) {
       // The drain's target is gone (died before the hand-over, or never was a shard): the
       // owner would hand the object to nobody, and no later change of the ring would look
       // at it again. Ask again, for the shard the ring names now.
       action = { type: 'drain', object, shard: ring.shardFor(object.key)! };
+    } else if (object.drain !== ring.shardFor(object.key)) {
+      // Not asked again while the old shard may be handing it over (with its children):
+      // once it has, a later pass moves it on.
+      waiting++;
     }
     if (!action) continue;
     wanted++;
@@ -88,5 +103,5 @@ export function planAssignments<T extends AssignmentInput>(
     else if (action.type === 'drain' && drains.length < maxMoves) drains.push(action);
   }
   const actions = [...assigns, ...drains].slice(0, maxMoves);
-  return { actions, deferred: wanted - actions.length };
+  return { actions, deferred: wanted - actions.length, waiting };
 }

@@ -21,6 +21,9 @@ import { objectId, shardKeyOf } from './shard-key.js';
 import { DRAIN_REQUESTED_AT_ANNOTATION, unassignedSelector, type ShardLabels } from './shard-labels.js';
 import type { ObjectSelector } from '../client/object-selector.js';
 
+/** How long after a pass that left drains under way to an outdated target the next one starts. */
+const WAITING_PASS_MS = 2_000;
+
 /** What one of the assigner's label writes did. */
 type WriteOutcome = LabelWrite | 'failed';
 
@@ -29,7 +32,7 @@ export interface ShardedKind extends ObjectSelector {
   resource: ResourceDescriptor;
   /**
    * Set for an owned kind: only objects whose controller owner is of this kind are
-   * sharded; they follow their owner's shard and are moved, never drained.
+   * sharded; they follow their owner's shard and are never drained (see planAssignments).
    */
   owner?: ResourceDescriptor;
 }
@@ -193,9 +196,14 @@ export class ShardAssigner {
     const started = performance.now();
     let actions = 0;
     let retry = false;
+    /** Objects draining to a shard the ring no longer names: another move once acknowledged. */
+    let waiting = 0;
     /** Taken shards with an object whose move did not go through in this pass. */
     const unsettled = new Set<string>();
-    for (const kind of this.kinds) {
+    // Children first: those of a dead shard then reach their new shard before their owner
+    // does, so it reconciles the owner with them in its cache.
+    const kinds = [...this.kinds.filter((k) => k.owner), ...this.kinds.filter((k) => !k.owner)];
+    for (const kind of kinds) {
       const pages = listPages<KubeObject>(this.options.transport, resourcePath(kind.resource, kind.namespace), {
         // No resourceVersion: the watch cache answers resourceVersion 0 in one page whatever
         // the limit (10,000 objects: +100 MiB of RSS on the leader, bench/sharding.mjs),
@@ -211,6 +219,7 @@ export class ShardAssigner {
       for await (const page of pages) {
         const candidates = page.items.flatMap((object) => this.candidate(kind, object));
         const plan = planAssignments(candidates, ring, { maxMoves: Math.max(1, candidates.length) });
+        waiting += plan.waiting;
         for (const { action, outcome } of await this.apply(plan.actions, ring, signal)) {
           actions++;
           if (outcome === 'written' || outcome === 'gone') continue;
@@ -233,6 +242,16 @@ export class ShardAssigner {
     // Objects that changed under a write, or whose write failed, were not moved: another
     // pass decides from their new version.
     if (retry) this.passWanted = true;
+    // Those need another pass once their old shard has handed them over (children and all);
+    // a while later, so a drain that takes long costs a pass every few seconds, not a loop.
+    else if (waiting > 0) this.passAfter(WAITING_PASS_MS, signal);
+  }
+
+  private passAfter(ms: number, signal: AbortSignal): void {
+    void sleep(ms, signal).then(
+      () => this.requestPass(),
+      () => {},
+    );
   }
 
   private candidate(kind: ShardedKind, object: KubeObject): Candidate[] {
@@ -251,9 +270,10 @@ export class ShardAssigner {
         key,
         object,
         kind,
-        // A child moves at once with its owner, since the owner's reconcile manages it; a
-        // child that some controller also reconciles as its primary kind is drained like
-        // any primary, or that reconcile could run on two shards at once.
+        // A child moves with its owner, since the owner's reconcile manages it: inside the
+        // owner's hand-over, or at once when unassigned or on a dead shard. A child that
+        // some controller also reconciles as its primary kind is drained like any primary,
+        // or that reconcile could run on two shards at once.
         controlled: kind.owner !== undefined && !this.primaries.has(resourceName(kind.resource)),
         ...(shard !== undefined ? { shard } : {}),
         ...(drain !== undefined ? { drain } : {}),

@@ -4,7 +4,7 @@ import type { LeaderElection } from '../runtime/manager.js';
 import { leaseTiming, type LeaseTiming } from '../runtime/lease-timing.js';
 import type { ObjectTimer } from '../runtime/object-timers.js';
 import type { Reconciler } from '../runtime/reconciler.js';
-import type { ShardedObjects, ShardingMetrics, ShardScope } from '../runtime/shard-scope.js';
+import type { ChildrenOf, ShardedChild, ShardedObjects, ShardingMetrics, ShardScope } from '../runtime/shard-scope.js';
 import { ShardAssigner, type AssignerStats } from './shard-assigner.js';
 import { shardLabels, shardSelector, type ShardLabels } from './shard-labels.js';
 import { ShardLease } from './shard-lease.js';
@@ -65,6 +65,7 @@ export class ShardCoordinator implements ShardScope {
       shardId: this.shardId,
       assertWritable: () => lease.assertWritable(),
       ...(this.metrics ? { handedOver: (seconds?: number) => this.metrics!.handedOver(seconds) } : {}),
+      ...(options.logger ? { logger: options.logger } : {}),
     });
     // While the Lease was not held the leader may have moved this shard's objects away.
     lease.onLost(() => this.guard.suspect());
@@ -107,6 +108,21 @@ export class ShardCoordinator implements ShardScope {
 
   bypassesPredicates(object: KubeObject): boolean {
     return object.metadata?.labels?.[this.labels.drain] !== undefined;
+  }
+
+  childLabels(owner: KubeObject, fresh?: ShardedChild): Record<string, string> | undefined {
+    const shard = owner.metadata?.labels?.[this.labels.shard];
+    if (shard !== this.shardId) return undefined;
+    if (fresh) this.guard.childWritten(fresh.resource, fresh.object);
+    return { [this.labels.shard]: shard };
+  }
+
+  useChildren(children: ChildrenOf): void {
+    this.guard.children = children;
+  }
+
+  childSeen(owner: ResourceDescriptor, resource: ResourceDescriptor, child: KubeObject): void {
+    this.guard.childSeen(owner, resource, child);
   }
 
   wrap<T extends KubeObject>(resource: ResourceDescriptor<T>, reconcile: Reconciler<T>): Reconciler<T> {

@@ -12,12 +12,21 @@ const ConfigMap = ConfigMapKind as unknown as ResourceDescriptor<KubeObject>;
 /** The API server as the guard uses it: the labels a PATCH writes, the object a GET reads. */
 class Api {
   readonly calls: string[] = [];
+  /** The labels each PATCH wrote, in order: `path shard-label-value`. */
+  readonly relabels: string[] = [];
+  /** Paths whose PATCH answers 409 (the object changed). */
+  readonly conflicts = new Set<string>();
   live: KubeObject | undefined;
   /** While set, every call waits for it. */
   hold?: Promise<void>;
-  json = async <T>(method: string, path: string): Promise<T> => {
+  json = async <T>(method: string, path: string, options?: { body?: unknown }): Promise<T> => {
     this.calls.push(`${method} ${path}`);
     await this.hold;
+    if (method === 'PATCH') {
+      const body = options?.body as { metadata?: { labels?: Record<string, string | null> } } | undefined;
+      if (this.conflicts.has(path)) throw new KubeApiError(409, 'Conflict', 'changed', 'PATCH', path);
+      this.relabels.push(`${path} ${body?.metadata?.labels?.[labels.shard]}`);
+    }
     if (method === 'GET') {
       if (!this.live) throw new KubeApiError(404, 'NotFound', 'not found', 'GET', path);
       return this.live as T;
@@ -194,5 +203,78 @@ describe('ShardGuard', () => {
     release();
     await running;
     assert.equal(guard.runningOf(ConfigMap, object('a')), 0);
+  });
+
+  describe('children', () => {
+    const Secret = {
+      group: '',
+      version: 'v1',
+      kind: 'Secret',
+      plural: 'secrets',
+      namespaced: true,
+    } as ResourceDescriptor;
+    const owner = () => ({ ...object('a', 'b'), metadata: { ...object('a', 'b').metadata, uid: 'u-o' } });
+    const child = (name: string, shard = 'a'): KubeObject => ({
+      metadata: {
+        namespace: 'ns',
+        name,
+        resourceVersion: '7',
+        labels: { [labels.shard]: shard },
+        ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'o', uid: 'u-o', controller: true }],
+      },
+    });
+
+    it('moves the children inside the hand-over, before their owner', async () => {
+      const api = new Api();
+      const { guard, ran, reconcile } = guarded(api);
+      guard.children = (kind, o) => {
+        assert.equal(kind, ConfigMap);
+        assert.equal(o.metadata?.uid, 'u-o');
+        return ['c1', 'c2', 'c3'].map((name) => ({ resource: Secret, object: child(name) }));
+      };
+      await reconcile(request(owner()));
+      assert.deepEqual(ran, [], 'a drain request is handed over, not reconciled');
+      assert.equal(api.relabels.length, 4);
+      assert.deepEqual(
+        api.relabels.slice(0, 3).sort(),
+        ['c1', 'c2', 'c3'].map((name) => `/api/v1/namespaces/ns/secrets/${name} b`),
+      );
+      assert.equal(api.relabels[3], '/api/v1/namespaces/ns/configmaps/o b', 'the owner last');
+    });
+
+    it('keeps the owner when a child changed under its relabel, and asks for the key again', async () => {
+      const api = new Api();
+      const { guard, reconcile } = guarded(api);
+      guard.children = () => [{ resource: Secret, object: child('c1') }];
+      api.conflicts.add('/api/v1/namespaces/ns/secrets/c1');
+      const result = await reconcile(request(owner()));
+      assert.ok(result && 'requeueAfter' in result && result.requeueAfter! > 0);
+      assert.deepEqual(api.relabels, [], 'the owner stays until its children moved');
+      api.conflicts.clear();
+      await reconcile(request(owner()));
+      assert.deepEqual(api.relabels, ['/api/v1/namespaces/ns/secrets/c1 b', '/api/v1/namespaces/ns/configmaps/o b']);
+    });
+
+    it('a child this shard wrote, seen only after its owner was handed over, follows it; others stay', async () => {
+      const api = new Api();
+      const { guard, reconcile } = guarded(api);
+      for (const name of ['early', 'late', 'stranger']) guard.childWritten(Secret, child(name));
+      guard.childSeen(ConfigMap, Secret, child('early'));
+      assert.deepEqual(api.relabels, [], 'its owner is still here: it stays');
+      await reconcile(request(owner()));
+      api.relabels.length = 0;
+      guard.childSeen(ConfigMap, Secret, child('late'));
+      // Moved back here (with its owner, by the leader): not written by this shard, it stays.
+      guard.childSeen(ConfigMap, Secret, child('back'));
+      guard.childSeen(ConfigMap, Secret, child('early'));
+      const stranger = child('stranger');
+      stranger.metadata!.ownerReferences![0]!.name = 'other';
+      guard.childSeen(ConfigMap, Secret, stranger);
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.deepEqual(api.relabels, ['/api/v1/namespaces/ns/secrets/late b']);
+      guard.childSeen(ConfigMap, Secret, child('late'));
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.equal(api.relabels.length, 1, 'once');
+    });
   });
 });

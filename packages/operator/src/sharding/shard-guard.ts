@@ -1,7 +1,17 @@
-import { KubeApiError, resourcePath, type KubeObject, type ResourceDescriptor, type Transport } from '@nestor/core';
+import {
+  KubeApiError,
+  resourceName,
+  resourcePath,
+  silentLogger,
+  type KubeObject,
+  type ResourceDescriptor,
+  type RuntimeLogger,
+  type Transport,
+} from '@nestor/core';
 import type { ObjectTimer } from '../runtime/object-timers.js';
 import type { ReconcileRequest, Reconciler } from '../runtime/reconciler.js';
-import { patchLabels } from './label-writes.js';
+import type { ChildrenOf, ShardedChild } from '../runtime/shard-scope.js';
+import { patchLabels, type LabelWrite } from './label-writes.js';
 import { objectId } from './shard-key.js';
 import { DRAIN_REQUESTED_AT_ANNOTATION, isLabelToken, type ShardLabels } from './shard-labels.js';
 
@@ -17,6 +27,9 @@ export interface ShardGuardOptions {
   recheckMs?: number;
   /** Objects handed over, and objects confirmed after a lost Lease, that are remembered (default 10,000 of each). */
   rememberHandedOver?: number;
+  /** Children relabelled at once in one hand-over (default 8). */
+  childConcurrency?: number;
+  logger?: RuntimeLogger;
 }
 
 /**
@@ -39,22 +52,36 @@ export interface ShardGuardOptions {
  *   moved its objects while its caches could not see it. Each object's first run after
  *   that reads the object from the API server. Once confirmed, the cache is trusted again
  *   for that object: it can leave a live shard only through this shard's own hand-over.
+ * - An object's children move inside its hand-over, before it: relabelled to the target,
+ *   each write guarded by the child's resourceVersion, then the object, so the target's
+ *   child informers get them from writes older than the one that shows it the object. A child
+ *   this shard wrote just before the hand-over, which its cache showed only after it,
+ *   follows its owner when it shows up (`childSeen`).
  */
 export class ShardGuard {
   /** Runs of each object going on now on this shard, by object id. */
   private readonly running = new Map<string, number>();
   /** Objects whose hand-over write is in flight: no run of them starts meanwhile. */
   private readonly handing = new Set<string>();
-  /** Objects handed over, by object id, oldest first (a Set keeps insertion order). */
-  private readonly handedOver = new Set<string>();
+  /** Objects handed over, by object id, oldest first (a Map keeps insertion order): the shard each went to (null: unassigned). */
+  private readonly handedOver = new Map<string, string | null>();
+  /** Children this shard wrote that its cache does not show yet, by object id, oldest first. */
+  private readonly written = new Map<string, true>();
+  /** Stray children whose relabel is in flight, by object id. */
+  private readonly following = new Set<string>();
+  private readonly log: RuntimeLogger;
+  /** The cached children of an owner (the manager's owned informers); none until set. */
+  children: ChildrenOf = () => [];
   /** Set once the shard lost its Lease: objects confirmed with the API server since. */
-  private confirmed?: Set<string>;
+  private confirmed?: Map<string, true>;
 
-  constructor(private readonly options: ShardGuardOptions) {}
+  constructor(private readonly options: ShardGuardOptions) {
+    this.log = options.logger ?? silentLogger;
+  }
 
   /** The shard lost its Lease: confirm each object with the API server before its next run. */
   suspect(): void {
-    this.confirmed = new Set();
+    this.confirmed = new Map();
   }
 
   /** The runs of `object` going on now (for tests and the hand-over). */
@@ -129,7 +156,7 @@ export class ShardGuard {
       current.metadata?.labels?.[labels.shard] === shardId && current.metadata?.labels?.[labels.drain] === undefined;
     if (mine) {
       this.handedOver.delete(id); // assigned back to this shard: its runs go on as before
-      if (this.confirmed) remember(this.confirmed, id, this.options.rememberHandedOver ?? 10_000);
+      if (this.confirmed) remember(this.confirmed, id, true, this.options.rememberHandedOver ?? 10_000);
     }
     return mine;
   }
@@ -143,6 +170,73 @@ export class ShardGuard {
       if (left === 0) this.running.delete(id);
       else this.running.set(id, left);
     }
+  }
+
+  /** This shard is writing `child` (labelled for it), which its cache does not show yet. */
+  childWritten(resource: ResourceDescriptor, child: KubeObject): void {
+    if (child.metadata?.name)
+      remember(this.written, objectId(resource, child), true, this.options.rememberHandedOver ?? 10_000);
+  }
+
+  /**
+   * A child of a sharded owner showed up in this shard's cache. When this shard wrote it
+   * (childWritten) and has since handed its owner over, it was written too late for the
+   * hand-over to see it: it follows its owner now, with one write guarded by its
+   * resourceVersion (a conflict means a newer version, whose event decides again). Any
+   * other child stays: one moved here with its owner, or by the leader, is where it belongs.
+   */
+  childSeen(owner: ResourceDescriptor, resource: ResourceDescriptor, child: KubeObject): void {
+    const { labels, shardId } = this.options;
+    if (this.written.size === 0) return;
+    const id = objectId(resource, child);
+    if (!this.written.delete(id) || this.handedOver.size === 0) return;
+    const ref = child.metadata?.ownerReferences?.find((r) => r.controller);
+    if (!ref || ref.kind !== owner.kind || child.metadata?.labels?.[labels.shard] !== shardId) return;
+    const ownerId = `${resourceName(owner)}/${owner.namespaced ? (child.metadata?.namespace ?? '') : ''}/${ref.name}`;
+    const target = this.handedOver.get(ownerId);
+    if (target === undefined || this.following.has(id) || !this.leaseHeld()) return;
+    this.following.add(id);
+    patchLabels(this.options.transport, resource, child, { [labels.shard]: target })
+      .then(
+        (write) => {
+          if (write === 'written') this.log.info(`${id} followed its owner to shard ${target ?? '(unassigned)'}`);
+        },
+        (error: Error) => this.log.warn(`${id} could not follow its owner to shard ${target}: ${error.message}`),
+      )
+      .finally(() => this.following.delete(id));
+  }
+
+  /**
+   * Relabels the cached children of `object` for shard `to`, a few at a time, each write
+   * guarded by the child's resourceVersion and the shard's Lease. False when a child changed
+   * meanwhile: the hand-over is tried again from the newer cache (children already moved
+   * have left this shard's cache, so they are not written twice).
+   */
+  private async carryChildren(resource: ResourceDescriptor, object: KubeObject, to: string | null): Promise<boolean> {
+    const children = this.children(resource, object);
+    if (children.length === 0) return true;
+    const { labels } = this.options;
+    let next = 0;
+    let changed = false;
+    let failure: unknown;
+    const worker = async () => {
+      while (next < children.length && !changed && failure === undefined) {
+        const child: ShardedChild = children[next++]!;
+        try {
+          this.options.assertWritable();
+          const write: LabelWrite = await patchLabels(this.options.transport, child.resource, child.object, {
+            [labels.shard]: to,
+          });
+          if (write === 'conflict') changed = true;
+        } catch (error) {
+          failure ??= error;
+        }
+      }
+    };
+    const limit = Math.min(this.options.childConcurrency ?? 8, children.length);
+    await Promise.all(Array.from({ length: limit }, worker));
+    if (failure !== undefined) throw failure;
+    return !changed;
   }
 
   private async handOver<T extends KubeObject>(
@@ -165,6 +259,11 @@ export class ShardGuard {
     this.handing.add(id);
     let moved: boolean;
     try {
+      // The children first: the target sees the object only after they are labelled for it.
+      if (!(await this.carryChildren(resource, object, to))) {
+        request.log.debug('hand-over waits: a child changed under its relabel; trying again', { shard: shardId });
+        return { requeueAfter: this.options.recheckMs ?? 100 };
+      }
       const write = await patchLabels(
         this.options.transport,
         resource,
@@ -173,7 +272,7 @@ export class ShardGuard {
         { [DRAIN_REQUESTED_AT_ANNOTATION]: null },
       );
       moved = write === 'written';
-      if (moved) remember(this.handedOver, id, this.options.rememberHandedOver ?? 10_000);
+      if (moved) remember(this.handedOver, id, to, this.options.rememberHandedOver ?? 10_000);
     } finally {
       this.handing.delete(id);
     }
@@ -191,16 +290,16 @@ export class ShardGuard {
 }
 
 /**
- * Adds `id` as the newest of a bounded set, dropping the oldest beyond `cap`: a cache still
+ * Adds `id` as the newest of a bounded map, dropping the oldest beyond `cap`: a cache still
  * that far behind would have missed thousands of moves, and a confirmation dropped costs
  * one more read.
  */
-function remember(set: Set<string>, id: string, cap: number): void {
-  set.delete(id);
-  set.add(id);
-  for (const oldest of set) {
-    if (set.size <= cap) break;
-    set.delete(oldest);
+function remember<V>(map: Map<string, V>, id: string, value: V, cap: number): void {
+  map.delete(id);
+  map.set(id, value);
+  for (const oldest of map.keys()) {
+    if (map.size <= cap) break;
+    map.delete(oldest);
   }
 }
 

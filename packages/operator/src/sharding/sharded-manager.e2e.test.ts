@@ -1,15 +1,19 @@
 // Two sharded managers in one process (each on its own connections), against the real API
 // server: what the multi-process suite does not look at. A drain reaches a controller whose
 // predicate drops every update (so only the drain bypass lets it through); a controller's
-// label selector bounds what is sharded; children follow their owner's
-// shard, first by assignment and then when the owner moves; a `sharded: false` controller
-// runs on the elected leader only; a manager stopped cleanly hands everything back.
+// label selector bounds what is sharded; children are born in their owner's shard (the
+// client labels them), each replica caches only its share of them, and they move with
+// their owner across a rescale (1 -> 2 -> 1) with no orphan and no overlapping reconcile;
+// a `sharded: false` controller runs on the elected leader only; a manager stopped
+// cleanly hands everything back.
 import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { KubeApiError, type KubeObject } from '@nestor/core';
 import { TestEnvironment, parallel, waitFor } from '@nestor/testing';
 import { ConfigMap, Secret } from '../client/kinds.js';
 import { generationChanged } from '../runtime/predicates.js';
+import { overlappingReconciles, type ReconcileInterval } from '../test-support/reconcile-intervals.js';
 import { shardedReplica, type ShardedReplica } from '../test-support/sharded-manager.js';
 import { HashRing } from './hash-ring.js';
 import { objectShardKey } from './shard-key.js';
@@ -26,6 +30,8 @@ let elsewhere: string;
 const sharded: Array<{ replica: string; key: string }> = [];
 const notes: Array<{ replica: string; key: string }> = [];
 const leaderOnly: Array<{ replica: string; key: string }> = [];
+/** Every run of the sharded parents controller, as [start, end] (performance.now()). */
+const intervals: ReconcileInterval[] = [];
 const replicas = new Map<string, ShardedReplica>();
 
 const parentName = (i: number) => `parent-${String(i).padStart(2, '0')}`;
@@ -33,7 +39,11 @@ const path = (kind: 'configmaps' | 'secrets', name = '') =>
   `/api/v1/namespaces/${namespace}/${kind}${name ? `/${name}` : ''}`;
 
 async function startReplica(replica: string): Promise<void> {
-  const { manager, transport, lock } = await shardedReplica(env.kubeConfig, { ring: RING, replica, namespace });
+  const { manager, transport, lock, sharding } = await shardedReplica(env.kubeConfig, {
+    ring: RING,
+    replica,
+    namespace,
+  });
   manager.addController({
     name: 'parents',
     resource: ConfigMap,
@@ -42,31 +52,35 @@ async function startReplica(replica: string): Promise<void> {
     // ConfigMaps have no generation: every update is dropped, a drain request included, unless it bypasses the predicates.
     predicates: [(event) => event.type === 'added' || generationChanged(event)],
     owns: [Secret],
-    reconcile: async ({ key, object }) => {
+    reconcile: async ({ key, object, client }) => {
       sharded.push({ replica, key });
+      const interval = { identity: replica, key, start: performance.now(), end: Infinity };
+      intervals.push(interval);
       const name = `${object!.metadata!.name}-child`;
       try {
-        await transport.json('POST', path('secrets'), {
-          body: {
-            apiVersion: 'v1',
-            kind: 'Secret',
-            metadata: {
-              name,
-              ownerReferences: [
-                {
-                  apiVersion: 'v1',
-                  kind: 'ConfigMap',
-                  name: object!.metadata!.name,
-                  uid: object!.metadata!.uid,
-                  controller: true,
-                },
-              ],
-            },
-            stringData: { owner: key },
+        // The reconcile's client: it labels the child with its owner's shard.
+        await client!.create({
+          apiVersion: 'v1',
+          kind: 'Secret',
+          metadata: {
+            name,
+            namespace,
+            ownerReferences: [
+              {
+                apiVersion: 'v1',
+                kind: 'ConfigMap',
+                name: object!.metadata!.name!,
+                uid: object!.metadata!.uid!,
+                controller: true,
+              },
+            ],
           },
+          stringData: { owner: key },
         });
       } catch (error) {
         if (!(error instanceof KubeApiError && error.status === 409)) throw error;
+      } finally {
+        interval.end = performance.now();
       }
     },
   });
@@ -92,7 +106,7 @@ async function startReplica(replica: string): Promise<void> {
     },
   });
   await manager.start();
-  replicas.set(replica, { manager, transport, lock });
+  replicas.set(replica, { manager, transport, lock, sharding });
 }
 
 async function stopReplica(replica: string): Promise<void> {
@@ -157,6 +171,80 @@ async function settledOn(live: string[]): Promise<Map<string, string>> {
   );
 }
 
+/** Waits until each live replica's child informers hold exactly the children of the parents on its shard. */
+async function childCachesOn(live: string[]): Promise<void> {
+  const placement = await settledOn(live);
+  await waitFor(
+    () =>
+      live.every((id) => {
+        const manager = replicas.get(id)!.manager;
+        const cached = manager.informers
+          .all()
+          .filter((informer) => informer.resource.plural === 'secrets')
+          .flatMap((informer) => informer.list());
+        const share = [...placement.values()].filter((shard) => shard === id).length;
+        return (
+          cached.length === share &&
+          manager.shardedChildren === share &&
+          cached.every(
+            (child) =>
+              child.metadata?.labels?.[SHARD_LABEL] === id &&
+              placement.get(child.metadata!.ownerReferences![0]!.name) === id,
+          )
+        );
+      }),
+    { timeoutMs: 30_000, intervalMs: 100, what: `each of ${live.join(', ')} caching only its share of the children` },
+  );
+}
+
+/**
+ * Polls the parents, then the children (in that order: a child seen on the shard its owner
+ * left, after the owner was seen gone, did not move first), and records every orphan: a
+ * child still on its owner's former shard, unchanged since before the owner moved.
+ */
+function watchOrphans(): { stop(): Promise<string[]> } {
+  let stopped = false;
+  const orphans: string[] = [];
+  const owners = new Map<string, { shard?: string; left?: string; poll: number }>();
+  const children = new Map<string, { shard?: string; poll: number }>();
+  const done = (async () => {
+    for (let poll = 0; !stopped; poll++) {
+      const parents = await env.client.request<{ items: KubeObject[] }>(
+        'GET',
+        `${path('configmaps')}?labelSelector=role%3Dparent`,
+      );
+      const secrets = await env.client.request<{ items: KubeObject[] }>('GET', path('secrets'));
+      for (const parent of parents.items) {
+        const shard = parent.metadata?.labels?.[SHARD_LABEL];
+        const known = owners.get(parent.metadata!.name!);
+        if (!known) owners.set(parent.metadata!.name!, { shard, poll });
+        else if (known.shard !== shard) owners.set(parent.metadata!.name!, { shard, left: known.shard, poll });
+      }
+      for (const secret of secrets.items) {
+        const ownerName = secret.metadata?.ownerReferences?.[0]?.name;
+        if (!ownerName) continue;
+        const name = secret.metadata!.name!;
+        const shard = secret.metadata?.labels?.[SHARD_LABEL];
+        const known = children.get(name);
+        if (!known || known.shard !== shard) children.set(name, { shard, poll });
+        const owner = owners.get(ownerName);
+        if (owner?.left !== undefined && shard === owner.left && children.get(name)!.poll < owner.poll)
+          orphans.push(`${name} still on ${shard} after its owner moved to ${owner.shard}`);
+      }
+      await sleep(50);
+    }
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      await done;
+      return orphans;
+    },
+  };
+}
+
+let orphanWatch: { stop(): Promise<string[]> } | undefined;
+
 before(async () => {
   env = await TestEnvironment.start();
   namespace = await env.createNamespace('sharded-managers');
@@ -205,6 +293,9 @@ describe('sharded managers', () => {
     await settledOn(['shard-x']);
     await notesOn(['shard-x']);
     assert.ok(sharded.every((run) => run.replica === 'shard-x'));
+    // The children were born labelled: the leader assigned only the parents and the notes.
+    await childCachesOn(['shard-x']);
+    assert.equal(replicas.get('shard-x')!.sharding.assignerStats.assigned, PARENTS + NOTES);
     const unrelated = await env.client.request<KubeObject>('GET', path('configmaps', 'unrelated'));
     assert.equal(unrelated.metadata?.labels?.[SHARD_LABEL], undefined, 'no controller watches it: not sharded');
     const outside = await env.client.request<KubeObject>(
@@ -215,6 +306,7 @@ describe('sharded managers', () => {
   });
 
   it('a drain reaches a controller whose predicates drop every update', async () => {
+    orphanWatch = watchOrphans();
     await startReplica('shard-y');
     const placement = await notesOn(['shard-x', 'shard-y']);
     const onY = [...placement].filter(([, shard]) => shard === 'shard-y').map(([key]) => key);
@@ -227,6 +319,7 @@ describe('sharded managers', () => {
 
   it('a new shard takes its share of the parents; their children move with them', async () => {
     const placement = await settledOn(['shard-x', 'shard-y']);
+    await childCachesOn(['shard-x', 'shard-y']);
     const onY = [...placement].filter(([, shard]) => shard === 'shard-y').map(([name]) => `${namespace}/${name}`);
     assert.ok(onY.length > 0 && onY.length < PARENTS, `shard-y got ${onY.length} of ${PARENTS}`);
     await waitFor(() => onY.every((key) => sharded.some((run) => run.replica === 'shard-y' && run.key === key)), {
@@ -260,5 +353,16 @@ describe('sharded managers', () => {
     await stopReplica('shard-y');
     await settledOn(['shard-x']);
     await notesOn(['shard-x']);
+    await childCachesOn(['shard-x']);
+  });
+
+  it('across 1 -> 2 -> 1 replicas, no child was left behind by its owner and no two replicas reconciled one parent at once', async () => {
+    assert.ok(orphanWatch, 'the orphan watch ran');
+    assert.deepEqual(await orphanWatch.stop(), []);
+    assert.ok(
+      sharded.some((run) => run.replica === 'shard-y'),
+      'the parents did move',
+    );
+    assert.deepEqual(overlappingReconciles(intervals), []);
   });
 });

@@ -13,6 +13,7 @@ export interface ShardedReplica {
   manager: Manager;
   transport: Transport;
   lock: LeaseLock;
+  sharding: ShardCoordinator;
 }
 
 /** A replica of ring `ring` (its leader Lease `<ring>-leader`), not started: add controllers, then start it. */
@@ -32,5 +33,5 @@ export async function shardedReplica(
     settleMs: 200,
   });
   const manager = new Manager({ transport, informers, leaderElection: lock, sharding, shutdownGraceMs: 5_000 });
-  return { manager, transport, lock };
+  return { manager, transport, lock, sharding };
 }
