@@ -10,6 +10,7 @@ export {
   type CommandIo,
   type ManifestsArguments,
 } from './manifests-command.js';
+export type { GrafanaArguments } from './grafana-output.js';
 export { CHART_IMAGE, CHART_NAMESPACE, helmChart, imageParts, type HelmChartOptions } from './helm/helm-chart.js';
 export { writeHelmChart, type GenerateManifests, type HelmChartRequest } from './helm/write-helm-chart.js';
 export { importCrdCommand, IMPORT_CRD_USAGE, type ImportIo } from './import/import-crd-command.js';

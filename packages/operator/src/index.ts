@@ -147,6 +147,7 @@ export {
   GRAFANA_SCHEMA_VERSION,
   GRAFANA_SIDECAR_LABEL,
   type GrafanaDashboard,
+  type GrafanaDatasource,
   type GrafanaPanel,
   type GrafanaRow,
   type GrafanaTarget,

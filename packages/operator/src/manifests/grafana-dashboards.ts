@@ -38,7 +38,7 @@ export interface GrafanaVariable {
   sort?: 1;
 }
 
-interface GrafanaDatasource {
+export interface GrafanaDatasource {
   type: 'prometheus';
   uid: string;
 }

@@ -93,7 +93,7 @@ export type { OutageGate, OutageGateOptions, OutageMetrics, OutageState } from '
 export { poll, type PollOptions } from './poller.js';
 export { type ReconcileOutcome, type ControllerMetricsSink, RETRIES_EXHAUSTED_REASON } from './reconcile-loop.js';
 export { ManagedController, type ManagedControllerOptions, type OwnedResource } from './managed-controller.js';
-export type { ShardScope, ShardingMetrics, ShardedObjects } from './shard-scope.js';
+export type { ChildrenOf, ShardScope, ShardedChild, ShardingMetrics, ShardedObjects } from './shard-scope.js';
 export type { ObjectTimer } from './object-timers.js';
 export { withFinalizer, defaultFinalizerName, type FinalizerOptions } from './reconcilers/finalizer.js';
 export { TerminalError, ReconcileTimeoutError, toError, type ReconcileResult } from './result.js';

@@ -11,6 +11,7 @@ export {
   WebhookHttpsServer,
   DEFAULT_WEBHOOK_PORT,
   type WebhookHttpsServerOptions,
+  type WebhookMetrics,
   type WebhookRoute,
 } from './webhook-https-server.js';
 export { DEFAULT_WEBHOOK_CERT_DIR } from './webhook-certificates.js';
