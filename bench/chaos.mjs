@@ -31,6 +31,7 @@ import {
 } from '../packages/operator/dist/test-support/reconcile-intervals.js';
 import { controllerRuntimeVersion, ensureGoOperator } from './lib/go-build.mjs';
 import { loadFaults } from './lib/chaos/index.mjs';
+import { median } from './lib/common.mjs';
 import { chaosCharts, writeCharts } from './lib/report-charts.mjs';
 
 const { values } = parseArgs({
@@ -341,12 +342,6 @@ async function runSuite(mode, impl, goBinary) {
     await Promise.all(relays.map((r) => r.close()));
     await env.stop();
   }
-}
-
-function median(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
 const summaries = [];

@@ -28,6 +28,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { parseAllDocuments } from 'yaml';
 import { TestEnvironment } from '@nestor/testing';
+import { median as medianOf } from './lib/common.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
@@ -61,12 +62,8 @@ if (opts.help) {
 const runs = Number(opts.runs);
 const idleMs = Number(opts['idle-ms']);
 
-const median = (values) => {
-  const sorted = values.filter((v) => Number.isFinite(v)).sort((a, b) => a - b);
-  if (sorted.length === 0) return NaN;
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-};
+// NaN, not null, when no sample was taken: the report prints it as such.
+const median = (values) => medianOf(values) ?? NaN;
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function run(args, cwd) {

@@ -2,18 +2,13 @@
 // write beside their Markdown, and what `bench/charts.mjs` renders again for an older run.
 import { writeFile } from 'node:fs/promises';
 import { basename } from 'node:path';
+import { median } from './common.mjs';
 import { barChart, lineChart } from './svg-chart.mjs';
 
 const byImpl = (runs) => {
   const out = new Map();
   for (const run of runs) out.set(run.impl, [...(out.get(run.impl) ?? []), run]);
   return out;
-};
-const median = (values) => {
-  const sorted = values.filter(Number.isFinite).sort((a, b) => a - b);
-  if (sorted.length === 0) return null;
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 };
 
 /**
