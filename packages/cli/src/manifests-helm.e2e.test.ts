@@ -53,6 +53,19 @@ for (const kind of ['ValidatingWebhookConfiguration', 'MutatingWebhookConfigurat
 const pathOf = (object: KubeObject) =>
   resourcePath(kinds.forObject(object), object.metadata?.namespace, object.metadata?.name);
 
+/** Every object server-side applied in a dry run: the API server accepts each as it is. */
+async function acceptedInDryRun(objects: KubeObject[]): Promise<void> {
+  for (const object of objects) {
+    const { status, text } = await env.client.raw(
+      'PATCH',
+      `${pathOf(object)}?dryRun=All&fieldManager=helm-test&force=true`,
+      object,
+      'application/apply-patch+yaml',
+    );
+    assert.equal(status < 300, true, `${object.kind} ${object.metadata?.name}: ${status} ${text}`);
+  }
+}
+
 async function get<T>(path: string): Promise<{ status: number; object?: T }> {
   const { status, text } = await env.client.raw('GET', path);
   return { status, ...(status === 200 ? { object: JSON.parse(text) as T } : {}) };
@@ -164,15 +177,7 @@ describe('nestor manifests --helm with the real helm', () => {
       assert.deepEqual(pod.metadata.annotations, set.length ? { team: 'ops' } : undefined);
       assert.deepEqual(pod.spec.nodeSelector, set.length ? { zone: 'a' } : undefined);
       assert.deepEqual(pod.spec.tolerations, set.length ? [{ key: 'dedicated', operator: 'Exists' }] : undefined);
-      for (const object of objects) {
-        const { status, text } = await env.client.raw(
-          'PATCH',
-          `${pathOf(object)}?dryRun=All&fieldManager=helm-test&force=true`,
-          object,
-          'application/apply-patch+yaml',
-        );
-        assert.equal(status < 300, true, `${object.kind} ${object.metadata?.name}: ${status} ${text}`);
-      }
+      await acceptedInDryRun(objects);
     }
     const crd = await get(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD}`);
     assert.equal(crd.status, 404, 'a dry run creates nothing');
@@ -207,15 +212,7 @@ describe('nestor manifests --helm with the real helm', () => {
     const configuration = objects.find((object) => object.kind === 'ValidatingWebhookConfiguration') as
       (KubeObject & { webhooks: { clientConfig: { service: { namespace: string } } }[] }) | undefined;
     assert.equal(configuration?.webhooks[0]?.clientConfig.service.namespace, namespace);
-    for (const object of objects) {
-      const { status, text } = await env.client.raw(
-        'PATCH',
-        `${pathOf(object)}?dryRun=All&fieldManager=helm-test&force=true`,
-        object,
-        'application/apply-patch+yaml',
-      );
-      assert.equal(status < 300, true, `${object.kind} ${object.metadata?.name}: ${status} ${text}`);
-    }
+    await acceptedInDryRun(objects);
   });
 
   it('installs and upgrades with --wait on a fake node, and uninstalls leaving the CRDs and custom resources', async () => {
