@@ -44,6 +44,12 @@ const GONE_RELIST_GAP_MS = 10_000;
 /** A list+watch healthy this long since its last retry began starts its backoff again from the first delay. */
 export const WATCH_BACKOFF_RESET_MS = 30_000;
 
+/**
+ * Answers that said when to come back (Retry-After, a Status's retryAfterSeconds) retried then,
+ * not on the backoff, with no event between: client-go's request retries take as many.
+ */
+export const MAX_RETRIES_AS_ASKED = 10;
+
 /** How long past its timeout a watch may take to be ended by the server on a loaded machine. */
 const WATCH_END_MARGIN_MS = 10_000;
 
@@ -112,6 +118,8 @@ export class ListWatcher<T extends KubeObject> {
   private brokenAt?: string;
   /** The stream broke twice at one resourceVersion: the next sync is a relist, not a resume. */
   private relistNext = false;
+  /** Failures retried when the server asked (not on the backoff) since the last event. */
+  private retriedAsAsked = 0;
 
   constructor(
     private readonly transport: WatchTransport,
@@ -476,6 +484,7 @@ export class ListWatcher<T extends KubeObject> {
 
   private advance(resourceVersion: string | undefined): void {
     if (resourceVersion) this.resourceVersion = this.stats.resourceVersion = resourceVersion;
+    this.retriedAsAsked = 0;
     this.stats.lastEventAt = this.clock.now();
   }
 
@@ -505,13 +514,18 @@ export class ListWatcher<T extends KubeObject> {
     // has synced, 503): the outage's failure, not this watch's. It retries when the outage
     // gate's probe (every second) finds the server ready, and its backoff starts afresh then.
     const outage = connectivity !== undefined && (isUnreachable(error) || connectivity.inOutage);
-    // Never sooner than the server asked (429 from API Priority and Fairness, 5xx with Retry-After).
+    // Never sooner than the server asked (429 from API Priority and Fairness, 5xx with
+    // Retry-After, a watch's "too large resourceVersion" with retryAfterSeconds). Nor later:
+    // an answer that says when is retried then, and does not grow the backoff, which is for
+    // failures that say nothing (past ten such answers with no event between, it counts again).
     const retryAfterMs = serverRetryAfterMs(error) ?? 0;
+    const asAsked = retryAfterMs > 0 && this.retriedAsAsked < MAX_RETRIES_AS_ASKED;
+    if (asAsked) this.retriedAsAsked++;
     // 410 Gone needs a LIST and nothing else: at once, unless the last one was recent (a loop).
     const now = this.clock.now();
     const relistNow = gone && now - this.lastGoneAt > GONE_RELIST_GAP_MS && retryAfterMs === 0;
     if (gone) this.lastGoneAt = now;
-    const retryInMs = relistNow ? 0 : Math.max(this.backoff.next(), retryAfterMs);
+    const retryInMs = relistNow ? 0 : asAsked ? retryAfterMs : Math.max(this.backoff.next(), retryAfterMs);
     this.stats.lastError = error.message;
     if (gone) {
       // Routine (etcd compacts history): relist, and emit what changed meanwhile.
@@ -525,7 +539,7 @@ export class ListWatcher<T extends KubeObject> {
             ? 'resuming'
             : 'retrying';
       this.log.warn(
-        `${this.phase} of ${this.description} failed (attempt ${attempt}); ${how} in ${retryInMs} ms${outage ? ' or once the API server is ready' : ''}: ${error.message}`,
+        `${this.phase} of ${this.description} failed (attempt ${attempt}); ${how} in ${retryInMs} ms${asAsked ? ' as the server asked' : ''}${outage ? ' or once the API server is ready' : ''}: ${error.message}`,
       );
       this.options.onError?.(error, { phase: this.phase, watch: this.description, attempt, retryInMs });
     }

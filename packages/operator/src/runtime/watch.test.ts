@@ -186,6 +186,39 @@ describe('watch()', () => {
     sub.unsubscribe();
   });
 
+  it('retries an answer that says when at that time, not on the backoff, which it does not grow: up to ten with no event between', async () => {
+    const t = start();
+    const sub = t.subscribe();
+    const busy = () => KubeApiError.fromResponse({ method: 'GET', path: '/api/v1/configmaps' }, 503, 'busy', '1');
+    (await t.transport.watchNumber(0)).push('BOOKMARK', { metadata: { resourceVersion: '7' } });
+    t.transport.streams[0]!.fail(networkError());
+    let opened = 1;
+    /** Fails the latest watch with `error`, then lets the clock run until the next one opens. */
+    const failAndWait = async (error: Error) => {
+      (await t.transport.watchNumber(opened - 1)).fail(error);
+      await flush();
+      t.clock.advance(t.errors.at(-1)!.info.retryInMs);
+      await t.transport.watchNumber(opened++);
+    };
+    await flush();
+    t.clock.advance(800);
+    await t.transport.watchNumber(opened++);
+    for (let i = 0; i < 11; i++) await failAndWait(busy());
+    // An event: the server works again, so its next answer with a time is taken as asked again.
+    t.transport.streams.at(-1)!.push('BOOKMARK', { metadata: { resourceVersion: '9' } });
+    await flush();
+    await failAndWait(busy());
+    await failAndWait(networkError());
+    assert.deepEqual(
+      t.errors.map((e) => e.info.retryInMs),
+      [800, ...Array<number>(10).fill(1000), 1600, 1000, 3200],
+      'ten retries at the 1 s asked, the eleventh on the backoff (the next step after 800 ms), then 1 s again after an event; the backoff goes on from 1.6 s',
+    );
+    assert.equal(t.transport.streams.at(-1)!.query.resourceVersion, '9');
+    assert.equal(t.transport.lists.length, 1);
+    sub.unsubscribe();
+  });
+
   it('relists after a 410 ERROR event and emits only what changed: MODIFIED, ADDED, DELETED with the last known object', async () => {
     const t = start();
     t.transport.onList = () => list('5', [object('a', '1'), object('b', '2'), object('c', '3')]);
