@@ -252,6 +252,10 @@ func main() {
 		runChaos() // bench/chaos.mjs: configured through the environment
 		return
 	}
+	if os.Getenv("NESTOR_STARTUP") == "1" {
+		runStartup() // bench/startup.mjs: configured through the environment
+		return
+	}
 	// Its own flag set: controller-runtime registers -kubeconfig on the global one.
 	flags := flag.NewFlagSet("bench-operator", flag.ExitOnError)
 	kubeconfig := flags.String("kubeconfig", "", "kubeconfig file")
