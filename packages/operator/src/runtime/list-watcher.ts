@@ -68,6 +68,16 @@ const COMPACTED = /too old resource version|required revision has been compacted
 /** The annotation of the bookmark that ends a stream's initial events (KEP-3157). */
 const INITIAL_EVENTS_END = 'k8s.io/initial-events-end';
 
+/**
+ * A request sent while the API server did not answer was still pending when the outage gate
+ * found the server ready: abandoned, and sent again at once. A kube-apiserver that is still
+ * starting accepts connections and holds their requests; a LIST of a custom resource held so
+ * came back 4 s after the server's /readyz said 200, when one sent after it came back at once.
+ */
+class SentDuringOutage extends Error {
+  override readonly name = 'SentDuringOutage';
+}
+
 /** A streamed sync did not deliver the state: a LIST does, this once or (`lasting`) always. */
 class NoInitialEvents extends Error {
   constructor(
@@ -172,6 +182,11 @@ export class ListWatcher<T extends KubeObject> {
           this.fallBack(error);
           continue;
         }
+        if (error instanceof SentDuringOutage) {
+          this.log.info(`${this.phase} of ${this.description}: ${error.message}`);
+          this.backoff.reset();
+          continue;
+        }
         await this.recover(error);
       }
     }
@@ -241,10 +256,11 @@ export class ListWatcher<T extends KubeObject> {
       this.protobuf &&
       this.transport.protobuf === true &&
       (this.options.firstListFromCache ?? true);
+    const outage = this.outageScope();
     const pages = listPages<KubeObject>(this.transport, this.path, {
       query: fromCache ? { ...this.selectors, resourceVersion: '0' } : this.selectors,
       pageSize: this.options.pageSize ?? 500,
-      signal: this.signal,
+      signal: outage.signal,
       ...(resume ? { continueFrom: resume.continueToken } : {}),
       // The continue token outlived etcd's compaction: the list starts again.
       onRestart: () => this.log.info(`list of ${this.description} expired between pages; listing again`),
@@ -254,6 +270,7 @@ export class ListWatcher<T extends KubeObject> {
     });
     try {
       for await (const page of pages) {
+        outage.answered();
         if (page.restarted) pass = this.known.relist();
         for (const raw of page.items) {
           if (!raw.kind) {
@@ -276,7 +293,9 @@ export class ListWatcher<T extends KubeObject> {
       if (continueToken && pagesRead > 0 && !this.signal.aborted) {
         this.resumeList = { pass, continueToken, resourceVersion };
       }
-      throw error;
+      throw outage.reason() ?? error;
+    } finally {
+      outage.answered();
     }
     this.endSync(pass, resourceVersion, 'list');
   }
@@ -301,6 +320,7 @@ export class ListWatcher<T extends KubeObject> {
     const abort = new AbortController();
     const forward = () => abort.abort(this.signal.reason);
     this.signal.addEventListener('abort', forward, { once: true });
+    const outage = this.outageScope(abort);
     const watchdog = new Watchdog(this.clock, stallMs, () =>
       abort.abort(new WatchStalledError(`no event for ${stallMs} ms`)),
     );
@@ -321,13 +341,10 @@ export class ListWatcher<T extends KubeObject> {
         dropManagedFields: this.strip,
         // Open again after failures: healthy (/readyz) before its first event, which a quiet
         // namespace may not send for a minute. A streamed sync is healthy once it synced.
-        ...(pass
-          ? {}
-          : {
-              onOpen: () => {
-                this.stats.failures = 0;
-              },
-            }),
+        onOpen: () => {
+          outage.answered();
+          if (!pass) this.stats.failures = 0;
+        },
         ...(this.metadataOnly ? { accept: METADATA_WATCH_ACCEPT } : {}),
       });
       for await (const event of stream) {
@@ -343,6 +360,11 @@ export class ListWatcher<T extends KubeObject> {
       }
     } catch (error) {
       if (abort.signal.reason instanceof WatchStalledError) throw abort.signal.reason;
+      const resend = outage.reason();
+      if (resend) {
+        if (--this.watches > 0) this.stats.restarts--; // the server never served it
+        throw resend;
+      }
       // The API server refuses sendInitialEvents (422 Invalid) when its WatchList feature is off.
       if (pass && error instanceof KubeApiError && error.status === 422) {
         if (--this.watches > 0) this.stats.restarts--; // refused: no watch was opened
@@ -350,6 +372,7 @@ export class ListWatcher<T extends KubeObject> {
       }
       throw error;
     } finally {
+      outage.answered();
       watchdog.stop();
       this.signal.removeEventListener('abort', forward);
     }
@@ -545,6 +568,37 @@ export class ListWatcher<T extends KubeObject> {
     }
     if (retryInMs === 0) return;
     if ((await this.sleep(retryInMs, outage ? connectivity : undefined)) === 'ready') this.backoff.reset();
+  }
+
+  /**
+   * For a request about to be sent: during an outage (the transport saw no response and the
+   * outage gate has not found the server ready since), a signal that aborts it when the gate
+   * does, unless its answer began first (`answered()`); `reason()` then says to send it
+   * again. Outside an outage, the watch's own signal. `into`: abort that controller instead.
+   */
+  private outageScope(into?: AbortController): {
+    signal: AbortSignal;
+    answered: () => void;
+    reason: () => SentDuringOutage | undefined;
+  } {
+    const connectivity = this.transport.connectivity;
+    const signal = into?.signal ?? this.signal;
+    if (!connectivity?.inOutage) return { signal, answered: () => {}, reason: () => undefined };
+    const abort = into ?? new AbortController();
+    const done = new AbortController();
+    let resend: SentDuringOutage | undefined;
+    void connectivity.whenReady(AbortSignal.any([done.signal, this.signal])).then(() => {
+      if (done.signal.aborted || this.signal.aborted) return;
+      resend = new SentDuringOutage(
+        'sent while the API server did not answer and still pending now that it is ready; sending it again',
+      );
+      abort.abort(resend);
+    });
+    return {
+      signal: into ? into.signal : AbortSignal.any([this.signal, abort.signal]),
+      answered: () => done.abort(),
+      reason: () => resend,
+    };
   }
 
   /** Waits `ms`, or less when `connectivity` reports the server ready first ('ready' then). */
