@@ -105,13 +105,24 @@ export class OperatorLifecycle implements OnApplicationBootstrap, OnModuleDestro
    */
   private async registerKinds(found: DiscoveredController[]): Promise<void> {
     const discovery = new Map<string, Promise<Set<string> | undefined>>();
+    const checks: Array<Promise<string | undefined>> = [];
     for (const controller of found) {
       for (const type of kindsOf(controller)) {
         const resource = describeKind(controller.className, type);
         this.manager.client.kinds.register(resource);
-        const why = await whyNotServed(this.transport, resource, discovery);
-        if (why) throw new Error(messages.RESOURCE_NOT_SERVED(controller.className, resourceName(resource), why));
+        // Every group/version's discovery at once: one round trip at start-up, not one each.
+        checks.push(
+          whyNotServed(this.transport, resource, discovery).then((why) =>
+            why ? messages.RESOURCE_NOT_SERVED(controller.className, resourceName(resource), why) : undefined,
+          ),
+        );
       }
+    }
+    // The first kind not served, in declaration order, as the sequential check reported it.
+    const results = await Promise.allSettled(checks);
+    for (const result of results) {
+      if (result.status === 'rejected') throw result.reason;
+      if (result.value) throw new Error(result.value);
     }
   }
 }
