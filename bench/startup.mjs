@@ -5,7 +5,7 @@
 //
 //   npm run build && node bench/startup.mjs                      0 and 10,000 ConfigMaps, 5 reps, the restart case
 //   node bench/startup.mjs --sizes 0 --reps 3 --no-restart       a quick look
-//   node bench/startup.mjs --before /work/wt-base/packages/operator/dist   adds runtime@before and nest@before
+//   node bench/startup.mjs --before /work/wt-base                adds runtime@before and nest@before
 //
 // The operators (bench/operators/startup-*.mjs, bench/controller-runtime/startup.go) reconcile
 // Widgets and own ConfigMaps; one Widget and N ConfigMaps wait in the namespace (~1 KiB each):
@@ -22,11 +22,14 @@
 // server started again. Reported: from its first 200 on /readyz (polled here every 10 ms) to
 // the operator's first reconcile, and from spawn.
 //
+// --before DIR: another built checkout (the commit before a change); its runs alternate with
+// this one's. The operators' scripts are copied into DIR/bench/operators and run from there,
+// so that they load that checkout's packages, Nest included.
 // Node operators run with the generated Deployment's NODE_OPTIONS. Writes
 // bench/results/<date>-startup.json and .md. Never part of `npm test`.
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
@@ -105,7 +108,7 @@ async function startImpl(impl, namespace, { firstObject = true } = {}) {
   } else {
     command = process.execPath;
     args = [
-      join(here, 'operators', `startup-${name}.mjs`),
+      join(variant === 'before' ? join(opts.before, 'bench') : here, 'operators', `startup-${name}.mjs`),
       '--kubeconfig',
       env.kubeconfigPath,
       '--namespace',
@@ -114,8 +117,7 @@ async function startImpl(impl, namespace, { firstObject = true } = {}) {
       String(health),
     ];
     childEnv.NODE_OPTIONS = OPERATOR_NODE_OPTIONS;
-    if (variant === 'before') childEnv.NESTOR_OPERATOR_DIST = opts.before;
-    else delete childEnv.NESTOR_OPERATOR_DIST;
+    delete childEnv.NESTOR_OPERATOR_DIST;
   }
   const spawnedUs = nowUs();
   const child = spawn(command, args, { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -381,6 +383,13 @@ const result = {
   ...(opts.before ? { before: opts.before } : {}),
 };
 try {
+  if (opts.before) {
+    for (const name of ['runtime', 'nest'])
+      await copyFile(
+        join(here, 'operators', `startup-${name}.mjs`),
+        join(opts.before, 'bench', 'operators', `startup-${name}.mjs`),
+      );
+  }
   if (impls.includes('controller-runtime')) {
     goBinary = await ensureGoOperator({ onProgress: log });
     result.controllerRuntime = controllerRuntimeVersion();
