@@ -12,10 +12,10 @@ export interface RetryUnreachableOptions {
   intervalMs?: number;
   signal?: AbortSignal;
   /**
-   * The transport's connectivity, with an outage gate probing /readyz every second: the
-   * step then retries when the server is ready again, not at the first answer (a 403 while
-   * its authorizer syncs would fail the start-up), and retries what the server answers
-   * meanwhile too.
+   * The transport's connectivity, with an outage gate probing /readyz (every 250 ms, after
+   * 30 s every second): the step then retries when the server is ready again, not at the
+   * first answer (a 403 while its authorizer syncs would fail the start-up), and retries
+   * what the server answers meanwhile too.
    */
   connectivity?: Pick<Connectivity, 'whenReady' | 'inOutage'>;
   /**

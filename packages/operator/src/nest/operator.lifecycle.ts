@@ -56,8 +56,9 @@ export class OperatorLifecycle implements OnApplicationBootstrap, OnModuleDestro
     const found = this.explorer.explore();
     // Started while the API server is down, the operator waits for it (bounded by the
     // cache sync timeout) instead of failing at the first refused connection.
-    // The outage gate probes /readyz every second from the first failure on: a step that
-    // got no response retries when the server is ready, not at its first answer.
+    // The outage gate probes /readyz from the first failure on (every 250 ms, after 30 s
+    // every second): a step that got no response retries when the server is ready, not at
+    // its first answer.
     this.manager.outage.start();
     const untilAnswered = <T>(what: string, attempt: () => Promise<T>) =>
       retryWhileUnreachable(attempt, {

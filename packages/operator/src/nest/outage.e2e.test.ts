@@ -54,7 +54,7 @@ describe('an operator started while the API server is down', () => {
     await parallel(names, 8, (name) => createConfigMap(env.client, namespace, name));
     const transport = await Transport.fromKubeConfig(env.kubeConfig);
     // A backoff no test would wait for: the LISTs that fail during the outage are retried
-    // only because the outage gate's probe (every second) finds the server back.
+    // only because the outage gate's probe finds the server back.
     const informers = new InformerCache(transport, { backoff: { initialMs: 600_000, maxMs: 600_000 } });
     const manager = new Manager({ transport, informers });
     const reconciled = new Set<string>();

@@ -130,7 +130,7 @@ export class LeaseLock implements LeaderElection {
   /**
    * Tries every retryPeriod (jittered) until this replica holds the lease; sooner when the
    * holder's lease expires first (on this replica's clock), or when the API server answers
-   * again after a try got no response (the outage gate's probe, every second).
+   * again after a try got no response (the outage gate's probe, every 250 ms, then every second).
    */
   async acquire(signal: AbortSignal): Promise<void> {
     let announced = false;
