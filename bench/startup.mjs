@@ -239,8 +239,16 @@ async function startupCase(namespace, size) {
         await started.until('reconcile', 120_000);
         if (started.probing) await Promise.race([started.probing, sleep(30_000)]);
         await sleep(200); // a late first-object or synced line
+      } catch (error) {
+        // One failed start is a row's note, not the end of the run.
+        started.run.failed = error.message.slice(0, 2000);
+        log(`${size} objects, rep ${rep + 1}, ${impl} failed: ${started.run.failed}`);
       } finally {
         await started.stop();
+      }
+      if (started.run.failed) {
+        runs.push({ size, rep, impl, ms: {}, failed: started.run.failed });
+        continue;
       }
       runs.push({
         size,
@@ -275,7 +283,7 @@ async function restartCase(namespace) {
       const started = await startImpl(impl, namespace, { firstObject: false });
       let answeredUs;
       const answered = (async () => {
-        for (;;) {
+        for (const deadline = Date.now() + 120_000; Date.now() < deadline;) {
           const ok = await env.client.raw('GET', '/readyz', undefined, undefined, 500).then(
             (r) => r.status === 200,
             () => false,
@@ -283,13 +291,22 @@ async function restartCase(namespace) {
           if (ok) return (answeredUs = nowUs());
           await sleep(10);
         }
+        throw new Error('the API server did not answer /readyz within 120 s');
       })();
       try {
         await restart;
         await answered;
         await started.until('reconcile', 120_000);
+      } catch (error) {
+        started.run.failed = error.message.slice(0, 2000);
+        log(`restart, rep ${rep + 1}, ${impl} failed: ${started.run.failed}`);
       } finally {
+        await restart.catch(() => {});
         await started.stop();
+      }
+      if (started.run.failed) {
+        runs.push({ rep, impl, ms: {}, failed: started.run.failed, stderr: started.run.stderr.slice(-6000) });
+        continue;
       }
       const at = started.run.at;
       const answeredMs = (answeredUs - spawnedUs) / 1000;
@@ -351,6 +368,9 @@ function render(result) {
   ];
   for (const row of result.summary)
     lines.push(`| ${row.size} | ${row.impl} | ${MILESTONES.map((m) => cell(row.milestones[m])).join(' | ')} |`);
+  const failed = [...result.runs, ...(result.restart ?? [])].filter((r) => r.failed);
+  if (failed.length)
+    lines.push('', `Failed runs (left out): ${failed.map((r) => `${r.impl} (${r.failed.slice(0, 120)})`).join('; ')}`);
   if (result.restart) {
     lines.push(
       '',
