@@ -23,12 +23,15 @@ export interface ProxiedRequest {
  * - `answer`: answers with this status and Status object itself, never asking the server
  *   (an API server that fails one page of a list: 500, 503 while it shuts down, 504);
  * - `errorEvent`: a watch, asked in JSON, ends after `afterEvents` events (default 0) with
- *   an ERROR event carrying this object, as the API server ends a watch it cannot go on with.
+ *   an ERROR event carrying this object, as the API server ends a watch it cannot go on with;
+ * - `hold`: never answers, never asking the server; the request stays open until the client
+ *   gives up (a kube-apiserver that is starting accepts connections and holds requests).
  */
 export type ProxyFault =
   | { cutAfterBytes: number }
   | { answer: { status: number; body: unknown } }
-  | { errorEvent: unknown; afterEvents?: number };
+  | { errorEvent: unknown; afterEvents?: number }
+  | { hold: true };
 
 export interface ProxyRule {
   match: (request: ProxiedRequest) => boolean;
@@ -214,6 +217,10 @@ export class ApiProxy {
     };
     this.requests.push(request);
     const fault = this.ruleFor(request);
+    if (fault && 'hold' in fault) {
+      req.resume();
+      return;
+    }
     if (fault && 'answer' in fault) {
       req.resume();
       const body = JSON.stringify(fault.answer.body);
