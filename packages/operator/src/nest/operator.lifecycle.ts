@@ -9,6 +9,7 @@ import { ModulesContainer } from '@nestjs/core';
 import {
   DEFAULT_CACHE_SYNC_TIMEOUT_MS,
   installCustomResourceDefinitions,
+  type ResourceDescriptor,
   resourceName,
   retryWhileUnreachable,
   Transport,
@@ -71,9 +72,21 @@ export class OperatorLifecycle implements OnApplicationBootstrap, OnModuleDestro
     if (this.options.installCustomResources) {
       await untilAnswered('installing the CRDs', () => this.installCustomResources(found));
     }
-    await untilAnswered('checking the kinds are served', () => this.registerKinds(found));
+    const kinds = this.registerKinds(found);
     for (const controller of found) this.registry.add(controller);
-    if (!this.options.manualStart) await this.manager.start();
+    const served = untilAnswered('checking the kinds are served', () => this.whyNotServed(kinds));
+    if (this.options.manualStart) return void (await served);
+    // The caches start listing while discovery answers, not after it: one round trip less
+    // before the first reconcile. A kind not served stops the manager and fails the start.
+    const started = this.manager.start();
+    try {
+      await served;
+    } catch (error) {
+      started.catch(() => undefined);
+      await this.manager.stop();
+      throw error;
+    }
+    await started;
   }
 
   /**
@@ -102,28 +115,31 @@ export class OperatorLifecycle implements OnApplicationBootstrap, OnModuleDestro
 
   /**
    * Makes every kind the controllers use known to the manager's client, the KubeClient
-   * provider (so `apply(object)` finds its resource), and fails at start-up, naming the class, when one is not served.
+   * provider (so `apply(object)` finds its resource); returns them with their controller's class.
    */
-  private async registerKinds(found: DiscoveredController[]): Promise<void> {
-    const discovery = new Map<string, Promise<Set<string> | undefined>>();
-    const checks: Array<Promise<string | undefined>> = [];
+  private registerKinds(found: DiscoveredController[]): Array<{ className: string; resource: ResourceDescriptor }> {
+    const kinds: Array<{ className: string; resource: ResourceDescriptor }> = [];
     for (const controller of found) {
       for (const type of kindsOf(controller)) {
         const resource = describeKind(controller.className, type);
         this.manager.client.kinds.register(resource);
-        // Every group/version's discovery at once: one round trip at start-up, not one each.
-        checks.push(
-          whyNotServed(this.transport, resource, discovery).then((why) =>
-            why ? messages.RESOURCE_NOT_SERVED(controller.className, resourceName(resource), why) : undefined,
-          ),
-        );
+        kinds.push({ className: controller.className, resource });
       }
     }
+    return kinds;
+  }
+
+  /** Fails, naming the class, when a kind is not served; every group/version's discovery at once. */
+  private async whyNotServed(kinds: Array<{ className: string; resource: ResourceDescriptor }>): Promise<void> {
+    const discovery = new Map<string, Promise<Set<string> | undefined>>();
+    const results = await Promise.allSettled(
+      kinds.map(({ resource }) => whyNotServed(this.transport, resource, discovery)),
+    );
     // The first kind not served, in declaration order, as the sequential check reported it.
-    const results = await Promise.allSettled(checks);
-    for (const result of results) {
+    for (const [i, result] of results.entries()) {
       if (result.status === 'rejected') throw result.reason;
-      if (result.value) throw new Error(result.value);
+      const { className, resource } = kinds[i]!;
+      if (result.value) throw new Error(messages.RESOURCE_NOT_SERVED(className, resourceName(resource), result.value));
     }
   }
 }
