@@ -84,6 +84,44 @@ describe('retryWhileUnreachable with the outage gate', () => {
     assert.equal(attempts, 2);
   });
 
+  it('with restartWhenReady, starts again when the server is ready while an attempt sent during the outage is held', async () => {
+    const connectivity = new Connectivity();
+    connectivity.failed(refused());
+    let attempts = 0;
+    const result = retryWhileUnreachable(
+      async () => {
+        // A starting server holds the first request; the gate's probe then finds it ready.
+        if (++attempts === 1) {
+          setImmediate(() => connectivity.ready());
+          return new Promise<string>(() => {});
+        }
+        return 'served';
+      },
+      { what: 'checking', timeoutMs: 600_000, intervalMs: 600_000, connectivity, restartWhenReady: true },
+    );
+    assert.equal(await result, 'served');
+    assert.equal(attempts, 2);
+  });
+
+  it('without restartWhenReady, waits for the attempt it sent', async () => {
+    const connectivity = new Connectivity();
+    connectivity.failed(refused());
+    let attempts = 0;
+    let answer: (value: string) => void = () => {};
+    const result = retryWhileUnreachable(
+      () => {
+        attempts++;
+        setImmediate(() => connectivity.ready());
+        return new Promise<string>((resolve) => (answer = resolve));
+      },
+      { what: 'checking', timeoutMs: 600_000, intervalMs: 600_000, connectivity },
+    );
+    await new Promise((resolve) => setImmediate(resolve));
+    answer('answered late');
+    assert.equal(await result, 'answered late');
+    assert.equal(attempts, 1);
+  });
+
   it('throws an answered failure at once outside an outage', async () => {
     const connectivity = new Connectivity();
     await assert.rejects(

@@ -24,7 +24,16 @@ export interface RetryUnreachableOptions {
    * and answers 403 while its authorizer syncs); the step then retries as in an outage.
    */
   notReady?: () => Promise<boolean>;
+  /**
+   * With `connectivity`: an attempt started during an outage and still pending when the
+   * server is found ready is left to finish unobserved, and a new one starts at once. A
+   * kube-apiserver that is starting holds the requests it accepts, some for seconds after
+   * it is ready. Only for attempts that may run twice at once (reads, server-side apply).
+   */
+  restartWhenReady?: boolean;
 }
+
+const READY = Symbol('ready');
 
 /**
  * Runs `attempt` until it does not fail for want of a response from the API server, up to
@@ -40,7 +49,20 @@ export async function retryWhileUnreachable<T>(
   let logged = false;
   for (;;) {
     try {
-      return await attempt();
+      const pending = attempt();
+      const connectivity = options.connectivity;
+      if (!options.restartWhenReady || !connectivity?.inOutage) return await pending;
+      const settled = new AbortController();
+      const either = options.signal ? AbortSignal.any([options.signal, settled.signal]) : settled.signal;
+      const ready = connectivity.whenReady(either).then(() => READY);
+      const outcome = await Promise.race([pending, ready]).finally(() => settled.abort());
+      if (outcome !== READY) return outcome as T;
+      if (options.signal?.aborted) return await pending;
+      pending.catch(() => undefined);
+      options.logger?.info(
+        `the API server is ready; ${options.what} again (the attempt sent before is still unanswered)`,
+      );
+      continue;
     } catch (error) {
       const connectivity = options.connectivity;
       const outage = isUnreachable(error) || connectivity?.inOutage === true || (await options.notReady?.()) === true;

@@ -68,6 +68,8 @@ export class OperatorLifecycle implements OnApplicationBootstrap, OnModuleDestro
         logger: runtimeLogger('Operator'),
         connectivity: this.transport.connectivity,
         notReady: async () => !(await this.manager.outage.verify()),
+        // Discovery and server-side apply may run twice: one held by a starting server is not waited for.
+        restartWhenReady: true,
       });
     if (this.options.installCustomResources) {
       await untilAnswered('installing the CRDs', () => this.installCustomResources(found));
