@@ -75,20 +75,9 @@ export class OperatorLifecycle implements OnApplicationBootstrap, OnModuleDestro
       await untilAnswered('installing the CRDs', () => this.installCustomResources(found));
     }
     const kinds = this.registerKinds(found);
+    await untilAnswered('checking the kinds are served', () => this.whyNotServed(kinds));
     for (const controller of found) this.registry.add(controller);
-    const served = untilAnswered('checking the kinds are served', () => this.whyNotServed(kinds));
-    if (this.options.manualStart) return void (await served);
-    // The caches start listing while discovery answers, not after it: one round trip less
-    // before the first reconcile. A kind not served stops the manager and fails the start.
-    const started = this.manager.start();
-    try {
-      await served;
-    } catch (error) {
-      started.catch(() => undefined);
-      await this.manager.stop();
-      throw error;
-    }
-    await started;
+    if (!this.options.manualStart) await this.manager.start();
   }
 
   /**
