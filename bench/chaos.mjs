@@ -224,6 +224,12 @@ async function runSuite(mode, impl, goBinary) {
         v++;
         const notes = {};
         let bumped = false;
+        /** The spec change, its seconds noted: the driver's writes share the machine with the operator. */
+        const timedBump = async (value) => {
+          const t = Date.now();
+          await bump(value);
+          if (value === v) notes.bumpSeconds = (Date.now() - t) / 1000;
+        };
         const ctx = {
           env,
           mode,
@@ -236,7 +242,7 @@ async function runSuite(mode, impl, goBinary) {
           v,
           bump: async (value) => {
             if (value === v) bumped = true;
-            await bump(value);
+            await timedBump(value);
           },
           converged,
           note: (key, value) => (notes[key] = value),
@@ -246,7 +252,7 @@ async function runSuite(mode, impl, goBinary) {
         log(`${mode}/${impl} v=${v}: ${fault.name}${REPEAT > 1 ? ` (run ${run + 1})` : ''}`);
         try {
           const ended = await fault.inject(ctx);
-          if (!bumped) await bump(v);
+          if (!bumped) await timedBump(v);
           const ms = await converged(v, ended ?? Date.now());
           await fault.after?.(ctx);
           // The machine's load: other work on it moves these figures more than anything.
