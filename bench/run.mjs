@@ -380,6 +380,8 @@ async function syncRuns(ns, kind, size) {
           rssAfterMB: synced.after.rss / 2 ** 20,
           heapAfterMB: synced.after.heap / 2 ** 20,
           controlPlaneCpuMs: (cp1 - cp0) * 1000,
+          // The API server's watch cache and etcd hold every object of every kind: the memory guard's figure.
+          controlPlaneRssMB: env.pids.reduce((sum, pid) => sum + processMemory(pid).rss, 0) / 2 ** 20,
           profiled: Boolean(profile) && NODE_IMPLS.includes(impl),
         };
         doc.runs.sync.push(run);
