@@ -46,9 +46,12 @@ import {
 
 const here = dirname(fileURLToPath(import.meta.url));
 const ALL_IMPLS = ['nestor', 'nestor-nest', 'client-node', 'controller-runtime', 'apiserver'];
-/** Run only when named: Nestor and controller-runtime told to use JSON, not protobuf, for built-in kinds. */
-const OPTIONAL_IMPLS = ['nestor-json', 'controller-runtime-json'];
-const NODE_IMPLS = ['nestor', 'nestor-json', 'nestor-nest', 'client-node'];
+/**
+ * Run only when named: Nestor and controller-runtime told to use JSON, not protobuf, for built-in kinds;
+ * Nestor from another checkout (NESTOR_BEFORE), for before/after comparisons in one run.
+ */
+const OPTIONAL_IMPLS = ['nestor-json', 'controller-runtime-json', 'nestor-before', 'nestor-nest-before'];
+const NODE_IMPLS = ['nestor', 'nestor-json', 'nestor-nest', 'client-node', 'nestor-before', 'nestor-nest-before'];
 const DEFAULT_NODE_FLAGS = OPERATOR_NODE_OPTIONS;
 
 const { values: opts } = parseArgs({
@@ -85,7 +88,8 @@ if (opts.help) {
   --quick                  sync 1k, burst 1k, churn 100 and 500/s for 10 s, one repetition
                            (webhooks: 500 and 1000/s for 5 s, e2e 100/s, a LIST of 1,000, one repetition)
   --scenarios LIST         sync,burst,churn (default all); webhooks mode: admission,e2e,conversion
-  --impls LIST             ${ALL_IMPLS.join(',')} (default all); also ${OPTIONAL_IMPLS.join(',')};
+  --impls LIST             ${ALL_IMPLS.join(',')} (default all); also ${OPTIONAL_IMPLS.join(',')}
+                           (the -before ones: the operator of the checkout NESTOR_BEFORE names, built);
                            webhooks mode: ${WEBHOOK_IMPLS.join(',')}; also ${OPTIONAL_WEBHOOK_IMPLS.join(',')}
   --sizes LIST             initial-sync sizes (default 1000,10000,50000,100000; 50000 only with >= 8 GiB
                            RAM, 100000 with >= 16 GiB; a size the machine's memory cannot hold is refused)
