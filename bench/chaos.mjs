@@ -11,7 +11,8 @@
 // The faults are files in bench/lib/chaos/ (see its index.mjs for what one exports and the
 // context it gets). After each, every object's spec changes and the time from the end of the
 // fault until all have converged is measured; --repeat runs each fault that many times and
-// reports the median and the worst. At the end: no two reconciles of one object at once
+// reports the median and the worst. The implementations run side by side, each on its own
+// control plane, taking turns fault by fault (class Turns). At the end: no two reconciles of one object at once
 // across processes, and no write from a process while another held the lease (from the
 // audit log). Not part of npm test.
 //   node bench/chaos.mjs [--mode single,replicas] [--faults a,b] [--repeat 1] [--objects 2000]
@@ -84,7 +85,61 @@ const t0 = Date.now();
 const log = (line) => console.error(`[chaos ${((Date.now() - t0) / 1000).toFixed(0).padStart(4)} s] ${line}`);
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function runSuite(mode, impl, goBinary) {
+/**
+ * The implementations' suites run side by side, each on its own control plane, but take turns:
+ * one works (starts, or runs one fault and converges) while the others idle, in snake order
+ * (A B, B A, A B ...). A row then compares two moments minutes apart at most, not two halves
+ * of a run whose load moved between them (the rounds one after the other differed 2x).
+ */
+class Turns {
+  #names;
+  #position = 0;
+  #done = new Set();
+  #waiting = new Map();
+
+  constructor(names) {
+    this.#names = names;
+  }
+
+  /** Resolves when it is `name`'s turn. */
+  async take(name) {
+    while (this.#holder() !== name) await new Promise((resolve) => this.#waiting.set(name, resolve));
+  }
+
+  /** Ends the current turn. */
+  give() {
+    this.#position++;
+    this.#wake();
+  }
+
+  /** `name` takes no more turns (its suite ended or failed). */
+  finish(name) {
+    this.#done.add(name);
+    this.#wake();
+  }
+
+  #holder() {
+    const n = this.#names.length;
+    if (this.#done.size === n) return undefined;
+    for (;;) {
+      const step = Math.floor(this.#position / n);
+      const order = step % 2 ? [...this.#names].reverse() : this.#names;
+      const name = order[this.#position % n];
+      if (!this.#done.has(name)) return name;
+      this.#position++;
+    }
+  }
+
+  #wake() {
+    const name = this.#holder();
+    const resolve = this.#waiting.get(name);
+    this.#waiting.delete(name);
+    resolve?.();
+  }
+}
+
+async function runSuite(mode, impl, goBinary, turns) {
+  await turns.take(impl);
   const settings = MODE[mode];
   const faults = allFaults.filter((f) => f.modes.includes(mode) && (!chosen || chosen.includes(f.name)));
   // What the faults need of the control plane (slow-etcd: a relay in front of etcd).
@@ -216,14 +271,22 @@ async function runSuite(mode, impl, goBinary) {
 
     const firstSyncSeconds = (await converged(0, startedAt)) / 1000;
     log(`${mode}/${impl}: every object reconciled once, ${firstSyncSeconds.toFixed(1)} s after the start`);
+    turns.give();
     const results = [];
     let v = 0;
     for (const fault of faults) {
       const runs = [];
       for (let run = 0; run < (fault.once ? 1 : REPEAT); run++) {
+        await turns.take(impl);
         v++;
         const notes = {};
         let bumped = false;
+        /** The spec change, its seconds noted: the driver's writes share the machine with the operator. */
+        const timedBump = async (value) => {
+          const t = Date.now();
+          await bump(value);
+          if (value === v) notes.bumpSeconds = (Date.now() - t) / 1000;
+        };
         const ctx = {
           env,
           mode,
@@ -236,7 +299,7 @@ async function runSuite(mode, impl, goBinary) {
           v,
           bump: async (value) => {
             if (value === v) bumped = true;
-            await bump(value);
+            await timedBump(value);
           },
           converged,
           note: (key, value) => (notes[key] = value),
@@ -246,7 +309,7 @@ async function runSuite(mode, impl, goBinary) {
         log(`${mode}/${impl} v=${v}: ${fault.name}${REPEAT > 1 ? ` (run ${run + 1})` : ''}`);
         try {
           const ended = await fault.inject(ctx);
-          if (!bumped) await bump(v);
+          if (!bumped) await timedBump(v);
           const ms = await converged(v, ended ?? Date.now());
           await fault.after?.(ctx);
           // The machine's load: other work on it moves these figures more than anything.
@@ -262,8 +325,10 @@ async function runSuite(mode, impl, goBinary) {
           runs.push({ v, failed: message, loadAverage: os.loadavg()[0], ...notes });
           log(`${mode}/${impl} v=${v}: ${fault.name} FAILED: ${message}`);
           failed = true;
+          turns.give();
           break;
         }
+        turns.give();
       }
       const seconds = runs.filter((r) => r.failed === undefined).map((r) => r.convergedSeconds);
       results.push({
@@ -278,6 +343,7 @@ async function runSuite(mode, impl, goBinary) {
     }
 
     // The record: no overlapping reconciles, no write while another process held the lease.
+    await turns.take(impl);
     const intervals = await reconcileIntervals(processes);
     const overlapping = overlappingReconciles(intervals);
     // What the processes involved logged around the first overlap, to see why.
@@ -337,6 +403,7 @@ async function runSuite(mode, impl, goBinary) {
     for (const p of processes) console.error(`--- ${p.identity}:\n${p.tail(20)}`);
     throw error;
   } finally {
+    turns.finish(impl);
     stopping = true;
     await Promise.all(processes.map((p) => p.dispose()));
     await Promise.all(relays.map((r) => r.close()));
@@ -349,15 +416,21 @@ let failed = false;
 const impls = values.impls.split(',');
 const goBinary = impls.includes('controller-runtime') ? await ensureGoOperator({ onProgress: log }) : undefined;
 for (const mode of MODES) {
-  for (const impl of impls) {
-    log(`--- ${mode}: ${impl}`);
-    try {
-      summaries.push({ mode, impl, ...(await runSuite(mode, impl, goBinary)) });
-    } catch (error) {
-      console.error(error);
-      failed = true;
-    }
-  }
+  log(`--- ${mode}: ${impls.join(' and ')}, taking turns`);
+  const turns = new Turns(impls);
+  const suites = await Promise.all(
+    impls.map((impl) =>
+      runSuite(mode, impl, goBinary, turns).then(
+        (summary) => ({ mode, impl, ...summary }),
+        (error) => {
+          console.error(error);
+          failed = true;
+          return undefined;
+        },
+      ),
+    ),
+  );
+  summaries.push(...suites.filter(Boolean));
 }
 
 const label = { nestor: 'Nestor', 'controller-runtime': `controller-runtime ${controllerRuntimeVersion()}` };
