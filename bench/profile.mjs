@@ -27,6 +27,8 @@ function category({ functionName, url }) {
     return `native: ${functionName || '(anonymous)'}`;
   }
   if (url.includes('/packages/operator/dist/')) return `nestor ${url.replace(/.*\/packages\/operator\/dist\//, '')}`;
+  // @nestor/core: the transport, the HTTP/2 and HTTP/1.1 exchanges, JSON lines, protobuf.
+  if (url.includes('/packages/core/dist/')) return `nestor core/${url.replace(/.*\/packages\/core\/dist\//, '')}`;
   if (url.includes('/node_modules/rxjs/')) return 'rxjs';
   if (url.includes('/node_modules/@kubernetes/client-node/')) return 'client-node';
   if (url.includes('/bench/')) return `bench ${basename(url)}`;
@@ -43,6 +45,7 @@ function category({ functionName, url }) {
 
 /** Coarser than category: whose code the time is spent in. */
 function layer(cat) {
+  if (cat.startsWith('nestor core/')) return 'Nestor core/ (transport, HTTP/2, JSON and protobuf decode)';
   if (cat.startsWith('nestor '))
     return `Nestor ${cat.slice(7).split('/')[0]}/ (${cat.includes('client/') ? 'transport, decode, KubeClient' : 'watch, informer, queue, pool, controller'})`;
   if (cat === 'rxjs') return 'rxjs';

@@ -1,4 +1,9 @@
-import http2, { type ClientHttp2Stream, type OutgoingHttpHeaders } from 'node:http2';
+import http2, {
+  type ClientHttp2Stream,
+  type IncomingHttpHeaders,
+  type IncomingHttpStatusHeader,
+  type OutgoingHttpHeaders,
+} from 'node:http2';
 import type tls from 'node:tls';
 import type { Credentials } from './credentials.js';
 import {
@@ -80,13 +85,22 @@ export class Http2Exchanger implements Exchanger {
  * it (deadline, abort) cancels only this stream (RST_STREAM), never the connection its
  * siblings share. A deadline that passes before any answer makes the connection suspect (no
  * new streams until a PING is answered): it may have died without closing.
+ *
+ * Sent at once when a connection has a free stream (the common case: no promise, no tick
+ * between the call and the HEADERS frame). The stream gets one listener per event, the
+ * exchange's methods: the session's stream count, the head and the body all settle from them.
  */
 class Http2Exchange implements Exchange {
   readonly head: Promise<ResponseHead>;
   private stream?: ClientHttp2Stream;
   private session?: Session;
   private settled = false;
-  private fail!: (error: unknown) => void;
+  private resolveHead!: (head: ResponseHead) => void;
+  private rejectHead!: (error: unknown) => void;
+  /** readBody()'s, while it waits: what 'error' and 'close' tell it. */
+  private bodyFailed?: (error: unknown) => void;
+  /** The stream emitted 'close': it says nothing more. */
+  private gone = false;
 
   constructor(
     private readonly sessions: Http2Sessions,
@@ -94,36 +108,70 @@ class Http2Exchange implements Exchange {
     fallback: () => void,
   ) {
     this.head = new Promise<ResponseHead>((resolve, reject) => {
-      this.fail = (error: unknown) => {
-        if (!this.settled) reject(error);
-        this.settled = true;
-        this.cut();
-      };
-      sessions.acquire().then((connected) => {
-        if (this.settled) return;
-        if (connected.protocol !== 'h2') {
-          fallback();
-          return this.fail(new ProtocolFallback('the API server chose HTTP/1.1 in ALPN'));
-        }
-        const session = (this.session = connected.session);
-        const headers: OutgoingHttpHeaders = {
-          ...request.headers,
-          ':method': request.method,
-          ':path': request.target,
-        };
-        const stream = (this.stream = sessions.request(session, headers, !request.payload));
-        stream.once('response', (head) => {
-          sessions.answered(session);
-          this.settled = true;
-          resolve({ status: Number(head[':status']), headers: head });
-        });
-        stream.once('error', this.fail);
-        // A stream that closes before its answer ended early (made only then: an Error costs a stack).
-        stream.once('close', () => this.settled || this.fail(closedEarly(stream)));
-        if (request.payload) stream.end(request.payload);
-      }, this.fail);
+      this.resolveHead = resolve;
+      this.rejectHead = reject;
     });
+    const ready = sessions.available();
+    if (ready) this.send(ready, request);
+    else this.connectAndSend(request, fallback);
   }
+
+  private connectAndSend(request: OutgoingRequest, fallback: () => void): void {
+    this.sessions.acquire().then((connected) => {
+      if (this.settled) return;
+      if (connected.protocol !== 'h2') {
+        fallback();
+        return this.fail(new ProtocolFallback('the API server chose HTTP/1.1 in ALPN'));
+      }
+      this.send(connected.session, request);
+    }, this.fail);
+  }
+
+  private send(session: Session, request: OutgoingRequest): void {
+    this.session = session;
+    const headers: OutgoingHttpHeaders = {
+      ...request.headers,
+      ':method': request.method,
+      ':path': request.target,
+    };
+    let stream: ClientHttp2Stream;
+    try {
+      stream = this.sessions.request(session, headers, !request.payload);
+    } catch (error) {
+      return this.fail(error);
+    }
+    this.stream = stream;
+    stream.once('response', this.onResponse);
+    stream.once('error', this.onError);
+    stream.once('close', this.onClose);
+    if (request.payload) stream.end(request.payload);
+  }
+
+  private readonly onResponse = (head: IncomingHttpHeaders & IncomingHttpStatusHeader): void => {
+    this.sessions.answered(this.session!);
+    this.settled = true;
+    this.resolveHead({ status: Number(head[':status']), headers: head });
+  };
+
+  private readonly onError = (error: unknown): void => {
+    this.bodyFailed?.(error);
+    this.fail(error);
+  };
+
+  private readonly onClose = (): void => {
+    this.sessions.streamClosed(this.session!);
+    this.gone = true;
+    const stream = this.stream!;
+    // A stream that closes before its answer ended early (made only then: an Error costs a stack).
+    if (!this.settled) this.fail(closedEarly(stream));
+    else if (this.bodyFailed && !stream.readableEnded) this.bodyFailed(closedEarly(stream));
+  };
+
+  private readonly fail = (error: unknown): void => {
+    if (!this.settled) this.rejectHead(error);
+    this.settled = true;
+    this.cut();
+  };
 
   get body(): AsyncIterable<Buffer> {
     const stream = this.stream!;
@@ -140,21 +188,20 @@ class Http2Exchange implements Exchange {
 
   readBody(): Promise<Buffer> {
     const stream = this.stream!;
-    const session = this.session!;
+    const liveness = this.session!.liveness;
     return new Promise((resolve, reject) => {
       const chunks: Buffer[] = [];
+      this.bodyFailed = reject;
       stream.on('data', (chunk: Buffer) => {
-        session.liveness.read();
+        liveness.read();
         chunks.push(chunk);
       });
       stream.once('end', () => {
         if (stream.rstCode) reject(closedEarly(stream));
         else resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
       });
-      stream.once('error', reject);
-      stream.once('close', () => {
-        if (!stream.readableEnded) reject(closedEarly(stream));
-      });
+      // Closed before the read began, its body not whole: 'close' will not come again.
+      if (this.gone && !stream.readableEnded) reject(closedEarly(stream));
     });
   }
 

@@ -72,13 +72,21 @@ export class Http2Sessions {
     return this.open.size;
   }
 
+  /** An open session with a free stream now, if there is one (no connecting, no waiting). */
+  available(): Session | undefined {
+    if (this.closed) return undefined;
+    for (const session of this.open) {
+      if (!session.suspect && session.streams < maxStreams(session)) return session;
+    }
+    return undefined;
+  }
+
   /** A session with a free stream; connects when there is none. Resolves 'http/1.1' when ALPN did not give h2. */
   async acquire(): Promise<Connected> {
     for (;;) {
       if (this.closed) throw new Error('the transport is closed');
-      for (const session of this.open) {
-        if (!session.suspect && session.streams < maxStreams(session)) return { protocol: 'h2', session };
-      }
+      const session = this.available();
+      if (session) return { protocol: 'h2', session };
       this.connecting ??= this.connect().finally(() => (this.connecting = undefined));
       const connected = await this.connecting;
       if (connected.protocol !== 'h2') return connected;
@@ -98,15 +106,19 @@ export class Http2Sessions {
     }
   }
 
-  /** Opens a stream on `session`; it counts against the session's limit until it closes. */
+  /**
+   * Opens a stream on `session`; it counts against the session's limit until its owner calls
+   * streamClosed() from the stream's 'close' (one listener per stream, the owner's).
+   */
   request(session: Session, headers: OutgoingHttpHeaders, endStream: boolean): ClientHttp2Stream {
     const stream = session.http2.request(headers, { endStream });
-    session.streams++;
-    clearTimeout(session.idleTimer);
-    stream.once('close', () => {
-      if (--session.streams === 0 && this.open.has(session)) this.closeWhenIdle(session);
-    });
+    if (session.streams++ === 0) clearTimeout(session.idleTimer);
     return stream;
+  }
+
+  /** A stream of `session` closed. */
+  streamClosed(session: Session): void {
+    if (--session.streams === 0 && this.open.has(session)) this.closeWhenIdle(session);
   }
 
   /**

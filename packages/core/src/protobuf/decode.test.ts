@@ -2,7 +2,13 @@ import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { decodeMessage, formatDuration } from './decode-message.js';
 import { decodeEnveloped, decodeList, errorBody } from './envelope.js';
-import { isBuiltInKind, loadProtobufSchema, ProtobufSchema } from './schema.js';
+import {
+  isBuiltInKind,
+  loadProtobufSchema,
+  ProtobufSchema,
+  type MessageSpec,
+  type ProtobufSchemaTable,
+} from './schema.js';
 import { ProtobufListDecoder } from './list-stream.js';
 import { ProtobufWatchDecoder } from './watch-frames.js';
 import { ProtobufDecodeError, WireReader } from './wire-reader.js';
@@ -305,6 +311,24 @@ describe('the generated table', () => {
     assert.ok(schema.message('meta.k8s.io/v1', 'Status'));
   });
 
+  it('compiles every message of the table, its kinds asked for in any order, to the same specs', async () => {
+    const table = JSON.parse((await import('./generated/schema-table.js')).SCHEMA_TABLE) as ProtobufSchemaTable;
+    const forward = ProtobufSchema.compile(table);
+    const backward = ProtobufSchema.compile(table);
+    const kinds = Object.keys(table.kinds);
+    const split = (name: string) => {
+      const slash = name.lastIndexOf('/');
+      return [name.slice(0, slash), name.slice(slash + 1)] as const;
+    };
+    for (const name of [...kinds].reverse()) backward.message(...split(name));
+    for (const name of kinds) {
+      const spec = forward.message(...split(name));
+      assert.ok(spec && spec.fields.length > 0, name);
+      assert.deepEqual(summary(spec), summary(backward.message(...split(name))!), name);
+    }
+    assert.ok(isBuiltInKind('v1', 'Pod') && forward.message('v1', 'NoSuchKind') === undefined);
+  });
+
   it('decodes a ConfigMap list page, items without kind as in JSON, Secret-style bytes as base64', () => {
     const meta = (name: string) =>
       msg(1, str(1, name), str(2, ''), str(3, 'ns'), str(6, '42'), num(7, 0), msg(8, num(1, 1_767_323_045)));
@@ -463,3 +487,13 @@ describe('the generated table', () => {
     });
   });
 });
+
+/** What a compiled message decodes to, comparable: its fields, the zero values it always writes, their depth. */
+function summary(spec: MessageSpec): unknown {
+  return {
+    name: spec.name,
+    fields: spec.fields.map((f) => f && { json: f.json, type: f.type, message: f.message?.name }),
+    always: spec.always.map(({ json, zero }) => [json, zero()]),
+    zeroDepth: spec.zeroDepth,
+  };
+}

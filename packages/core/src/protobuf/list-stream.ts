@@ -35,28 +35,44 @@ export class ProtobufListDecoder<T = unknown> {
 
   /** The items this chunk completes. */
   write(chunk: Buffer): T[] {
-    let buf = chunk;
-    if (this.pendingBytes > 0) {
-      this.pending.push(chunk);
-      this.pendingBytes += chunk.length;
-      // A large object in many chunks is joined once, when it is all there.
-      if (this.pendingBytes < this.needed) return [];
-      buf = Buffer.concat(this.pending, this.pendingBytes);
-      this.pending = [];
-      this.pendingBytes = 0;
-    }
     const items: T[] = [];
     let pos = 0;
-    for (;;) {
-      const used = this.step(buf, pos, items);
-      if (used === 0) break;
-      pos += used;
+    // A field that straddles chunks is joined from only the bytes that complete it (a large
+    // object in many chunks once, when it is all there); the rest of the chunk is read in
+    // place, not copied with it.
+    while (this.pendingBytes > 0) {
+      const missing = this.needed - this.pendingBytes;
+      if (chunk.length - pos < missing) {
+        this.pending.push(pos === 0 ? chunk : chunk.subarray(pos));
+        this.pendingBytes += chunk.length - pos;
+        return items;
+      }
+      this.pending.push(chunk.subarray(pos, pos + missing));
+      pos += missing;
+      const joined = Buffer.concat(this.pending, this.needed);
+      this.pending = [];
+      this.pendingBytes = 0;
+      const used = this.steps(joined, 0, items);
+      if (used < joined.length) {
+        this.pending = [joined.subarray(used)];
+        this.pendingBytes = joined.length - used;
+      }
     }
-    if (pos < buf.length) {
-      this.pending = [buf.subarray(pos)];
-      this.pendingBytes = buf.length - pos;
+    pos = this.steps(chunk, pos, items);
+    if (pos < chunk.length) {
+      this.pending = [chunk.subarray(pos)];
+      this.pendingBytes = chunk.length - pos;
     }
     return items;
+  }
+
+  /** Reads every whole field of `buf` from `pos`; returns where the first incomplete one starts. */
+  private steps(buf: Buffer, pos: number, items: T[]): number {
+    for (;;) {
+      const used = this.step(buf, pos, items);
+      if (used === 0) return pos;
+      pos += used;
+    }
   }
 
   /** Checks the body ended where the list does. */

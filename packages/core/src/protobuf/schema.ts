@@ -109,22 +109,78 @@ export class ProtobufSchema {
   private constructor(
     /** The k8s.io/api version the table was generated from. */
     readonly apiVersion: string,
-    private readonly kinds: Map<string, MessageSpec>,
+    private readonly compiler: TableCompiler,
     /** metadata.managedFields are skipped on the wire, never decoded. */
     readonly dropManagedFields = false,
   ) {}
 
+  /**
+   * The schema of `table`. A kind's messages are compiled when it is first asked for
+   * (message()): a process decodes a handful of the table's ~1,200 messages, and compiling
+   * them all cost the first LIST of a built-in kind 20-30 ms of CPU.
+   */
   static compile(table: ProtobufSchemaTable): ProtobufSchema {
-    const messages: MessageSpec[] = table.messages.map((_, i) => ({
-      name: table.names[i] ?? `message ${i}`,
-      fields: [],
-      always: [],
-      zeroDepth: 0,
-      Shape: plainObjectConstructor(),
-    }));
-    table.messages.forEach((rows, i) => {
-      const spec = messages[i]!;
-      for (const [number, json, code, flags, ref, zero] of rows) {
+    return new ProtobufSchema(table.version, new TableCompiler(table));
+  }
+
+  /** The message of `apiVersion/kind`, if the table has it. */
+  message(apiVersion: string, kind: string): MessageSpec | undefined {
+    return this.compiler.kind(`${apiVersion}/${kind}`);
+  }
+
+  /** The same schema, with ObjectMeta's managedFields skipped on the wire (never decoded). */
+  withoutManagedFields(): ProtobufSchema {
+    if (this.dropManagedFields) return this;
+    this.lean ??= new ProtobufSchema(this.apiVersion, this.compiler, true);
+    return this.lean;
+  }
+}
+
+/** Compiles the table's messages on demand, each once: a kind's message and every message it reaches. */
+class TableCompiler {
+  private readonly messages: (MessageSpec | undefined)[];
+  private readonly kinds = new Map<string, MessageSpec | undefined>();
+
+  constructor(private readonly table: ProtobufSchemaTable) {
+    this.messages = new Array<MessageSpec | undefined>(table.messages.length);
+  }
+
+  kind(name: string): MessageSpec | undefined {
+    if (this.kinds.has(name)) return this.kinds.get(name);
+    const index = Object.hasOwn(this.table.kinds, name) ? this.table.kinds[name] : undefined;
+    const spec = index === undefined ? undefined : this.compile(index);
+    this.kinds.set(name, spec);
+    return spec;
+  }
+
+  /** Message `root` and the messages it reaches, compiled; the inline ones' zero values flattened into their parents. */
+  private compile(root: number): MessageSpec {
+    const done = this.messages[root];
+    if (done) return done;
+    const { table } = this;
+    const pending: number[] = [];
+    const fresh = new Set<MessageSpec>();
+    const specOf = (i: number): MessageSpec => {
+      let spec = this.messages[i];
+      if (!spec) {
+        spec = {
+          name: table.names[i] ?? `message ${i}`,
+          fields: [],
+          always: [],
+          zeroDepth: 0,
+          Shape: plainObjectConstructor(),
+        };
+        this.messages[i] = spec;
+        fresh.add(spec);
+        pending.push(i);
+      }
+      return spec;
+    };
+    specOf(root);
+    while (pending.length > 0) {
+      const i = pending.pop()!;
+      const spec = this.messages[i]!;
+      for (const [number, json, code, flags, ref, zero] of table.messages[i] ?? []) {
         const type = TYPE_CODES[code];
         if (type === undefined) throw new Error(`the protobuf schema has an unknown type ${code}`);
         const [mapValueCode, mapRef] = type === MAP ? (ref as [string, number | null]) : [];
@@ -141,7 +197,7 @@ export class ProtobufSchema {
           mapValue,
           ...(type === MAP ? { MapShape: plainObjectConstructor() } : {}),
           managedFields: json === 'managedFields' && spec.name === 'apis/meta/v1.ObjectMeta',
-          ...(messageRef !== undefined ? { message: messages[messageRef]! } : {}),
+          ...(messageRef !== undefined ? { message: specOf(messageRef) } : {}),
         };
         spec.fields[number] = field;
         if (zero !== undefined) {
@@ -149,34 +205,23 @@ export class ProtobufSchema {
           spec.zeroDepth = Math.max(spec.zeroDepth, depthOf(JSON.parse(zero)));
         }
       }
-    });
-    // An inline struct's fields are the parent's in JSON: so are the zero values Go writes for them.
+    }
+    // An inline struct's fields are the parent's in JSON: so are the zero values Go writes for
+    // them. Messages compiled before were flattened then; their own inline messages with them.
     const flattened = new Set<MessageSpec>();
     const flatten = (spec: MessageSpec): void => {
       if (flattened.has(spec)) return;
       flattened.add(spec);
       for (const field of spec.fields) {
         if (!field?.inline) continue;
-        flatten(field.message!);
-        spec.always.push(...field.message!.always);
-        spec.zeroDepth = Math.max(spec.zeroDepth, field.message!.zeroDepth);
+        const inner = field.message!;
+        if (fresh.has(inner)) flatten(inner);
+        spec.always.push(...inner.always);
+        spec.zeroDepth = Math.max(spec.zeroDepth, inner.zeroDepth);
       }
     };
-    messages.forEach(flatten);
-    const kinds = new Map(Object.entries(table.kinds).map(([kind, i]) => [kind, messages[i]!]));
-    return new ProtobufSchema(table.version, kinds);
-  }
-
-  /** The message of `apiVersion/kind`, if the table has it. */
-  message(apiVersion: string, kind: string): MessageSpec | undefined {
-    return this.kinds.get(`${apiVersion}/${kind}`);
-  }
-
-  /** The same schema, with ObjectMeta's managedFields skipped on the wire (never decoded). */
-  withoutManagedFields(): ProtobufSchema {
-    if (this.dropManagedFields) return this;
-    this.lean ??= new ProtobufSchema(this.apiVersion, this.kinds, true);
-    return this.lean;
+    fresh.forEach(flatten);
+    return this.messages[root]!;
   }
 }
 
@@ -211,8 +256,8 @@ function zeroOf(json: string): () => unknown {
 let loading: Promise<ProtobufSchema> | undefined;
 
 /**
- * Loads and compiles the table (~200 KB of JSON, a few ms) on first use: only a process
- * that lists or watches a built-in kind in protobuf pays for it.
+ * Loads the table (~200 KB of JSON, a few ms) on first use: only a process that lists or
+ * watches a built-in kind in protobuf pays for it, and compiles only the kinds it decodes.
  */
 export function loadProtobufSchema(): Promise<ProtobufSchema> {
   loading ??= import('./generated/schema-table.js').then(({ SCHEMA_TABLE }) =>
