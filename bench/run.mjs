@@ -22,7 +22,7 @@ import { OPERATOR_NODE_OPTIONS } from '@nestor/operator';
 import { parallel, TestEnvironment } from '@nestor/testing';
 import { OperatorProcess, killAllChildren, processCpuSeconds, processMemory } from './lib/child.mjs';
 import {
-  PAYLOAD,
+  SYNC_KINDS,
   WIDGET_CRD,
   WRITTEN_AT,
   configMapsPath,
@@ -46,9 +46,12 @@ import {
 
 const here = dirname(fileURLToPath(import.meta.url));
 const ALL_IMPLS = ['nestor', 'nestor-nest', 'client-node', 'controller-runtime', 'apiserver'];
-/** Run only when named: Nestor and controller-runtime told to use JSON, not protobuf, for built-in kinds. */
-const OPTIONAL_IMPLS = ['nestor-json', 'controller-runtime-json'];
-const NODE_IMPLS = ['nestor', 'nestor-json', 'nestor-nest', 'client-node'];
+/**
+ * Run only when named: Nestor and controller-runtime told to use JSON, not protobuf, for built-in kinds;
+ * Nestor from another checkout (NESTOR_BEFORE), for before/after comparisons in one run.
+ */
+const OPTIONAL_IMPLS = ['nestor-json', 'controller-runtime-json', 'nestor-before', 'nestor-nest-before'];
+const NODE_IMPLS = ['nestor', 'nestor-json', 'nestor-nest', 'client-node', 'nestor-before', 'nestor-nest-before'];
 const DEFAULT_NODE_FLAGS = OPERATOR_NODE_OPTIONS;
 
 const { values: opts } = parseArgs({
@@ -58,6 +61,7 @@ const { values: opts } = parseArgs({
     scenarios: { type: 'string' },
     impls: { type: 'string' },
     sizes: { type: 'string' },
+    'sync-kinds': { type: 'string' },
     'burst-sizes': { type: 'string' },
     rates: { type: 'string' },
     'churn-seconds': { type: 'string' },
@@ -84,9 +88,13 @@ if (opts.help) {
   --quick                  sync 1k, burst 1k, churn 100 and 500/s for 10 s, one repetition
                            (webhooks: 500 and 1000/s for 5 s, e2e 100/s, a LIST of 1,000, one repetition)
   --scenarios LIST         sync,burst,churn (default all); webhooks mode: admission,e2e,conversion
-  --impls LIST             ${ALL_IMPLS.join(',')} (default all); also ${OPTIONAL_IMPLS.join(',')};
+  --impls LIST             ${ALL_IMPLS.join(',')} (default all); also ${OPTIONAL_IMPLS.join(',')}
+                           (the -before ones: the operator of the checkout NESTOR_BEFORE names, built);
                            webhooks mode: ${WEBHOOK_IMPLS.join(',')}; also ${OPTIONAL_WEBHOOK_IMPLS.join(',')}
-  --sizes LIST             initial-sync sizes (default 1000,10000,50000; 50000 only with >= 8 GiB RAM)
+  --sizes LIST             initial-sync sizes (default 1000,10000,50000,100000; 50000 only with >= 8 GiB
+                           RAM, 100000 with >= 16 GiB; a size the machine's memory cannot hold is refused)
+  --sync-kinds LIST        what the sync caches: configmap (built-in, protobuf), widget (a custom resource,
+                           JSON), each ~1 KiB (default configmap,widget; quick configmap)
   --burst-sizes LIST       burst sizes (default 1000,10000)
   --rates LIST             churn rates per second (default 50,100,500,1000; rates above 500 only if the
                            API server alone held the rate before)
@@ -121,7 +129,7 @@ if (!['operators', 'webhooks'].includes(opts.mode)) {
   console.error(`--mode ${opts.mode}: use operators or webhooks`);
   process.exit(64);
 }
-const bigMachine = os.totalmem() >= 8 * 2 ** 30;
+const memoryGiB = os.totalmem() / 2 ** 30;
 const config = {
   quick,
   mode: opts.mode,
@@ -131,7 +139,16 @@ const config = {
       ? WEBHOOK_IMPLS.includes(i) || OPTIONAL_WEBHOOK_IMPLS.includes(i)
       : ALL_IMPLS.includes(i) || OPTIONAL_IMPLS.includes(i),
   ),
-  syncSizes: opts.sizes ? numbers(opts.sizes) : quick ? [1000] : bigMachine ? [1000, 10000, 50000] : [1000, 10000],
+  syncSizes: opts.sizes
+    ? numbers(opts.sizes)
+    : quick
+      ? [1000]
+      : memoryGiB >= 16
+        ? [1000, 10000, 50000, 100000]
+        : memoryGiB >= 8
+          ? [1000, 10000, 50000]
+          : [1000, 10000],
+  syncKinds: list(opts['sync-kinds'] ?? (quick ? 'configmap' : 'configmap,widget')),
   burstSizes: opts['burst-sizes'] ? numbers(opts['burst-sizes']) : quick ? [1000] : [1000, 10000],
   rates: opts.rates ? numbers(opts.rates) : quick ? [100, 500] : [50, 100, 500, 1000],
   churnSeconds: Number(opts['churn-seconds'] ?? (quick ? 10 : 20)),
@@ -154,6 +171,29 @@ const config = {
       }
     : {}),
 };
+const unknownKinds = config.syncKinds.filter((kind) => !SYNC_KINDS[kind]);
+if (unknownKinds.length) {
+  console.error(`--sync-kinds ${unknownKinds.join(',')}: use ${Object.keys(SYNC_KINDS).join(',')}`);
+  process.exit(64);
+}
+/**
+ * Memory the sync scenario needs at its largest size, all kinds in one namespace: the API
+ * server's watch cache and etcd hold every object, the operator caches one kind (measured
+ * with 100,000 ConfigMaps and 100,000 Widgets: GIB_PER_100K_SYNCED a kind, peak).
+ */
+const GIB_PER_100K_SYNCED = 2;
+if (config.scenarios.includes('sync') && !webhookMode) {
+  const needGiB = (Math.max(0, ...config.syncSizes) / 100_000) * GIB_PER_100K_SYNCED * config.syncKinds.length + 2;
+  if (needGiB > memoryGiB * 0.8) {
+    console.error(
+      `--sizes ${config.syncSizes.join(',')} with ${config.syncKinds.join(',')}: needs about ${needGiB.toFixed(0)} GiB ` +
+        `of RAM, this machine has ${memoryGiB.toFixed(0)}; use smaller sizes or fewer --sync-kinds`,
+    );
+    process.exit(64);
+  }
+}
+/** The longest an operator may take to list and cache the largest sync. */
+const SYNC_TIMEOUT_MS = Math.max(600_000, Math.max(0, ...config.syncSizes) * 10);
 const repsFor = (scenario, n) =>
   scenario === 'sync' || (scenario === 'churn' ? n <= 100 : n <= 1000) ? config.smallReps : 1;
 /** Rates above this run only if the API server alone held the previous rate. */
@@ -251,7 +291,7 @@ async function settle() {
   }
 }
 
-async function startOperator(impl, namespace, mode, profileName) {
+async function startOperator(impl, namespace, mode, profileName, extraArgs = []) {
   return OperatorProcess.start(impl, {
     kubeconfig: env.kubeconfigPath,
     namespace,
@@ -259,6 +299,7 @@ async function startOperator(impl, namespace, mode, profileName) {
     workers: config.workers,
     goBinary,
     nodeFlags: config.nodeFlags,
+    extraArgs,
     ...(profileName && NODE_IMPLS.includes(impl)
       ? { profile: join(profileDir, `${profileName}-${impl}.cpuprofile`) }
       : {}),
@@ -290,69 +331,74 @@ const rotated = (rep) => config.impls.map((_, i) => config.impls[(i + rep) % con
 
 async function scenarioSync() {
   const ns = await env.createNamespace('sync');
-  let existing = 0;
+  // Objects of each kind created so far: each size adds to the last.
+  const existing = Object.fromEntries(config.syncKinds.map((kind) => [kind, 0]));
   for (const size of config.syncSizes) {
-    if (overBudget()) {
-      doc.skipped.push(`sync ${size}: over the time budget`);
-      continue;
+    for (const kind of config.syncKinds) {
+      if (overBudget()) {
+        doc.skipped.push(`sync ${size} ${kind}: over the time budget`);
+        continue;
+      }
+      const { label, path, body } = SYNC_KINDS[kind];
+      log(`sync: creating ${label} ${existing[kind]}..${size - 1}`);
+      const names = Array.from({ length: size - existing[kind] }, (_, i) => `${kind}-${existing[kind] + i}`);
+      const t = Date.now();
+      await parallel(names, config.createConcurrency, (name) => load.json('POST', path(ns), { body: body(name) }));
+      if (names.length) log(`sync: ${names.length} created in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+      existing[kind] = size;
+      await syncRuns(ns, kind, size);
     }
-    log(`sync: creating ConfigMaps ${existing}..${size - 1}`);
-    const names = Array.from({ length: size - existing }, (_, i) => `cm-${existing + i}`);
-    const t = Date.now();
-    await parallel(names, config.createConcurrency, (name) =>
-      load.json('POST', configMapsPath(ns), {
-        body: {
-          apiVersion: 'v1',
-          kind: 'ConfigMap',
-          metadata: { name, labels: { app: 'bench' } },
-          data: { payload: PAYLOAD },
-        },
-      }),
-    );
-    if (names.length) log(`sync: ${names.length} created in ${((Date.now() - t) / 1000).toFixed(1)} s`);
-    existing = size;
-    const reps = repsFor('sync', size);
-    for (let rep = 0; rep < reps; rep++) {
-      for (const impl of rotated(rep)) {
-        if (overBudget()) {
-          doc.skipped.push(`sync ${size} ${impl} rep ${rep + 1}: over the time budget`);
-          continue;
-        }
-        const profile = config.profile && rep === 0 ? `${stamp}-sync-${size}` : undefined;
-        let op;
-        try {
-          await settle();
-          op = await startOperator(impl, ns, 'sync', profile);
-          const cp0 = controlPlaneCpu();
-          const synced = await op.ask({ cmd: 'start' }, 'synced', 600_000);
-          const cp1 = controlPlaneCpu();
-          if (synced.objects !== size) throw new Error(`${impl} cached ${synced.objects} objects, expected ${size}`);
-          const run = {
-            impl,
-            size,
-            rep: rep + 1,
-            objects: synced.objects,
-            syncMs: synced.syncUs / 1000,
-            cpuMs: synced.cpuUs / 1000,
-            heapPerObject: (synced.after.heap - synced.before.heap) / size,
-            rssPerObject: (synced.after.rss - synced.before.rss) / size,
-            rssBeforeMB: synced.before.rss / 2 ** 20,
-            rssAfterMB: synced.after.rss / 2 ** 20,
-            heapAfterMB: synced.after.heap / 2 ** 20,
-            controlPlaneCpuMs: (cp1 - cp0) * 1000,
-            profiled: Boolean(profile) && NODE_IMPLS.includes(impl),
-          };
-          doc.runs.sync.push(run);
-          log(
-            `sync ${size} ${impl}: ${run.syncMs.toFixed(0)} ms, CPU ${run.cpuMs.toFixed(0)} ms, ` +
-              `heap ${run.heapPerObject.toFixed(0)} B/object, RSS ${run.rssAfterMB.toFixed(0)} MB`,
-          );
-        } catch (error) {
-          log(`sync ${size} ${impl} failed: ${error.message}`);
-          doc.skipped.push(`sync ${size} ${impl} rep ${rep + 1}: ${error.message.split('\n')[0]}`);
-        } finally {
-          await op?.stop();
-        }
+  }
+}
+
+/** Each implementation started, synced (one informer of `kind`) and measured, `reps` times. */
+async function syncRuns(ns, kind, size) {
+  const reps = repsFor('sync', size);
+  for (let rep = 0; rep < reps; rep++) {
+    for (const impl of rotated(rep)) {
+      const what = `sync ${size} ${kind} ${impl}`;
+      if (overBudget()) {
+        doc.skipped.push(`${what} rep ${rep + 1}: over the time budget`);
+        continue;
+      }
+      const profile = config.profile && rep === 0 ? `${stamp}-sync-${kind}-${size}` : undefined;
+      let op;
+      try {
+        await settle();
+        op = await startOperator(impl, ns, 'sync', profile, ['--sync-kind', kind]);
+        const cp0 = controlPlaneCpu();
+        const synced = await op.ask({ cmd: 'start' }, 'synced', SYNC_TIMEOUT_MS);
+        const cp1 = controlPlaneCpu();
+        if (synced.objects !== size) throw new Error(`${impl} cached ${synced.objects} objects, expected ${size}`);
+        const run = {
+          impl,
+          kind,
+          size,
+          rep: rep + 1,
+          objects: synced.objects,
+          syncMs: synced.syncUs / 1000,
+          cpuMs: synced.cpuUs / 1000,
+          heapPerObject: (synced.after.heap - synced.before.heap) / size,
+          rssPerObject: (synced.after.rss - synced.before.rss) / size,
+          rssBeforeMB: synced.before.rss / 2 ** 20,
+          rssAfterMB: synced.after.rss / 2 ** 20,
+          heapAfterMB: synced.after.heap / 2 ** 20,
+          controlPlaneCpuMs: (cp1 - cp0) * 1000,
+          // The API server's watch cache and etcd hold every object of every kind: the memory guard's figure.
+          controlPlaneRssMB: env.pids.reduce((sum, pid) => sum + processMemory(pid).rss, 0) / 2 ** 20,
+          profiled: Boolean(profile) && NODE_IMPLS.includes(impl),
+        };
+        doc.runs.sync.push(run);
+        log(
+          `${what}: ${run.syncMs.toFixed(0)} ms, CPU ${run.cpuMs.toFixed(0)} ms, ` +
+            `heap ${run.heapPerObject.toFixed(0)} B/object, RSS ${run.rssAfterMB.toFixed(0)} MB, ` +
+            `apiserver+etcd CPU ${run.controlPlaneCpuMs.toFixed(0)} ms`,
+        );
+      } catch (error) {
+        log(`${what} failed: ${error.message}`);
+        doc.skipped.push(`${what} rep ${rep + 1}: ${error.message.split('\n')[0]}`);
+      } finally {
+        await op?.stop();
       }
     }
   }
@@ -665,6 +711,7 @@ function summarizeAll() {
       groups.get(key).push(run);
     }
     return [...groups.values()].map((rs) => ({
+      ...(rs[0].kind !== undefined ? { kind: rs[0].kind } : {}),
       ...(rs[0].size !== undefined ? { size: rs[0].size } : {}),
       ...(rs[0].rate !== undefined ? { rate: rs[0].rate } : {}),
       impl: rs[0].impl,
@@ -672,7 +719,7 @@ function summarizeAll() {
     }));
   };
   doc.summary = {
-    sync: group(doc.runs.sync, (r) => `${r.size}/${r.impl}`, [
+    sync: group(doc.runs.sync, (r) => `${r.kind}/${r.size}/${r.impl}`, [
       'syncMs',
       'cpuMs',
       'heapPerObject',

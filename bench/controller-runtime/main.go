@@ -3,6 +3,7 @@
 // bench/operators/protocol.mjs). Built by bench/lib/go-build.mjs into ~/.cache/nestor/bench.
 //
 //	bench-operator -kubeconfig FILE -namespace NS -mode sync|reconcile -workers 8 [-content-type application/json]
+//	  [-sync-kind configmap|widget]
 //	bench-operator -mode webhook -cert-dir DIR [-host H] [-port P]   (webhook.go)
 //	bench-operator -mode memcached -namespace NS -webhook-port P -webhook-cert-dir DIR   (memcached.go)
 package main
@@ -22,6 +23,7 @@ import (
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -54,6 +56,8 @@ type Widget struct {
 type WidgetSpec struct {
 	Size  int64 `json:"size"`
 	Round int64 `json:"round,omitempty"`
+	// Payload makes the sync scenario's Widgets ~1 KiB, as its ConfigMaps.
+	Payload string `json:"payload,omitempty"`
 }
 
 type WidgetStatus struct {
@@ -265,6 +269,7 @@ func main() {
 	// Empty: controller-runtime's default, protobuf for built-in kinds (JSON for custom
 	// resources); application/json shows what the wire format alone is worth.
 	contentType := flags.String("content-type", "", "content type of requests and watches")
+	syncKind := flags.String("sync-kind", "configmap", "sync mode: what the cache holds, configmap | widget")
 	certDir := flags.String("cert-dir", "", "webhook mode: directory of tls.crt and tls.key")
 	host := flags.String("host", "127.0.0.1", "webhook mode: address to listen on")
 	port := flags.Int("port", 0, "webhook mode: port (0: a free one)")
@@ -334,7 +339,12 @@ func main() {
 				if err != nil {
 					fail(err)
 				}
-				if _, err := c.GetInformer(ctx, &corev1.ConfigMap{}); err != nil {
+				var object client.Object = &corev1.ConfigMap{}
+				var list client.ObjectList = &corev1.ConfigMapList{}
+				if *syncKind == "widget" {
+					object, list = &Widget{}, &WidgetList{}
+				}
+				if _, err := c.GetInformer(ctx, object); err != nil {
 					fail(err)
 				}
 				go func() { _ = c.Start(ctx) }()
@@ -344,11 +354,10 @@ func main() {
 				synced := nowUs()
 				cpuAfter := cpuUs()
 				after := memory(true)
-				var list corev1.ConfigMapList
-				if err := c.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
+				if err := c.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 					fail(err)
 				}
-				send(map[string]any{"ev": "synced", "objects": len(list.Items), "syncUs": synced - started,
+				send(map[string]any{"ev": "synced", "objects": meta.LenList(list), "syncUs": synced - started,
 					"cpuUs": cpuAfter - cpuBefore, "before": before, "after": after})
 			case "stats":
 				rec.command(cmd)

@@ -15,6 +15,16 @@ const NODE_OPERATORS = {
   apiserver: join(here, '..', 'operators', 'apiserver.mjs'),
 };
 
+/**
+ * nestor-before and nestor-nest-before: the same operator from another checkout, built
+ * (NESTOR_BEFORE=/path/to/checkout), for before/after runs that alternate in one bench run.
+ */
+function beforeScript(impl) {
+  const checkout = process.env.NESTOR_BEFORE;
+  if (!checkout) throw new Error(`${impl}: set NESTOR_BEFORE to the checkout (built) to compare with`);
+  return join(checkout, 'bench', 'operators', `${impl.replace(/-before$/, '')}.mjs`);
+}
+
 /** Every child still running, so that a crash or Ctrl-C of the parent takes them along. */
 const live = new Set();
 export function killAllChildren() {
@@ -24,6 +34,7 @@ export function killAllChildren() {
 export class OperatorProcess {
   /**
    * @param impl 'nestor' | 'nestor-json' | 'nestor-nest' | 'client-node' | 'apiserver' | 'controller-runtime' | 'controller-runtime-json'
+   *   | 'nestor-before' | 'nestor-nest-before' (NESTOR_BEFORE)
    * @param options { kubeconfig, namespace, mode, workers, goBinary, profile (a .cpuprofile path; Node only), nodeFlags (Node only),
    *   script (the Node program instead of bench/operators/<impl>.mjs), extraArgs }
    */
@@ -53,7 +64,12 @@ export class OperatorProcess {
       if (options.profile) args.push('--profile', options.profile);
       child = spawn(
         process.execPath,
-        ['--expose-gc', ...(options.nodeFlags ?? []), options.script ?? NODE_OPERATORS[impl], ...args],
+        [
+          '--expose-gc',
+          ...(options.nodeFlags ?? []),
+          options.script ?? (impl.endsWith('-before') ? beforeScript(impl) : NODE_OPERATORS[impl]),
+          ...args,
+        ],
         {
           stdio: ['pipe', 'pipe', 'pipe'],
           // nestor-json: Nestor with protobuf off (JSON for built-in kinds too).

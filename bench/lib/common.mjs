@@ -31,7 +31,8 @@ export const WIDGET_CRD = {
             properties: {
               spec: {
                 type: 'object',
-                properties: { size: { type: 'integer' }, round: { type: 'integer' } },
+                // payload: the sync scenario's ~1 KiB Widgets (bench/run.mjs --sync-kinds widget).
+                properties: { size: { type: 'integer' }, round: { type: 'integer' }, payload: { type: 'string' } },
               },
               status: {
                 type: 'object',
@@ -88,6 +89,33 @@ export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** ~1 KiB of JSON per ConfigMap, as the brief asks. */
 export const PAYLOAD = 'x'.repeat(860);
+
+/**
+ * The kinds the sync scenario caches (bench/run.mjs --sync-kinds): a built-in kind (protobuf
+ * where the client speaks it) and the benchmark's custom resource (JSON), each ~1 KiB.
+ */
+export const SYNC_KINDS = {
+  configmap: {
+    label: 'ConfigMaps',
+    path: configMapsPath,
+    body: (name) => ({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name, labels: { app: 'bench' } },
+      data: { payload: PAYLOAD },
+    }),
+  },
+  widget: {
+    label: 'Widgets',
+    path: widgetsPath,
+    body: (name) => ({
+      apiVersion: `${GROUP}/${VERSION}`,
+      kind: 'Widget',
+      metadata: { name, labels: { app: 'bench' } },
+      spec: { size: 1, round: 0, payload: PAYLOAD },
+    }),
+  },
+};
 
 // ---- statistics ----
 

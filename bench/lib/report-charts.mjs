@@ -113,15 +113,19 @@ export function runCharts(doc) {
       }),
     });
   }
-  const sync = runs.sync ?? [];
-  const sizes = [...new Set(sync.map((r) => r.size))].sort((a, b) => a - b);
-  if (sizes.length > 1) {
+  // One chart per kind cached (results from before --sync-kinds hold ConfigMaps only).
+  const allSync = runs.sync ?? [];
+  for (const kind of new Set(allSync.map((r) => r.kind ?? 'configmap'))) {
+    const sync = allSync.filter((r) => (r.kind ?? 'configmap') === kind);
+    const sizes = [...new Set(sync.map((r) => r.size))].sort((a, b) => a - b);
+    if (sizes.length < 2) continue;
+    const what = kind === 'configmap' ? 'ConfigMaps' : kind === 'widget' ? 'Widgets' : kind;
     charts.push({
-      name: 'sync-rss',
-      caption: 'Operator RSS once every object is cached, per object count',
+      name: kind === 'configmap' ? 'sync-rss' : `sync-rss-${kind}`,
+      caption: `Operator RSS once every object is cached, per object count (${what})`,
       svg: lineChart({
-        title: 'RSS with every object cached',
-        xLabel: 'objects cached',
+        title: `RSS with every object cached (${what})`,
+        xLabel: `${what} cached`,
         yLabel: 'RSS (MB)',
         series: [...byImpl(sync)]
           .filter(([impl]) => impl !== 'apiserver')

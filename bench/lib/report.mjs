@@ -6,6 +6,8 @@ export const IMPL_LABELS = {
   nestor: 'Nestor',
   'nestor-json': 'Nestor, JSON',
   'nestor-nest': 'Nestor in a Nest app',
+  'nestor-before': 'Nestor, before',
+  'nestor-nest-before': 'Nestor in a Nest app, before',
   'client-node': 'client-node informer',
   'controller-runtime': 'controller-runtime (Go)',
   'controller-runtime-json': 'controller-runtime (Go), JSON',
@@ -14,6 +16,12 @@ export const IMPL_LABELS = {
   'controller-runtime-http2': 'controller-runtime (Go), HTTP/2 offered',
   'nestor-nest-http2': 'Nestor in a Nest app, HTTP/2 offered',
   'nest-express': "Nest's HTTP stack (platform-express)",
+};
+
+/** What each --sync-kinds kind is, in the sync table's title. */
+const SYNC_TITLES = {
+  configmap: 'ConfigMaps (~1 KiB each)',
+  widget: 'Widgets (a custom resource, ~1 KiB each)',
 };
 
 /** The implementations whose ratios to the baselines are reported. */
@@ -65,6 +73,8 @@ export function renderTables(doc) {
     'nestor',
     'nestor-json',
     'nestor-nest',
+    'nestor-before',
+    'nestor-nest-before',
     'client-node',
     'controller-runtime',
     'controller-runtime-json',
@@ -82,54 +92,67 @@ export function renderTables(doc) {
       );
 
   if (groups.sync?.length) {
-    const rows = [];
-    const ratios = [];
-    for (const size of unique(groups.sync.map((g) => g.size))) {
-      const entries = byImpl(groups.sync.filter((g) => g.size === size));
-      for (const e of entries) {
-        const s = e.stats;
-        rows.push([
-          `${fmt(size)}`,
-          IMPL_LABELS[e.impl],
-          `${s.runs}`,
-          cell(s.syncMs),
-          cell(s.cpuMs),
-          e.impl === 'apiserver' ? 'n/a' : cell(s.heapPerObject),
-          e.impl === 'apiserver' ? 'n/a' : cell(s.rssPerObject),
-          cell(s.rssBeforeMB, 1),
-          cell(s.rssAfterMB, 1),
-        ]);
+    // Results from before --sync-kinds hold ConfigMaps only.
+    const kindOf = (g) => g.kind ?? 'configmap';
+    for (const kind of unique(groups.sync.map(kindOf))) {
+      const rows = [];
+      const ratios = [];
+      const ofKind = groups.sync.filter((g) => kindOf(g) === kind);
+      for (const size of unique(ofKind.map((g) => g.size))) {
+        const entries = byImpl(ofKind.filter((g) => g.size === size));
+        for (const e of entries) {
+          const s = e.stats;
+          rows.push([
+            `${fmt(size)}`,
+            IMPL_LABELS[e.impl],
+            `${s.runs}`,
+            cell(s.syncMs),
+            cell(s.cpuMs),
+            cell(s.controlPlaneCpuMs),
+            e.impl === 'apiserver' ? 'n/a' : cell(s.heapPerObject),
+            e.impl === 'apiserver' ? 'n/a' : cell(s.rssPerObject),
+            cell(s.rssBeforeMB, 1),
+            cell(s.heapAfterMB, 1),
+            cell(s.rssAfterMB, 1),
+          ]);
+        }
+        for (const [label, nestor, other, impl] of versus(entries)) {
+          ratios.push([
+            fmt(size),
+            label,
+            ratio(nestor.syncMs, other.syncMs),
+            ratio(nestor.cpuMs, other.cpuMs),
+            ratio(nestor.controlPlaneCpuMs, other.controlPlaneCpuMs),
+            impl === 'apiserver' ? '–' : ratio(nestor.heapPerObject, other.heapPerObject),
+            ratio(nestor.rssAfterMB, other.rssAfterMB),
+          ]);
+        }
       }
-      for (const [label, nestor, other, impl] of versus(entries)) {
-        ratios.push([
-          fmt(size),
-          label,
-          ratio(nestor.syncMs, other.syncMs),
-          ratio(nestor.cpuMs, other.cpuMs),
-          impl === 'apiserver' ? '–' : ratio(nestor.heapPerObject, other.heapPerObject),
-          ratio(nestor.rssAfterMB, other.rssAfterMB),
-        ]);
-      }
+      parts.push(
+        `### Initial sync: N existing ${SYNC_TITLES[kind] ?? kind} listed and cached\n\n` +
+          markdownTable(
+            [
+              'objects',
+              'implementation',
+              'runs',
+              'sync ms',
+              'CPU ms',
+              'apiserver+etcd CPU ms',
+              'heap B/object',
+              'RSS B/object',
+              'RSS before (nothing cached) MB',
+              'heap after MB',
+              'RSS after MB',
+            ],
+            rows,
+          ) +
+          '\n\n' +
+          markdownTable(
+            ['objects', 'ratio', 'sync time', 'CPU', 'apiserver+etcd CPU', 'heap/object', 'RSS after'],
+            ratios,
+          ),
+      );
     }
-    parts.push(
-      '### Initial sync: N existing ConfigMaps (~1 KiB each) listed and cached\n\n' +
-        markdownTable(
-          [
-            'objects',
-            'implementation',
-            'runs',
-            'sync ms',
-            'CPU ms',
-            'heap B/object',
-            'RSS B/object',
-            'RSS before (nothing cached) MB',
-            'RSS after MB',
-          ],
-          rows,
-        ) +
-        '\n\n' +
-        markdownTable(['objects', 'ratio', 'sync time', 'CPU', 'heap/object', 'RSS after'], ratios),
-    );
   }
 
   if (groups.burst?.length) {

@@ -5,11 +5,12 @@
 // client (one Transport, no framework). In sync mode it pages through the same LIST without
 // decoding the items. Same protocol as the operators.
 //   node --expose-gc bench/operators/apiserver.mjs --kubeconfig F --namespace NS --mode sync|reconcile [--workers 8]
+//     [--sync-kind configmap|widget]
 import { ClusterConfig, Transport } from '@nestor/core';
 import { FIELD_MANAGER, childConfigMap, configMapsPath, nowUs, statusFor, widgetsPath } from '../lib/common.mjs';
 import { Recorder, args, cpuUs, memory, onCommands, send } from './protocol.mjs';
 
-const { kubeconfig, namespace, mode, workers } = args();
+const { kubeconfig, namespace, mode, workers, 'sync-kind': syncKind = 'configmap' } = args();
 const transport = await Transport.fromKubeConfig(ClusterConfig.fromFile(kubeconfig));
 send({ ev: 'hello', pid: process.pid, runtime: process.version });
 
@@ -22,13 +23,15 @@ if (mode === 'sync') {
       let objects = 0;
       let token;
       do {
-        const { status, body } = await transport.request('GET', configMapsPath(namespace), {
+        const path = syncKind === 'widget' ? widgetsPath(namespace) : configMapsPath(namespace);
+        const { status, body } = await transport.request('GET', path, {
           query: { limit: 500, continue: token },
         });
         if (status !== 200) throw new Error(`LIST: HTTP ${status}: ${body.toString('utf8', 0, 300)}`);
-        // Only the list's own metadata is read (it comes first); the items stay bytes.
-        const head = body.toString('utf8', 0, 2048);
-        token = /"continue":"([^"]+)"/.exec(head)?.[1];
+        // Only the list's own metadata is read (first for built-in kinds, last for custom
+        // resources, whose keys come sorted); the items stay bytes.
+        const ends = body.toString('utf8', 0, 2048) + body.toString('utf8', Math.max(0, body.length - 2048));
+        token = /"continue":"([^"]+)"/.exec(ends)?.[1];
         objects += countItems(body);
       } while (token);
       const synced = nowUs();

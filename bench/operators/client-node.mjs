@@ -3,6 +3,7 @@
 // API clients, with a hand-written work loop (dedup, one run per key, N workers). Same
 // reconcile and protocol as bench/operators/nestor.mjs.
 //   node --expose-gc bench/operators/client-node.mjs --kubeconfig F --namespace NS --mode sync|reconcile [--workers 8]
+//     [--sync-kind configmap|widget]
 import {
   CoreV1Api,
   CustomObjectsApi,
@@ -14,7 +15,7 @@ import {
 import { FIELD_MANAGER, GROUP, VERSION, WRITTEN_AT, childConfigMap, nowUs, statusFor } from '../lib/common.mjs';
 import { Recorder, args, fail, onCommands, onSyncCommands, send } from './protocol.mjs';
 
-const { kubeconfig, namespace, mode, workers } = args();
+const { kubeconfig, namespace, mode, workers, 'sync-kind': syncKind = 'configmap' } = args();
 const kc = new KubeConfig();
 kc.loadFromFile(kubeconfig);
 const core = kc.makeApiClient(CoreV1Api);
@@ -29,9 +30,14 @@ function keepRunning(informer) {
 
 if (mode === 'sync') {
   onSyncCommands(async () => {
-    const informer = makeInformer(kc, `/api/v1/namespaces/${namespace}/configmaps`, () =>
-      core.listNamespacedConfigMap({ namespace }),
-    );
+    const informer =
+      syncKind === 'widget'
+        ? makeInformer(kc, `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/widgets`, () =>
+            custom.listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: 'widgets' }),
+          )
+        : makeInformer(kc, `/api/v1/namespaces/${namespace}/configmaps`, () =>
+            core.listNamespacedConfigMap({ namespace }),
+          );
     await keepRunning(informer);
     return () => ({ objects: informer.list(namespace).length });
   });

@@ -4,6 +4,7 @@
 // method, metrics (HTTPS, authenticated) and probes served as in production. Beside
 // bench/operators/nestor.mjs (the runtime alone) it shows what Nest costs. Driven by bench/run.mjs.
 //   node --expose-gc bench/operators/nestor-nest.mjs --kubeconfig F --namespace NS --mode sync|reconcile [--workers 8]
+//     [--sync-kind configmap|widget]
 // Decorators are applied by hand (this file is JavaScript); the result is what TypeScript emits.
 import 'reflect-metadata';
 import { createServer } from 'node:net';
@@ -17,7 +18,7 @@ const { ConfigMap, Controller, InformerCache, KubeClient, OperatorModule, Reconc
 /** Start-up phases (ms since process start): modules loaded, then the application bootstrapped. */
 const importedMs = performance.now();
 
-const { kubeconfig, namespace, mode, workers } = args();
+const { kubeconfig, namespace, mode, workers, 'sync-kind': syncKind = 'configmap' } = args();
 const recorder = new Recorder();
 
 class WidgetController {
@@ -100,7 +101,7 @@ send({ ev: 'hello', pid: process.pid, runtime: process.version });
 if (mode === 'sync') {
   // The application is up with nothing cached: `before` is what Node, Nest and Nestor cost.
   onSyncCommands(async () => {
-    const { informer } = app.get(InformerCache).acquire(ConfigMap, { namespace });
+    const { informer } = app.get(InformerCache).acquire(syncKind === 'widget' ? WIDGETS : ConfigMap, { namespace });
     await informer.whenSynced();
     return () => ({ objects: informer.size });
   });

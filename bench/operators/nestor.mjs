@@ -2,6 +2,7 @@
 // The operator under test: Nestor's runtime (Manager, ManagedController, InformerCache, HttpKubeClient)
 // through @nestor/operator/runtime, which loads no Nest module, doing the benchmark reconcile. Driven by bench/run.mjs.
 //   node --expose-gc bench/operators/nestor.mjs --kubeconfig F --namespace NS --mode sync|reconcile [--workers 8]
+//     [--sync-kind configmap|widget]
 import { pathToFileURL } from 'node:url';
 import { FIELD_MANAGER, WIDGETS, WRITTEN_AT, childConfigMap, nowUs, statusFor } from '../lib/common.mjs';
 import { Recorder, args, fail, onCommands, onSyncCommands, send } from './protocol.mjs';
@@ -18,7 +19,7 @@ const HttpKubeClient = operator.HttpKubeClient ?? operator.KubeClient;
 /** Start-up phases (ms since process start): modules loaded, then the manager started. */
 const importedMs = performance.now();
 
-const { kubeconfig, namespace, mode, workers } = args();
+const { kubeconfig, namespace, mode, workers, 'sync-kind': syncKind = 'configmap' } = args();
 // NESTOR_LOG=1: the runtime's and the transport's warnings and errors on stderr (stdout is the protocol's).
 const logger = process.env.NESTOR_LOG
   ? Object.fromEntries(
@@ -42,7 +43,7 @@ if (mode === 'sync') {
     const cache = new InformerCache(transport, {
       ...(process.env.NESTOR_STREAMING_LIST === 'true' ? { streamingList: true } : {}),
     });
-    const { informer } = cache.acquire(ConfigMap, { namespace });
+    const { informer } = cache.acquire(syncKind === 'widget' ? WIDGETS : ConfigMap, { namespace });
     await informer.whenSynced();
     return () => ({ objects: informer.size, requests: transport.stats.requests });
   });

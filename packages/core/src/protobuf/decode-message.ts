@@ -124,7 +124,7 @@ function readValue(reader: WireReader, end: number, type: number, message: Messa
       return reader.string(reader.length(end));
     case MESSAGE: {
       const length = reader.length(end);
-      const object: JsonObject = {};
+      const object = new message!.Shape();
       decodeMessage(reader, reader.pos + length, message!, object);
       return object;
     }
@@ -186,7 +186,7 @@ function readMapEntry(reader: WireReader, end: number, field: FieldSpec, target:
   }
   if (reader.pos !== stop) throw reader.truncated(`an entry of ${field.json}`);
   let map = target[field.json] as JsonObject | undefined;
-  if (map === undefined) target[field.json] = map = {};
+  if (map === undefined) target[field.json] = map = new field.MapShape!();
   setData(map, key, value ?? zeroOfMapValue(field));
 }
 

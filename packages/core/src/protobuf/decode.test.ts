@@ -206,6 +206,11 @@ describe('decodeMessage with a hand-written table', () => {
       limits: { cpu: '0' },
       always: '',
     });
+    // Made by constructors sized by use (plain-object.ts), and plain objects all the same.
+    for (const made of [object, object.labels, object.inner, (object.items as object[])[1]]) {
+      assert.equal(Object.getPrototypeOf(made), Object.prototype);
+      assert.equal((made as { constructor: unknown }).constructor, Object);
+    }
   });
 
   it('reads a repeated scalar packed or not', () => {

@@ -96,7 +96,9 @@ export function decodeEnveloped(schema: ProtobufSchema, buf: Buffer, start = 0, 
         'turn protobuf off (TransportOptions.protobuf: false) to read it as JSON',
     );
   }
-  const object = { kind, apiVersion } as DecodedObject;
+  const object = new spec.Shape() as DecodedObject;
+  object.kind = kind;
+  object.apiVersion = apiVersion;
   decodeObject(new WireReader(buf, rawStart, rawEnd), rawEnd, spec, object, schema.dropManagedFields);
   return object;
 }

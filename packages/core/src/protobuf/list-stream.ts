@@ -132,6 +132,8 @@ export class ProtobufListDecoder<T = unknown> {
     } else {
       this.rawLeft -= size;
       if (tag === 0x12) {
+        // `{}`, not the message's Shape: the list's reader stamps apiVersion and kind on
+        // the items after the page, too late for V8 to size a Shape's objects for them.
         const item = {} as Record<string, unknown>;
         try {
           decodeObject(

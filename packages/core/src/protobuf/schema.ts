@@ -1,4 +1,5 @@
 import { BUILT_IN_KINDS } from './generated/built-in-kinds.js';
+import { plainObjectConstructor, type PlainObjectConstructor } from './plain-object.js';
 import { FIXED64, LENGTH_DELIMITED, VARINT } from './wire-reader.js';
 
 // How a field's value is read and written as JSON (the generator's type codes).
@@ -71,6 +72,8 @@ export interface FieldSpec {
   message?: MessageSpec;
   /** MAP: the value's type. */
   readonly mapValue: number;
+  /** MAP: makes the field's objects (sized by use). */
+  readonly MapShape?: PlainObjectConstructor;
   /** ObjectMeta.managedFields: skipped, not decoded, by a schema that drops them. */
   readonly managedFields: boolean;
 }
@@ -84,6 +87,8 @@ export interface MessageSpec {
   readonly always: { json: string; zero: () => unknown }[];
   /** How deep the zero values of `always` nest (an empty object is 1): they count toward MAX_OBJECT_DEPTH. */
   zeroDepth: number;
+  /** Makes the message's objects (sized by use). */
+  readonly Shape: PlainObjectConstructor;
 }
 
 export interface ProtobufSchemaTable {
@@ -158,7 +163,13 @@ class TableCompiler {
     const specOf = (i: number): MessageSpec => {
       let spec = this.messages[i];
       if (!spec) {
-        spec = { name: table.names[i] ?? `message ${i}`, fields: [], always: [], zeroDepth: 0 };
+        spec = {
+          name: table.names[i] ?? `message ${i}`,
+          fields: [],
+          always: [],
+          zeroDepth: 0,
+          Shape: plainObjectConstructor(),
+        };
         this.messages[i] = spec;
         fresh.add(spec);
         pending.push(i);
@@ -184,6 +195,7 @@ class TableCompiler {
           omitZero: (flags & OMIT_ZERO) !== 0,
           inline: (flags & INLINE) !== 0,
           mapValue,
+          ...(type === MAP ? { MapShape: plainObjectConstructor() } : {}),
           managedFields: json === 'managedFields' && spec.name === 'apis/meta/v1.ObjectMeta',
           ...(messageRef !== undefined ? { message: specOf(messageRef) } : {}),
         };

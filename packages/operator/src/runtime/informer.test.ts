@@ -89,6 +89,65 @@ describe('Informer', () => {
     informer.stop();
   });
 
+  it('an index first asked for after events holds what the store holds, and follows the events after', async () => {
+    const transport = new FakeWatchTransport();
+    transport.onList = () => list('1', [owned('a', '1', 'u1'), owned('b', '1', 'u1')]);
+    const informer = new Informer(transport, ConfigMaps);
+    informer.start();
+    await informer.whenSynced();
+    const stream = await transport.watchNumber(0);
+    stream.push('MODIFIED', owned('a', '2', 'u2'));
+    await flush();
+    assert.deepEqual(
+      informer.byIndex(OWNER_INDEX, 'u1').map((o) => o.metadata?.name),
+      ['b'],
+    );
+    stream.push('MODIFIED', owned('b', '3', 'u2'));
+    stream.push('DELETED', owned('a', '4', 'u2'));
+    await flush();
+    assert.deepEqual(informer.byIndex(OWNER_INDEX, 'u1'), []);
+    assert.deepEqual(
+      informer.byIndex(OWNER_INDEX, 'u2').map((o) => o.metadata?.name),
+      ['b'],
+    );
+    informer.stop();
+  });
+
+  it('an informer of one namespace lists that namespace whole and no other', async () => {
+    const transport = new FakeWatchTransport();
+    transport.onList = () => list('1', [object('a', '1'), object('b', '1')]);
+    const informer = new Informer(transport, ConfigMaps, { namespace: 'ns' });
+    informer.start();
+    await informer.whenSynced();
+    assert.deepEqual(
+      informer.list('ns').map((o) => o.metadata?.name),
+      ['a', 'b'],
+    );
+    assert.deepEqual(informer.list('other'), []);
+    assert.deepEqual(informer.indexKeys(NAMESPACE_INDEX, 'ns').sort(), ['ns/a', 'ns/b']);
+    informer.stop();
+  });
+
+  it('keeps its last state once stopped, whatever the watch still had in hand', async () => {
+    const transport = new FakeWatchTransport();
+    transport.onList = () => list('1', [object('a', '1')]);
+    const informer = new Informer(transport, ConfigMaps);
+    const seen: string[] = [];
+    informer.events$.subscribe({ next: (e) => seen.push(`${e.type} ${e.object.metadata?.name}`) });
+    informer.start();
+    await informer.whenSynced();
+    const stream = await transport.watchNumber(0);
+    informer.stop();
+    stream.push('ADDED', object('b', '2'));
+    stream.push('DELETED', object('a', '3'));
+    await flush();
+    assert.deepEqual(seen, ['added a']);
+    assert.deepEqual(
+      informer.list().map((o) => o.metadata?.resourceVersion),
+      ['1'],
+    );
+  });
+
   it('whenSynced rejects on its signal and when the informer stops first', async () => {
     const transport = new FakeWatchTransport();
     transport.onList = () => new Error('no list yet');

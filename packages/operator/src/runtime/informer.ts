@@ -1,4 +1,4 @@
-import { Subject, type Observable, type Subscription } from 'rxjs';
+import { Subject, type Observable } from 'rxjs';
 import {
   type Clock,
   keyOf,
@@ -11,7 +11,7 @@ import {
 } from '@nestor/core';
 import type { ResourceEvent } from './predicates.js';
 import { StoreIndex, type IndexFunc } from './store-index.js';
-import { watch } from './watch.js';
+import { watchInto } from './watch.js';
 import type { WatchEvent } from './watch-event.js';
 import type { WatchOptions, WatchTransport } from './watch-options.js';
 import { createWatchStats, type WatchStats } from './watch-stats.js';
@@ -36,9 +36,15 @@ const byOwner: IndexFunc<KubeObject> = (o) => {
   return owner ? [owner.uid] : none;
 };
 
+/** An index and its function; the index is built on first use. */
+interface IndexEntry {
+  readonly fn: IndexFunc<KubeObject>;
+  index?: StoreIndex<KubeObject>;
+}
+
 /**
  * A cache of one resource and selector fed by one watch: a store keyed by `ns/name`,
- * indexes kept up to date on every event, a `synced` signal after the first full list,
+ * indexes built on first use and kept up to date on every event after, a `synced` signal after the first full list,
  * and the changes as a hot Observable. The cached objects are the decoded objects
  * themselves: treat them as read-only.
  */
@@ -47,14 +53,17 @@ export class Informer<T extends KubeObject = KubeObject> {
   readonly stats: WatchStats = createWatchStats();
   /** Changes after they are in the store; hot and shared (no replay: read list() first). */
   readonly events$: Observable<InformerEvent<T>>;
+  /** Written by the watch only (watchInto): one entry and one key per object. */
   private readonly store = new Map<string, T>();
   // The index and the subject are typed over KubeObject so that Informer<T> is covariant
   // in T: an Informer<Pod> can be used as an Informer<KubeObject>.
-  private readonly indexes = new Map<string, StoreIndex<KubeObject>>();
+  private readonly indexes = new Map<string, IndexEntry>();
+  /** The built indexes, the ones each event updates. */
+  private readonly built: StoreIndex<KubeObject>[] = [];
   private readonly changes = new Subject<InformerEvent<KubeObject>>();
   private readonly clock: Clock;
   private readonly waiters = new Set<{ resolve: () => void; reject: (error: unknown) => void }>();
-  private subscription?: Subscription;
+  private stopWatch?: () => void;
   private resyncTimer?: TimerHandle;
   private state: 'new' | 'running' | 'stopped' = 'new';
   private hasSynced = false;
@@ -85,20 +94,25 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   /** The cached objects, in one namespace or all. */
   list(namespace?: string): T[] {
-    return namespace === undefined ? [...this.store.values()] : this.byIndex(NAMESPACE_INDEX, namespace);
+    if (namespace === undefined) return [...this.store.values()];
+    // An informer of one namespace needs no index to answer (nor its memory: a set entry an object).
+    const scope = this.resource.namespaced ? this.options.namespace : undefined;
+    if (scope !== undefined) return namespace === scope ? [...this.store.values()] : [];
+    return this.byIndex(NAMESPACE_INDEX, namespace);
   }
 
   keys(): IterableIterator<string> {
     return this.store.keys();
   }
 
-  /** Adds an index; on a filled store it is built once over what is there. */
+  /**
+   * Adds an index. It is built over the store on its first use (byIndex, indexKeys) and
+   * kept up to date from then on: an index nothing asks for costs no memory and no work.
+   */
   addIndex(name: string, fn: IndexFunc<T>): void {
     if (this.indexes.has(name))
       throw new Error(`the informer for ${resourceName(this.resource)} already has an index named "${name}"`);
-    const index = new StoreIndex(fn as IndexFunc<KubeObject>);
-    for (const [key, object] of this.store) index.update(key, undefined, object);
-    this.indexes.set(name, index);
+    this.indexes.set(name, { fn: fn as IndexFunc<KubeObject> });
   }
 
   /** The objects indexed under `value`; costs the size of the result. */
@@ -136,8 +150,12 @@ export class Informer<T extends KubeObject = KubeObject> {
     if (this.state === 'running') return;
     if (this.state === 'stopped') throw this.stoppedError();
     this.state = 'running';
-    this.subscription = watch(this.transport, this.resource, { ...this.options, stats: this.stats }).subscribe(
-      (event) => this.apply(event as WatchEvent<T>),
+    this.stopWatch = watchInto(
+      this.transport,
+      this.resource,
+      { ...this.options, stats: this.stats },
+      this.store,
+      (event, key, old) => this.apply(event, key!, old),
     );
     if (this.options.resyncMs) this.scheduleResync(this.options.resyncMs);
   }
@@ -146,13 +164,14 @@ export class Informer<T extends KubeObject = KubeObject> {
   stop(): void {
     if (this.state === 'stopped') return;
     this.state = 'stopped';
-    this.subscription?.unsubscribe();
+    this.stopWatch?.();
     if (this.resyncTimer !== undefined) this.clock.clearTimeout(this.resyncTimer);
     for (const waiter of [...this.waiters]) waiter.reject(this.stoppedError());
     this.changes.complete();
   }
 
-  private apply(event: WatchEvent<T>): void {
+  /** An event the watch has already applied to the store; `old` is what it replaced or deleted. */
+  private apply(event: WatchEvent<T>, key: string, old: T | undefined): void {
     if (event.type === 'SYNCED') {
       if (!this.hasSynced) {
         this.hasSynced = true;
@@ -160,18 +179,15 @@ export class Informer<T extends KubeObject = KubeObject> {
       }
       return;
     }
+    if (this.state !== 'running') return;
     const object = event.object;
-    const key = keyOf(object.metadata as ObjectRef);
-    const old = this.store.get(key);
     if (event.type === 'DELETED') {
       if (old === undefined) return;
-      this.store.delete(key);
-      for (const index of this.indexes.values()) index.update(key, old, undefined);
+      for (const index of this.built) index.update(key, old, undefined);
       this.changes.next({ type: 'deleted', object });
       return;
     }
-    this.store.set(key, object);
-    for (const index of this.indexes.values()) index.update(key, old, object);
+    for (const index of this.built) index.update(key, old, object);
     this.changes.next(old === undefined ? { type: 'added', object } : { type: 'updated', object, old });
   }
 
@@ -190,14 +206,21 @@ export class Informer<T extends KubeObject = KubeObject> {
   }
 
   private index(name: string): StoreIndex<KubeObject> {
-    const index = this.indexes.get(name);
-    if (!index) {
+    const entry = this.indexes.get(name);
+    if (!entry) {
       const known = [...this.indexes.keys()].join(', ');
       throw new Error(
         `the informer for ${resourceName(this.resource)} has no index "${name}" (it has: ${known}); add it with addIndex()`,
       );
     }
-    return index;
+    if (entry.index === undefined) {
+      // Once, over what is there; every event keeps it up to date after.
+      const index = new StoreIndex(entry.fn);
+      for (const [key, object] of this.store) index.update(key, undefined, object);
+      entry.index = index;
+      this.built.push(index);
+    }
+    return entry.index;
   }
 
   private stoppedError(): Error {

@@ -26,7 +26,7 @@ describe('KnownObjects relist', () => {
     assert.equal(pass.observe('ns/a', a2), undefined);
     assert.equal(pass.observe('ns/b', b2), 'MODIFIED');
     assert.equal(pass.observe('ns/d', object('d', '8')), 'ADDED');
-    assert.deepEqual([...pass.vanished()], [c]);
+    assert.deepEqual([...pass.vanished()], [['ns/c', c]]);
     assert.equal(known.get('ns/a'), a, 'an unchanged object keeps its first reference');
     assert.equal(known.get('ns/b'), b2);
     assert.equal(known.get('ns/c'), undefined);

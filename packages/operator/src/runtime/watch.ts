@@ -18,16 +18,27 @@ export function watch<T>(
   resource: ResourceDescriptor<T>,
   options: WatchOptions = {},
 ): Observable<WatchEvent<T & KubeObject>> {
-  return new Observable<WatchEvent<T & KubeObject>>((subscriber) => {
-    const abort = new AbortController();
-    const listWatcher = new ListWatcher<T & KubeObject>(
-      transport,
-      resource as ResourceDescriptor<T & KubeObject>,
-      options,
-      (event) => subscriber.next(event),
-      abort.signal,
-    );
-    void listWatcher.run();
-    return () => abort.abort(new Error('the watch was unsubscribed'));
-  });
+  return new Observable<WatchEvent<T & KubeObject>>((subscriber) =>
+    watchInto(transport, resource as ResourceDescriptor<T & KubeObject>, options, new Map(), (event) =>
+      subscriber.next(event),
+    ),
+  );
+}
+
+/**
+ * The same list+watch kept in `store` (key to the last object emitted under it), which the
+ * caller reads and never writes; `emit` gets each event with its key and the object it
+ * replaces or deletes. The Informer's way: one map and one key per cached object. Returns
+ * what stops it.
+ */
+export function watchInto<T extends KubeObject>(
+  transport: WatchTransport,
+  resource: ResourceDescriptor<T>,
+  options: WatchOptions,
+  store: Map<string, T>,
+  emit: (event: WatchEvent<T>, key?: string, old?: T) => void,
+): () => void {
+  const abort = new AbortController();
+  void new ListWatcher<T>(transport, resource, options, emit, abort.signal, store).run();
+  return () => abort.abort(new Error('the watch was unsubscribed'));
 }
