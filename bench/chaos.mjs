@@ -151,7 +151,7 @@ async function runSuite(mode, impl, goBinary, turns) {
   let restarts = 0;
   try {
     const namespace = await env.createNamespace('chaos');
-    const dir = join(os.tmpdir(), `nestor-chaos-${process.pid}`);
+    const dir = join(os.tmpdir(), `nestor-chaos-${process.pid}-${mode}-${impl}`);
     await mkdir(dir, { recursive: true });
 
     /** One operator slot: its ServiceAccount (its own user in the audit log), its relay, its process. */
