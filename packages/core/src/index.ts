@@ -26,6 +26,7 @@ export {
   type ProtobufSchemaTable,
   type FieldSpec,
 } from './protobuf/schema.js';
+export type { PlainObjectConstructor } from './protobuf/plain-object.js';
 export {
   decodeEnveloped,
   decodeList as decodeProtobufList,
