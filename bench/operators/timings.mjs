@@ -59,7 +59,10 @@ export class Timings {
       inFlight: this.inFlight(),
       lagMsP50: lag.length ? Math.round(lag[lag.length >> 1] / 1000) : null,
       requests: Object.fromEntries(
-        Object.entries(s.requests).map(([k, r]) => [k, { n: r.n, meanMs: +(r.ms / r.n).toFixed(1), maxMs: +r.maxMs.toFixed(1) }]),
+        Object.entries(s.requests).map(([k, r]) => [
+          k,
+          { n: r.n, meanMs: +(r.ms / r.n).toFixed(1), maxMs: +r.maxMs.toFixed(1) },
+        ]),
       ),
     });
     this.current = this.fresh();
