@@ -6,11 +6,13 @@
 import { pathToFileURL } from 'node:url';
 import { FIELD_MANAGER, WIDGETS, WRITTEN_AT, childConfigMap, nowUs, statusFor } from '../lib/common.mjs';
 import { Recorder, args, fail, onCommands, onSyncCommands, send } from './protocol.mjs';
+import { Timings } from './timings.mjs';
 
 // NESTOR_OPERATOR_DIST=path/to/dist runs another build of @nestor/operator (before/after comparisons).
 // NESTOR_STREAMING_LIST=true syncs by a streamed list (WatchList) where the API server offers it.
 // NESTOR_PROTOBUF=false lists and watches built-in kinds in JSON (bench/run.mjs --impls nestor-json).
 // NESTOR_HTTP2=true|false sets the transport's http2 option (unset: the default); DISABLE_HTTP2=1 works too.
+// BENCH_TIMINGS=file.json writes where each second's reconciles waited (bench/operators/timings.mjs).
 const dist = process.env.NESTOR_OPERATOR_DIST;
 const operator = await import(dist ? pathToFileURL(`${dist}/runtime-entry.js`).href : '@nestor/operator/runtime');
 const { ClusterConfig, ConfigMap, InformerCache, KindRegistry, Manager, Transport, generationChanged } = operator;
@@ -49,6 +51,7 @@ if (mode === 'sync') {
   });
 } else {
   const recorder = new Recorder();
+  const timings = new Timings(() => recorder.inFlight);
   const manager = new Manager({ transport, concurrency: workers, ...(logger ? { logger } : {}) });
   const kinds = new KindRegistry();
   kinds.register(WIDGETS);
@@ -61,13 +64,17 @@ if (mode === 'sync') {
     predicates: [generationChanged],
     reconcile: async ({ key, object }) => {
       recorder.start(key, object.metadata.annotations?.[WRITTEN_AT]);
+      timings.started(object.metadata.annotations?.[WRITTEN_AT]);
       let ok = false;
       try {
-        await kube.apply(childConfigMap(object, { ownerReference: false }), { owner: object });
-        await kube.patchStatus(object, statusFor(object));
+        await timings.request('apply', () =>
+          kube.apply(childConfigMap(object, { ownerReference: false }), { owner: object }),
+        );
+        await timings.request('status', () => kube.patchStatus(object, statusFor(object)));
         ok = true;
       } finally {
         recorder.finish(key, ok);
+        timings.finished();
       }
     },
   });
@@ -77,5 +84,8 @@ if (mode === 'sync') {
     fail(error);
   }
   send({ ev: 'ready', at: nowUs(), startupMs: performance.now(), importedMs });
-  onCommands((command) => recorder.command(command));
+  onCommands((command) => {
+    if (command.cmd === 'stats') timings.write();
+    return recorder.command(command);
+  });
 }

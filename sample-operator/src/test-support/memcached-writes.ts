@@ -27,22 +27,38 @@ export async function writeSize(client: ApiClient, namespace: string, name: stri
 }
 
 /**
- * Whether every Memcached has the size last written (`sizes`, by name), its Deployment runs
- * that many replicas, and its status describes its generation.
+ * What keeps the Memcacheds from being converged (empty when none): each must have the size
+ * last written (`sizes`, by name), its Deployment run that many replicas, and its status
+ * describe its generation. At most `limit` named, for a test's failure message.
  */
-export async function converged(client: ApiClient, namespace: string, sizes: Map<string, number>): Promise<boolean> {
+export async function unconverged(
+  client: ApiClient,
+  namespace: string,
+  sizes: Map<string, number>,
+  limit = 5,
+): Promise<string[]> {
   const [list, deployments] = await Promise.all([
     client.request<{ items: Memcached[] }>('GET', memcacheds(namespace, 'v1alpha1')),
     client.request<{ items: DeploymentObject[] }>('GET', `/apis/apps/v1/namespaces/${namespace}/deployments`),
   ]);
   const replicas = new Map(deployments.items.map((d) => [d.metadata?.name, d.spec?.replicas]));
-  return (
-    list.items.length === sizes.size &&
-    list.items.every(
-      (m) =>
-        m.spec.size === sizes.get(m.metadata.name!) &&
-        replicas.get(m.metadata.name!) === m.spec.size &&
-        m.status?.observedGeneration === m.metadata.generation,
-    )
-  );
+  const found: string[] = [];
+  if (list.items.length !== sizes.size) found.push(`${list.items.length} Memcacheds stored, ${sizes.size} written`);
+  for (const m of list.items) {
+    if (found.length >= limit) break;
+    const name = m.metadata.name!;
+    const problems = [
+      m.spec.size !== sizes.get(name) && `size ${m.spec.size}, written ${sizes.get(name)}`,
+      replicas.get(name) !== m.spec.size && `Deployment replicas ${replicas.get(name)}`,
+      m.status?.observedGeneration !== m.metadata.generation &&
+        `observedGeneration ${m.status?.observedGeneration} of generation ${m.metadata.generation}`,
+    ].filter(Boolean);
+    if (problems.length) found.push(`${name}: ${problems.join(', ')}`);
+  }
+  return found;
+}
+
+/** Whether every Memcached is converged (see `unconverged`). */
+export async function converged(client: ApiClient, namespace: string, sizes: Map<string, number>): Promise<boolean> {
+  return (await unconverged(client, namespace, sizes, 1)).length === 0;
 }

@@ -65,6 +65,8 @@ export class WatchStalledError extends Error {
  * message under another code. The resourceVersion is gone either way: relist.
  */
 const COMPACTED = /too old resource version|required revision has been compacted/i;
+/** The API server is behind the resourceVersion asked for (its watch cache, or a restored etcd). */
+const TOO_LARGE = /too large resource version/i;
 
 /** The annotation of the bookmark that ends a stream's initial events (KEP-3157). */
 const INITIAL_EVENTS_END = 'k8s.io/initial-events-end';
@@ -134,6 +136,14 @@ export class ListWatcher<T extends KubeObject> {
   private brokenAt?: string;
   /** The stream broke twice at one resourceVersion: the next sync is a relist, not a resume. */
   private relistNext = false;
+  /**
+   * That relist's floor: the resourceVersion the stream broke at. The LIST asks for a state
+   * not older than it, which the API server serves from its watch cache (client-go's
+   * reflector relists so after any watch error), where a consistent read would read every
+   * object from etcd; it cannot go back in time. Used once: after 410 Gone, or when the
+   * server said it is behind that resourceVersion, the relist is a consistent read.
+   */
+  private relistFrom?: string;
   /** Failures retried when the server asked (not on the backoff) since the last event. */
   private retriedAsAsked = 0;
 
@@ -261,6 +271,8 @@ export class ListWatcher<T extends KubeObject> {
     this.phase = 'list';
     let resourceVersion = resume?.resourceVersion ?? '';
     let continueToken = resume?.continueToken;
+    const floor = resume ? undefined : this.relistFrom;
+    this.relistFrom = undefined;
     let pagesRead = 0;
     // The first sync from the watch cache (as client-go's reflector), in one page: only in
     // protobuf, decoded as it arrives (a JSON page that size is held whole). A relist after
@@ -273,7 +285,11 @@ export class ListWatcher<T extends KubeObject> {
       (this.options.firstListFromCache ?? true);
     const outage = this.outageScope();
     const pages = listPages<KubeObject>(this.transport, this.path, {
-      query: fromCache ? { ...this.selectors, resourceVersion: '0' } : this.selectors,
+      query: fromCache
+        ? { ...this.selectors, resourceVersion: '0' }
+        : floor
+          ? { ...this.selectors, resourceVersion: floor, resourceVersionMatch: 'NotOlderThan' }
+          : this.selectors,
       pageSize: this.options.pageSize ?? 500,
       signal: outage.signal,
       ...(resume ? { continueFrom: resume.continueToken } : {}),
@@ -561,6 +577,8 @@ export class ListWatcher<T extends KubeObject> {
     const gone = error instanceof KubeApiError && (error.isGone || COMPACTED.test(error.detail));
     const relist = this.relistNext && !gone;
     this.relistNext = false;
+    this.relistFrom =
+      relist && !(error instanceof KubeApiError && TOO_LARGE.test(error.detail)) ? this.brokenAt : undefined;
     if (gone || relist) {
       this.resourceVersion = undefined;
       this.brokenAt = undefined;

@@ -233,6 +233,26 @@ describe(`an informer of ${N} ConfigMaps through a proxy that breaks what it rel
         `backoff: ${unsaid.map((e) => e.info.retryInMs).join(', ')} ms`,
       );
       assert.ok(watches().length - opened < 12, `few watches opened: ${watches().length - opened}`);
+
+      // Two 500s at one resourceVersion, nothing between: relisted, as client-go's reflector
+      // relists, at a state not older than that resourceVersion (the API server's watch
+      // cache), not every object read again from etcd; nothing lost, nothing twice.
+      const listsBefore = lists();
+      const relistsBefore = informer.stats.relists;
+      const eventsBefore = events.length;
+      const noLeader = status(500, 'InternalError', 'etcdserver: no leader');
+      proxy.inject({ match: (r) => r.watch && r.path === path(), fault: { errorEvent: noLeader } });
+      assert.equal(proxy.breakWatches(noLeader), 1);
+      await change(5);
+      await settled('round 5, after two 500 ERROR events at one resourceVersion');
+      assert.equal(informer.stats.relists, relistsBefore + 1);
+      const relist = proxy.requests.filter((r) => r.method === 'GET' && !r.watch && r.path === path());
+      assert.equal(relist[listsBefore]?.query.get('resourceVersionMatch'), 'NotOlderThan');
+      const round5 = events.slice(eventsBefore);
+      assert.deepEqual(
+        ['added', 'updated', 'deleted'].map((type) => round5.filter((e) => e.type === type).length),
+        [20, 100, 20],
+      );
     } finally {
       informer.stop();
     }

@@ -370,7 +370,7 @@ const serverError = (code: number, message: string, extra: object = {}) => ({
 });
 
 describe('watch() under faults other than 410', () => {
-  it('resumes from the last resourceVersion after an ERROR event, and relists after a second one there', async () => {
+  it('resumes from the last resourceVersion after an ERROR event, and relists not older than it after a second one there', async () => {
     const t = start();
     t.transport.onList = () => list('5', [object('a', '1')]);
     const sub = t.subscribe();
@@ -396,7 +396,12 @@ describe('watch() under faults other than 410', () => {
     t.clock.advance(3200);
     const fourth = await t.transport.watchNumber(3);
     assert.equal(t.transport.lists.length, 2, 'relisted');
-    assert.equal(t.transport.lists[1]!.resourceVersion, undefined, 'a consistent read');
+    // As client-go's reflector: a state not older than where it broke, from the watch cache,
+    // not every object read again from etcd.
+    assert.deepEqual(
+      [t.transport.lists[1]!.resourceVersion, t.transport.lists[1]!.resourceVersionMatch],
+      ['9', 'NotOlderThan'],
+    );
     assert.equal(fourth.query.resourceVersion, '12');
     assert.deepEqual(t.taken(), ['ADDED a', 'SYNCED', 'MODIFIED a', 'MODIFIED a', 'SYNCED']);
     assert.deepEqual(
@@ -456,6 +461,58 @@ describe('watch() under faults other than 410', () => {
       [
         'GET /api/v1/configmaps: HTTP 500 InternalError: an ERROR event whose object is not a Status (string)',
         'GET /api/v1/configmaps: HTTP 500 InternalError: an ERROR event whose object is not a Status (null)',
+      ],
+    );
+    sub.unsubscribe();
+  });
+
+  it('relists with a consistent read when the server said it is behind the resourceVersion, or the relist from it failed', async () => {
+    const t = start();
+    let lists = 0;
+    // The third LIST (the relist from resourceVersion 1) finds it compacted.
+    t.transport.onList = () =>
+      ++lists === 3
+        ? KubeApiError.fromResponse({ method: 'GET', path: '/api/v1/configmaps' }, 410, {
+            kind: 'Status',
+            code: 410,
+            reason: 'Expired',
+            message: 'too old resource version: 1 (5)',
+          })
+        : list('1', []);
+    const sub = t.subscribe();
+    const first = await t.transport.watchNumber(0);
+    first.push('BOOKMARK', { metadata: { resourceVersion: '3' } });
+    const tooLarge = () =>
+      serverError(504, 'Too large resource version: 3, current: 2', {
+        reason: 'Timeout',
+        details: { retryAfterSeconds: 1 },
+      });
+    first.push('ERROR', tooLarge());
+    await flush();
+    t.clock.advance(1000);
+    const second = await t.transport.watchNumber(1);
+    second.push('ERROR', tooLarge());
+    await flush();
+    t.clock.advance(1000);
+    const third = await t.transport.watchNumber(2);
+    // Broken twice at the list's resourceVersion by plain 500s: a relist from it.
+    third.push('ERROR', serverError(500, 'etcdserver: no leader'));
+    await flush();
+    t.clock.advance(800);
+    const fourth = await t.transport.watchNumber(3);
+    fourth.push('ERROR', serverError(500, 'etcdserver: no leader'));
+    await flush();
+    t.clock.advance(1600);
+    await t.transport.watchNumber(4);
+    assert.deepEqual(
+      t.transport.lists.map((q) => [q.resourceVersion, q.resourceVersionMatch]),
+      [
+        ['0', undefined],
+        // Behind 3: a LIST not older than 3 would wait for it, as the watch did.
+        [undefined, undefined],
+        ['1', 'NotOlderThan'],
+        // 410 to that one: a consistent read, at once.
+        [undefined, undefined],
       ],
     );
     sub.unsubscribe();
