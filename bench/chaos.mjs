@@ -17,7 +17,9 @@
 // audit log). Not part of npm test.
 //   node bench/chaos.mjs [--mode single,replicas] [--faults a,b] [--repeat 1] [--objects 2000]
 //                        [--workers 8] [--impls nestor,controller-runtime] [--out FILE]
+//   CHAOS_KEEP_OUTPUT=dir keeps every operator process's output, line by line with its time.
 import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -405,6 +407,7 @@ async function runSuite(mode, impl, goBinary, turns) {
   } finally {
     turns.finish(impl);
     stopping = true;
+    if (process.env.CHAOS_KEEP_OUTPUT) keepOutput(process.env.CHAOS_KEEP_OUTPUT, mode, impl, processes);
     await Promise.all(processes.map((p) => p.dispose()));
     await Promise.all(relays.map((r) => r.close()));
     await env.stop();
@@ -484,3 +487,18 @@ await writeFile(out, JSON.stringify(summaries, null, 2));
 await writeFile(out.replace(/\.json$/, '.md'), `${table}\n${await writeCharts(out, chaosCharts(summaries))}`);
 log(`results: ${out}`);
 if (failed || summaries.some((s) => s.overlaps || s.writesWithoutLease)) process.exitCode = 1;
+
+/**
+ * CHAOS_KEEP_OUTPUT=dir: every process's log, each line after the time it arrived, in
+ * `dir/<mode>-<impl>-<identity>.log`, and its reconcile records in `.events.jsonl`, to read what a row's
+ * seconds were made of.
+ */
+function keepOutput(dir, mode, impl, processes) {
+  mkdirSync(dir, { recursive: true });
+  for (const p of processes) {
+    const lines = p.output.map((line, i) => `${new Date(p.outputAt[i]).toISOString()} ${line}`);
+    writeFileSync(join(dir, `${mode}-${impl}-${p.identity}.log`), `${lines.join('\n')}\n`);
+    const events = p.events.map((event) => JSON.stringify(event));
+    writeFileSync(join(dir, `${mode}-${impl}-${p.identity}.events.jsonl`), `${events.join('\n')}\n`);
+  }
+}

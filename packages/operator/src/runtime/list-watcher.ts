@@ -137,11 +137,12 @@ export class ListWatcher<T extends KubeObject> {
   /** The stream broke twice at one resourceVersion: the next sync is a relist, not a resume. */
   private relistNext = false;
   /**
-   * That relist's floor: the resourceVersion the stream broke at. The LIST asks for a state
-   * not older than it, which the API server serves from its watch cache (client-go's
-   * reflector relists so after any watch error), where a consistent read would read every
-   * object from etcd; it cannot go back in time. Used once: after 410 Gone, or when the
-   * server said it is behind that resourceVersion, the relist is a consistent read.
+   * The next relist's floor: the resourceVersion its watch ended at (410 Gone, "too old",
+   * or broken twice there). The LIST asks for a state not older than it, which the API
+   * server serves from its watch cache, as client-go's reflector relists after a watch
+   * error, where a consistent read would read every object from etcd again; it cannot go
+   * back in time. Used once. A consistent read when the server said it is behind that
+   * resourceVersion ("too large"), or when a LIST was what failed.
    */
   private relistFrom?: string;
   /** Failures retried when the server asked (not on the backoff) since the last event. */
@@ -275,8 +276,8 @@ export class ListWatcher<T extends KubeObject> {
     this.relistFrom = undefined;
     let pagesRead = 0;
     // The first sync from the watch cache (as client-go's reflector), in one page: only in
-    // protobuf, decoded as it arrives (a JSON page that size is held whole). A relist after
-    // 410 Gone must not go back in time: a consistent read.
+    // protobuf, decoded as it arrives (a JSON page that size is held whole). A relist must
+    // not go back in time: not older than where its watch ended, or a consistent read.
     const fromCache =
       !resume &&
       this.syncs === 0 &&
@@ -577,8 +578,9 @@ export class ListWatcher<T extends KubeObject> {
     const gone = error instanceof KubeApiError && (error.isGone || COMPACTED.test(error.detail));
     const relist = this.relistNext && !gone;
     this.relistNext = false;
+    const tooLarge = error instanceof KubeApiError && TOO_LARGE.test(error.detail);
     this.relistFrom =
-      relist && !(error instanceof KubeApiError && TOO_LARGE.test(error.detail)) ? this.brokenAt : undefined;
+      relist && !tooLarge ? this.brokenAt : gone && this.phase === 'watch' ? this.resourceVersion : undefined;
     if (gone || relist) {
       this.resourceVersion = undefined;
       this.brokenAt = undefined;

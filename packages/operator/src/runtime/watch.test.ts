@@ -239,9 +239,12 @@ describe('watch()', () => {
     assert.equal((events[2] as { object: KubeObject }).object, lastC, 'the same object, not a copy');
     assert.equal(after.query.resourceVersion, '30');
     assert.deepEqual(
-      t.transport.lists.map((q) => q.resourceVersion),
-      ['0', undefined],
-      'the first list from the watch cache, the relist a consistent read (never back in time)',
+      t.transport.lists.map((q) => [q.resourceVersion, q.resourceVersionMatch]),
+      [
+        ['0', undefined],
+        ['5', 'NotOlderThan'],
+      ],
+      'the first list from the watch cache, the relist not older than where the watch ended (never back in time; the watch cache, as client-go)',
     );
     assert.equal(t.stats.relists, 1);
     assert.equal(t.errors.length, 0, '410 is routine, not an error');
