@@ -92,10 +92,17 @@ describe('tracing a reconcile against a real API server', () => {
       ['create configmaps', 'create', 'POST', 409, SpanStatusCode.ERROR],
       ['delete configmaps', 'delete', 'DELETE', 200, SpanStatusCode.UNSET],
     ]);
+    // Each span's clock is anchored to Date.now() when it starts (the SDK's _performanceOffset),
+    // whole milliseconds: two spans' clocks can differ by up to one, so a request that ended
+    // just before its reconcile can read up to a millisecond after it (failed once in CI).
+    const nanos = (time: [number, number]) => time[0] * 1e9 + time[1];
     for (const span of requests) {
       assert.equal(span.kind, SpanKind.CLIENT);
       assert.equal(span.attributes['k8s.namespace.name'], ns);
-      assert.ok(span.endTime[0] * 1e9 + span.endTime[1] <= reconcile.endTime[0] * 1e9 + reconcile.endTime[1]);
+      assert.ok(
+        nanos(span.endTime) <= nanos(reconcile.endTime) + 2e6,
+        `${span.name} ended ${(nanos(span.endTime) - nanos(reconcile.endTime)) / 1e6} ms after its reconcile`,
+      );
     }
     const [, created, applied, , status, conflict] = requests;
     assert.equal(status!.attributes['nestor.kube.patch_type'], 'merge');
