@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { customResourceDefinition } from '@nestor/operator';
 import { TestEnvironment, waitFor, type LocalWebhooks } from '@nestor/testing';
-import { converged as allConverged, unconverged, writeSize } from '../test-support/memcached-writes.js';
+import { converged as allConverged, memcacheds, unconverged, writeSize } from '../test-support/memcached-writes.js';
 import { SampleProcess } from '../test-support/sample-process.js';
 import { MemcachedV1beta1 } from './memcached-v1beta1.resource.js';
 import { Memcached } from './memcached.resource.js';
@@ -107,7 +107,7 @@ describe('the sample operator, serving its own kind’s conversion, restarted wh
       let storedThoughRefused = 0;
       for (const [name, tried] of unsure) {
         const stored = await env.client
-          .request<Memcached>('GET', `/apis/cache.example.com/v1alpha1/namespaces/${ns}/memcacheds/${name}`)
+          .request<Memcached>('GET', memcacheds(ns, 'v1alpha1', name))
           .catch(() => undefined);
         if (stored?.spec.size === tried && sizes.get(name) !== tried) storedThoughRefused++;
         const size = sizes.get(name) ?? 1;

@@ -5,7 +5,8 @@ import type { ApiClient } from '@nestor/testing';
 import type { DeploymentObject } from '../kube-types.js';
 import type { Memcached } from '../memcached/memcached.resource.js';
 
-const memcacheds = (namespace: string, version: string, name = '') =>
+/** The path of the Memcacheds of `namespace` at `version`, or of the one named. */
+export const memcacheds = (namespace: string, version: string, name = '') =>
   `/apis/cache.example.com/${version}/namespaces/${namespace}/memcacheds/${name}`;
 
 /** Writes the size of `name` through v1beta1 (even sizes) or v1alpha1 (odd); creates it when missing. */

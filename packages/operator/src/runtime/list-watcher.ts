@@ -578,9 +578,9 @@ export class ListWatcher<T extends KubeObject> {
     const gone = error instanceof KubeApiError && (error.isGone || COMPACTED.test(error.detail));
     const relist = this.relistNext && !gone;
     this.relistNext = false;
+    // A watch that ended relists from where it was (for a relist, where it broke twice).
     const tooLarge = error instanceof KubeApiError && TOO_LARGE.test(error.detail);
-    this.relistFrom =
-      relist && !tooLarge ? this.brokenAt : gone && this.phase === 'watch' ? this.resourceVersion : undefined;
+    this.relistFrom = (gone || relist) && this.phase === 'watch' && !tooLarge ? this.resourceVersion : undefined;
     if (gone || relist) {
       this.resourceVersion = undefined;
       this.brokenAt = undefined;
