@@ -10,7 +10,8 @@
 //   replicas  two processes, short lease timings (6 s / 4 s / 1 s) so leader faults take seconds
 // The faults are files in bench/lib/chaos/ (see its index.mjs for what one exports and the
 // context it gets). After each, every object's spec changes and the time from the end of the
-// fault until all have converged is measured; --repeat runs each fault that many times and
+// fault until all have converged is measured; each fault starts on an idle operator (no
+// reconcile for a second: the echoes of the last row's own writes done); --repeat runs each fault that many times and
 // reports the median and the worst. The implementations run side by side, each on its own
 // control plane, taking turns fault by fault (class Turns). At the end: no two reconciles of one object at once
 // across processes, and no write from a process while another held the lease (from the
@@ -82,6 +83,15 @@ const MODE = {
   single: { replicas: 1, lease: {}, env: { NODE_OPTIONS: OPERATOR_NODE_OPTIONS } },
 };
 const CONVERGE_BOUND_MS = 300_000;
+/**
+ * A row ends when the operator is idle, not when the last object converged: its own writes
+ * still echo (a reconcile each, finding nothing to do) for seconds after. Taking turns in
+ * snake order, each implementation runs every other row straight after its previous one, and
+ * that row's fault then met the echoes of the last: up to 2,000 reconciles ahead of the
+ * fault's own in a FIFO queue (the throttle row 2-4 s slower for whichever ran second).
+ */
+const QUIET_MS = 1_000;
+const QUIET_BOUND_MS = 120_000;
 const here = dirname(fileURLToPath(import.meta.url));
 const t0 = Date.now();
 const log = (line) => console.error(`[chaos ${((Date.now() - t0) / 1000).toFixed(0).padStart(4)} s] ${line}`);
@@ -271,8 +281,40 @@ async function runSuite(mode, impl, goBinary, turns) {
       }
     }
 
+    /** The reconciles a process has started and not ended, read incrementally from its events. */
+    const inFlight = new WeakMap();
+    function busy(p, now) {
+      const state = inFlight.get(p) ?? { next: 0, keys: new Set(), lastAt: 0 };
+      inFlight.set(p, state);
+      for (; state.next < p.events.length; state.next++) {
+        const e = p.events[state.next];
+        if (e.event === 'start') state.keys.add(e.key);
+        else if (e.event === 'end') state.keys.delete(e.key);
+        else continue;
+        state.lastAt = e.at;
+      }
+      return state.keys.size > 0 || now - state.lastAt < QUIET_MS;
+    }
+
+    /** Waits until no live process has reconciled for QUIET_MS (at most QUIET_BOUND_MS); returns the ms that took. */
+    async function idle() {
+      const since = Date.now();
+      for (;;) {
+        const now = Date.now();
+        if (!slots.some((s) => s.process?.running && busy(s.process, now))) return now - since;
+        if (now - since > QUIET_BOUND_MS) {
+          log(
+            `${mode}/${impl}: still reconciling ${QUIET_BOUND_MS / 1000} s after converging; the next fault starts anyway`,
+          );
+          return now - since;
+        }
+        await sleep(100);
+      }
+    }
+
     const firstSyncSeconds = (await converged(0, startedAt)) / 1000;
     log(`${mode}/${impl}: every object reconciled once, ${firstSyncSeconds.toFixed(1)} s after the start`);
+    await idle();
     turns.give();
     const results = [];
     let v = 0;
@@ -314,6 +356,7 @@ async function runSuite(mode, impl, goBinary, turns) {
           if (!bumped) await timedBump(v);
           const ms = await converged(v, ended ?? Date.now());
           await fault.after?.(ctx);
+          notes.idleAfterSeconds = (await idle()) / 1000;
           // The machine's load: other work on it moves these figures more than anything.
           runs.push({ v, convergedSeconds: ms / 1000, loadAverage: os.loadavg()[0], ...notes });
           log(`${mode}/${impl} v=${v}: all ${N} converged ${(ms / 1000).toFixed(1)} s after the fault ended`);

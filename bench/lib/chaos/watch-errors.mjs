@@ -22,12 +22,15 @@ export const modes = ['single', 'replicas'];
 export const order = 80;
 
 let proxy;
+/** Date.now() when the first ERROR was sent: the chain's requests are timed from it. */
+let brokeAt;
 
 export async function inject(ctx) {
   const { path, sleep, note, bump, v } = ctx;
   const configMaps = (r) => r.watch && r.path === path();
   proxy = await routeThroughProxy(ctx, configMaps);
   const listsBefore = proxy.requests.filter((r) => !r.watch && r.path === path()).length;
+  brokeAt = Date.now();
   const watches = proxy.breakWatches(status(500, 'InternalError', 'etcdserver: no leader'), configMaps);
   const written = bump(v).then(() => Date.now());
   const tooLarge = proxy.inject({
@@ -60,6 +63,18 @@ export async function after(ctx) {
   const watchRequests = proxy.requests.filter((r) => r.watch && r.path === ctx.path()).length;
   ctx.note('listRequestsThroughProxy', lists);
   ctx.note('watchRequestsThroughProxy', watchRequests);
+  // Each implementation's chain side by side: every ConfigMap LIST (L) and WATCH (W, S for a
+  // streaming list) from the first ERROR on, seconds after it.
+  ctx.note(
+    'chain',
+    proxy.requests
+      .filter((r) => r.path === ctx.path() && r.at >= brokeAt)
+      .map((r) => {
+        const kind = !r.watch ? 'L' : r.query.get('sendInitialEvents') === 'true' ? 'S' : 'W';
+        return `${kind}+${((r.at - brokeAt) / 1000).toFixed(2)}`;
+      })
+      .join(' '),
+  );
   await unroute(ctx, proxy);
   proxy = undefined;
 }

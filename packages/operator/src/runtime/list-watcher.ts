@@ -127,6 +127,8 @@ export class ListWatcher<T extends KubeObject> {
   private listOnce = false;
   /** When the last 410 Gone came (clock time). */
   private lastGoneAt = -Infinity;
+  /** When a "too large resourceVersion" last sent this watch to a consistent read (clock ms). */
+  private lastTooLargeAt = -Infinity;
   /**
    * A LIST that failed after some of its pages: the next attempt asks for the page after
    * them with the same continue token, into the same pass, instead of starting over.
@@ -602,7 +604,17 @@ export class ListWatcher<T extends KubeObject> {
     const now = this.clock.now();
     const relistNow = gone && now - this.lastGoneAt > GONE_RELIST_GAP_MS && retryAfterMs === 0;
     if (gone) this.lastGoneAt = now;
-    const retryInMs = relistNow ? 0 : asAsked ? retryAfterMs : Math.max(this.backoff.next(), retryAfterMs);
+    // "Too large resourceVersion" asks for a wait until the server has caught up with that
+    // resourceVersion; a consistent read asks for none, so it goes at once (client-go's
+    // reflector too), unless the last one was recent.
+    const consistentNow =
+      tooLarge &&
+      this.resourceVersion === undefined &&
+      this.resumeList === undefined &&
+      now - this.lastTooLargeAt > GONE_RELIST_GAP_MS;
+    if (tooLarge && this.resourceVersion === undefined) this.lastTooLargeAt = now;
+    const retryInMs =
+      relistNow || consistentNow ? 0 : asAsked ? retryAfterMs : Math.max(this.backoff.next(), retryAfterMs);
     this.stats.lastError = error.message;
     if (gone) {
       // Routine (etcd compacts history): relist, and emit what changed meanwhile.

@@ -495,8 +495,7 @@ describe('watch() under faults other than 410', () => {
     t.clock.advance(1000);
     const second = await t.transport.watchNumber(1);
     second.push('ERROR', tooLarge());
-    await flush();
-    t.clock.advance(1000);
+    // The relist is a consistent read: the server's second is for the resourceVersion it is behind.
     const third = await t.transport.watchNumber(2);
     // Broken twice at the list's resourceVersion by plain 500s: a relist from it.
     third.push('ERROR', serverError(500, 'etcdserver: no leader'));
@@ -517,6 +516,11 @@ describe('watch() under faults other than 410', () => {
         // 410 to that one: a consistent read, at once.
         [undefined, undefined],
       ],
+    );
+    assert.deepEqual(
+      t.errors.slice(0, 2).map((e) => e.info.retryInMs),
+      [1000, 0],
+      'the resume waits the second asked; the consistent relist goes at once',
     );
     sub.unsubscribe();
   });

@@ -45,6 +45,9 @@ export interface OperatorEvent {
   start?: number;
   end?: number;
   code?: number;
+  /** 'write': the data.v it wrote as observed, and the resourceVersion it read. */
+  v?: string;
+  rv?: string;
 }
 
 function required(name: string): string {
@@ -83,7 +86,13 @@ class RecordingController {
             annotations: { 'nestor.test/written-by': identity, 'nestor.test/observed': configMap.data?.['v'] ?? '' },
           },
         });
-        emit({ event: 'write', key: ctx.key, ok: true });
+        emit({
+          event: 'write',
+          key: ctx.key,
+          ok: true,
+          v: configMap.data?.['v'],
+          rv: configMap.metadata?.resourceVersion,
+        });
       } catch (error) {
         emit({ event: 'write', key: ctx.key, ok: false, error: (error as Error).message });
         failure = error;
