@@ -607,12 +607,10 @@ export class ListWatcher<T extends KubeObject> {
     // "Too large resourceVersion" asks for a wait until the server has caught up with that
     // resourceVersion; a consistent read asks for none, so it goes at once (client-go's
     // reflector too), unless the last one was recent.
+    const consistentRead = tooLarge && this.resourceVersion === undefined;
     const consistentNow =
-      tooLarge &&
-      this.resourceVersion === undefined &&
-      this.resumeList === undefined &&
-      now - this.lastTooLargeAt > GONE_RELIST_GAP_MS;
-    if (tooLarge && this.resourceVersion === undefined) this.lastTooLargeAt = now;
+      consistentRead && this.resumeList === undefined && now - this.lastTooLargeAt > GONE_RELIST_GAP_MS;
+    if (consistentRead) this.lastTooLargeAt = now;
     const retryInMs =
       relistNow || consistentNow ? 0 : asAsked ? retryAfterMs : Math.max(this.backoff.next(), retryAfterMs);
     this.stats.lastError = error.message;
