@@ -39,8 +39,12 @@ interface RawWatchEvent {
   refused?: ObjectTooDeepError;
 }
 
-/** A 410 Gone within this long of the previous one waits its backoff before the LIST; an isolated one lists at once. */
-const GONE_RELIST_GAP_MS = 10_000;
+/**
+ * An answer that calls for a retry at once (410 Gone, "too large" with no resourceVersion to
+ * wait for, an etcd hiccup on a working watch) within this long of the previous one of its
+ * kind waits its backoff: an isolated one goes at once, a loop does not.
+ */
+const AT_ONCE_GAP_MS = 10_000;
 
 /** A list+watch healthy this long since its last retry began starts its backoff again from the first delay. */
 export const WATCH_BACKOFF_RESET_MS = 30_000;
@@ -129,6 +133,10 @@ export class ListWatcher<T extends KubeObject> {
   private lastGoneAt = -Infinity;
   /** When a "too large resourceVersion" last sent this watch to a consistent read (clock ms). */
   private lastTooLargeAt = -Infinity;
+  /** When a working watch last ended with the API server's InternalError (clock ms). */
+  private lastInternalAt = -Infinity;
+  /** The error the stream itself carried (an ERROR event): the watch had been served. */
+  private brokeBy?: Error;
   /**
    * A LIST that failed after some of its pages: the next attempt asks for the page after
    * them with the same continue token, into the same pass, instead of starting over.
@@ -536,6 +544,7 @@ export class ListWatcher<T extends KubeObject> {
     const at = this.resourceVersion;
     if (at !== undefined && at === this.brokenAt) this.relistNext = true;
     this.brokenAt = at;
+    this.brokeBy = error;
     return error;
   }
 
@@ -580,6 +589,8 @@ export class ListWatcher<T extends KubeObject> {
     const gone = error instanceof KubeApiError && (error.isGone || COMPACTED.test(error.detail));
     const relist = this.relistNext && !gone;
     this.relistNext = false;
+    const inStream = error === this.brokeBy;
+    this.brokeBy = undefined;
     // A watch that ended relists from where it was (for a relist, where it broke twice).
     const tooLarge = error instanceof KubeApiError && TOO_LARGE.test(error.detail);
     this.relistFrom = (gone || relist) && this.phase === 'watch' && !tooLarge ? this.resourceVersion : undefined;
@@ -602,17 +613,29 @@ export class ListWatcher<T extends KubeObject> {
     if (asAsked) this.retriedAsAsked++;
     // 410 Gone needs a LIST and nothing else: at once, unless the last one was recent (a loop).
     const now = this.clock.now();
-    const relistNow = gone && now - this.lastGoneAt > GONE_RELIST_GAP_MS && retryAfterMs === 0;
+    const relistNow = gone && now - this.lastGoneAt > AT_ONCE_GAP_MS && retryAfterMs === 0;
     if (gone) this.lastGoneAt = now;
     // "Too large resourceVersion" asks for a wait until the server has caught up with that
     // resourceVersion; a consistent read asks for none, so it goes at once (client-go's
     // reflector too), unless the last one was recent.
     const consistentRead = tooLarge && this.resourceVersion === undefined;
-    const consistentNow =
-      consistentRead && this.resumeList === undefined && now - this.lastTooLargeAt > GONE_RELIST_GAP_MS;
+    const consistentNow = consistentRead && this.resumeList === undefined && now - this.lastTooLargeAt > AT_ONCE_GAP_MS;
     if (consistentRead) this.lastTooLargeAt = now;
+    // A served watch ended by the API server's InternalError ("etcdserver: no leader": etcd
+    // electing, usually over within a second) resumes at once, as the API server's own watch
+    // cache retries its etcd watch (client-go's MaxInternalErrorRetryDuration, 30 s there);
+    // once, and the backoff if it comes again. A 500 answering the request itself, or an ERROR
+    // whose object is no Status (a proxy's, not the server's word), waits the backoff.
+    const hiccup =
+      inStream && !gone && !relist && error instanceof KubeApiError && error.statusObject?.reason === 'InternalError';
+    const resumeNow = hiccup && retryAfterMs === 0 && now - this.lastInternalAt > AT_ONCE_GAP_MS;
+    if (hiccup) this.lastInternalAt = now;
     const retryInMs =
-      relistNow || consistentNow ? 0 : asAsked ? retryAfterMs : Math.max(this.backoff.next(), retryAfterMs);
+      relistNow || consistentNow || resumeNow
+        ? 0
+        : asAsked
+          ? retryAfterMs
+          : Math.max(this.backoff.next(), retryAfterMs);
     this.stats.lastError = error.message;
     if (gone) {
       // Routine (etcd compacts history): relist, and emit what changed meanwhile.
@@ -626,7 +649,7 @@ export class ListWatcher<T extends KubeObject> {
             ? 'resuming'
             : 'retrying';
       this.log.warn(
-        `${this.phase} of ${this.description} failed (attempt ${attempt}); ${how} in ${retryInMs} ms${asAsked ? ' as the server asked' : ''}${outage ? ' or once the API server is ready' : ''}: ${error.message}`,
+        `${this.phase} of ${this.description} failed (attempt ${attempt}); ${how} in ${retryInMs} ms${asAsked && retryInMs > 0 ? ' as the server asked' : ''}${outage ? ' or once the API server is ready' : ''}: ${error.message}`,
       );
       this.options.onError?.(error, { phase: this.phase, watch: this.description, attempt, retryInMs });
     }

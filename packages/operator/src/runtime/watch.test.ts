@@ -379,16 +379,14 @@ describe('watch() under faults other than 410', () => {
     const sub = t.subscribe();
     const first = await t.transport.watchNumber(0);
     first.push('MODIFIED', object('a', '7'));
-    // The etcd3 watcher's InternalError when its etcd watch fails.
+    // The etcd3 watcher's InternalError when its etcd watch fails: an isolated one, at once.
     first.push('ERROR', serverError(500, 'etcdserver: no leader', { reason: 'InternalError' }));
-    await flush();
-    t.clock.advance(800);
     const second = await t.transport.watchNumber(1);
     assert.equal(second.query.resourceVersion, '7', 'resumed, not relisted');
     second.push('BOOKMARK', { metadata: { resourceVersion: '9' } });
-    second.push('ERROR', serverError(500, 'etcdserver: no leader'));
+    second.push('ERROR', serverError(500, 'etcdserver: no leader', { reason: 'InternalError' }));
     await flush();
-    t.clock.advance(1600);
+    t.clock.advance(800);
     const third = await t.transport.watchNumber(2);
     assert.equal(third.query.resourceVersion, '9', 'progress between the two: resumed again');
     assert.equal(t.transport.lists.length, 1);
@@ -396,7 +394,7 @@ describe('watch() under faults other than 410', () => {
     t.transport.onList = () => list('12', [object('a', '11')]);
     third.push('ERROR', serverError(500, 'etcdserver: no leader'));
     await flush();
-    t.clock.advance(3200);
+    t.clock.advance(1600);
     const fourth = await t.transport.watchNumber(3);
     assert.equal(t.transport.lists.length, 2, 'relisted');
     // As client-go's reflector: a state not older than where it broke, from the watch cache,
@@ -410,11 +408,11 @@ describe('watch() under faults other than 410', () => {
     assert.deepEqual(
       t.errors.map((e) => [e.info.phase, e.info.attempt, e.info.retryInMs]),
       [
+        ['watch', 1, 0],
         ['watch', 1, 800],
-        ['watch', 1, 1600],
-        ['watch', 2, 3200],
+        ['watch', 2, 1600],
       ],
-      'an ERROR event is no sign of a working watch (a bookmark is); the backoff goes on',
+      'an etcd hiccup resumes at once, a second within 10 s waits; an ERROR event is no sign of a working watch (a bookmark is): the backoff goes on',
     );
     sub.unsubscribe();
   });
@@ -443,6 +441,34 @@ describe('watch() under faults other than 410', () => {
       sub.unsubscribe();
     });
   }
+
+  it('resumes at once after an isolated etcd hiccup in the stream, never after a 500 answering the WATCH itself', async () => {
+    const t = start();
+    const sub = t.subscribe();
+    const noLeader = () => serverError(500, 'etcdserver: no leader', { reason: 'InternalError' });
+    const first = await t.transport.watchNumber(0);
+    first.push('BOOKMARK', { metadata: { resourceVersion: '3' } });
+    first.push('ERROR', noLeader());
+    const second = await t.transport.watchNumber(1);
+    assert.equal(second.query.resourceVersion, '3', 'resumed at once where it was');
+    // The WATCH request answered 500: no watch was served, so no hiccup of one.
+    second.fail(KubeApiError.fromResponse({ method: 'GET', path: '/api/v1/configmaps', watch: true }, 500, noLeader()));
+    await flush();
+    t.clock.advance(800);
+    const third = await t.transport.watchNumber(2);
+    third.push('BOOKMARK', { metadata: { resourceVersion: '4' } });
+    // Ten quiet seconds later, a hiccup is isolated again.
+    t.clock.advance(10_001);
+    third.push('ERROR', noLeader());
+    const fourth = await t.transport.watchNumber(3);
+    assert.equal(fourth.query.resourceVersion, '4');
+    assert.deepEqual(
+      t.errors.map((e) => e.info.retryInMs),
+      [0, 800, 0],
+    );
+    assert.equal(t.transport.lists.length, 1, 'never relisted');
+    sub.unsubscribe();
+  });
 
   it('reads an ERROR event whose object is no Status as a 500 naming it, and goes on', async () => {
     const t = start();
