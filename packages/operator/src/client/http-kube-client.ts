@@ -10,13 +10,15 @@ import {
   type ObjectRef,
   type OwnerReference,
   type ResourceDescriptor,
+  resourceName,
   resourcePath,
   type Transport,
 } from '@nestor/core';
-import { EventRecorder, type RecordOptions } from './event-recorder.js';
+import { currentReportingController, EventRecorder, type RecordOptions } from './event-recorder.js';
 import { KindRegistry } from './kind-registry.js';
 import { traced, type KubeRequest } from './request-span.js';
 import type { WriteFence } from './write-fence.js';
+import { WriteEchoes } from './write-echoes.js';
 import {
   KubeClient,
   type ApplyOptions,
@@ -62,6 +64,8 @@ export interface KubeClientOptions {
   fence?: WriteFence;
   /** See ClientScope: set by scoped(); without it, the ambient context is read per call. */
   scope?: ClientScope;
+  /** Where the controllers' writes are noted, to know their watch events as echoes (default: the client's own). */
+  echoes?: WriteEchoes;
   /**
    * Labels added to each object the client creates, replaces or applies (a sharded
    * manager's: a child of an owner on this shard gets the owner's shard label, so that it
@@ -76,6 +80,9 @@ const CONTENT_TYPES: Record<PatchType | 'apply', string> = {
   strategic: 'application/strategic-merge-patch+json',
   apply: 'application/apply-patch+yaml',
 };
+
+/** The writes whose answer is the object written (a delete's begins work: finalizers). */
+const WRITES: ReadonlySet<KubeRequest['verb']> = new Set(['create', 'update', 'patch']);
 
 /**
  * The KubeClient of the API server: reads from the informer cache when one holds the kind,
@@ -93,6 +100,8 @@ export class HttpKubeClient extends KubeClient {
   readonly kinds: KindRegistry;
   /** The best-effort Event recorder recordEvent hands Events to. */
   readonly events: EventRecorder;
+  /** The resourceVersions the controllers' writes returned (see WriteEchoes); shared by scoped copies. */
+  readonly echoes: WriteEchoes;
   /** What fences this client's writes: the scope's controller's fence when scoped. */
   private readonly fence: WriteFence | undefined;
 
@@ -109,6 +118,7 @@ export class HttpKubeClient extends KubeClient {
         reportingController: options.component ?? this.fieldManager,
         ...(options.fence ? { fence: options.fence } : {}),
       });
+    this.echoes = options.echoes ?? new WriteEchoes();
     const { fence, scope } = options;
     this.fence = scope && fence?.of ? fence.of(scope.controller) : fence;
   }
@@ -119,7 +129,13 @@ export class HttpKubeClient extends KubeClient {
    * context. The manager hands one to each reconcile (`request.client`).
    */
   scoped(scope: ClientScope): HttpKubeClient {
-    return new HttpKubeClient(this.transport, { ...this.options, kinds: this.kinds, events: this.events, scope });
+    return new HttpKubeClient(this.transport, {
+      ...this.options,
+      kinds: this.kinds,
+      events: this.events,
+      echoes: this.echoes,
+      scope,
+    });
   }
 
   /** The object, or undefined when it does not exist. From the cache when an informer holds the kind. */
@@ -287,10 +303,22 @@ export class HttpKubeClient extends KubeClient {
   /** Every request of this client, cut when its signal aborts, in a span when tracing is on. */
   private json<T>(request: KubeRequest, method: string, path: string, options: RequestOptions = {}): Promise<T> {
     const signal = signalOf(this.options.scope);
-    return traced(request, method, (onStatus) => {
+    const answer = traced(request, method, (onStatus) => {
       const sent = onStatus ? { ...options, onStatus } : options;
       return this.transport.json<T>(method, path, signal ? { ...sent, signal } : sent);
     });
+    return WRITES.has(request.verb) ? answer.then((object) => this.written(request, object)) : answer;
+  }
+
+  /** A controller's write returned this object: its watch event will be an echo (WriteEchoes). */
+  private written<T>(request: KubeRequest, object: T): T {
+    const controller = this.options.scope?.controller ?? currentReportingController();
+    const metadata = (object as KubeObject | undefined)?.metadata;
+    if (controller && metadata?.resourceVersion && metadata.name) {
+      const key = keyOf({ namespace: metadata.namespace, name: metadata.name });
+      this.echoes.record(controller, resourceName(request.resource), key, metadata.resourceVersion);
+    }
+    return object;
   }
 
   /**

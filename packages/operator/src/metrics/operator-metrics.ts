@@ -50,6 +50,7 @@ export class OperatorMetrics {
   private readonly streamFaults: Counter<'controller' | 'stream' | 'fault'>;
   private readonly depth: Gauge<'name' | 'controller'>;
   private readonly adds: Counter<'name' | 'controller'>;
+  private readonly lowPriorityAdds: Counter<'name' | 'controller'>;
   private readonly queueDuration: Histogram<'name' | 'controller'>;
   private readonly workDuration: Histogram<'name' | 'controller'>;
   private readonly retries: Counter<'name' | 'controller'>;
@@ -132,6 +133,12 @@ export class OperatorMetrics {
     this.adds = new Counter({
       name: 'workqueue_adds_total',
       help: 'Total number of adds handled by workqueue',
+      labelNames: queueLabels,
+      registers,
+    });
+    this.lowPriorityAdds = new Counter({
+      name: 'nestor_workqueue_low_priority_adds_total',
+      help: "Adds at low priority, counted in workqueue_adds_total too: watch events that echo the controller's own writes, queued behind the other changes",
       labelNames: queueLabels,
       registers,
     });
@@ -290,11 +297,13 @@ export class OperatorMetrics {
     this.reconcileTime.zero({ controller });
     this.depth.set(labels, 0);
     this.adds.inc(labels, 0);
+    this.lowPriorityAdds.inc(labels, 0);
     this.retries.inc(labels, 0);
     this.queueDuration.zero(labels);
     this.workDuration.zero(labels);
     const queue: QueueMetricsSink = {
       add: () => this.adds.inc(labels),
+      lowPriorityAdd: () => this.lowPriorityAdds.inc(labels),
       depth: (n) => this.depth.set(labels, n),
       queueLatency: (seconds) => this.queueDuration.observe(labels, seconds),
       workDuration: (seconds) => this.workDuration.observe(labels, seconds),

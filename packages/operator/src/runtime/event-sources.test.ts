@@ -4,7 +4,8 @@ import type { KubeObject, ObjectRef } from '@nestor/core';
 import { waitFor } from '@nestor/testing';
 import { Observable, Subject, firstValueFrom, take, toArray } from 'rxjs';
 import { Backoff } from './backoff.js';
-import { externalKeys, primaryKeys, watchedKeys, type StreamFault } from './event-sources.js';
+import { externalKeys, ownedKeys, primaryKeys, watchedKeys, type StreamFault } from './event-sources.js';
+import { WriteEchoes } from '../client/write-echoes.js';
 import type { Informer } from './informer.js';
 import type { ResourceEvent } from './predicates.js';
 
@@ -29,7 +30,7 @@ describe('event sources', () => {
       return true;
     };
     const subscription = primaryKeys('configmaps', informer, [poisoned], (f) => faults.push(f)).subscribe((k) =>
-      keys.push(k),
+      keys.push(typeof k === 'string' ? k : `echo ${k.key}`),
     );
     events$.next({ type: 'added', object: cm('bad', { bad: 'yes' }) });
     events$.next({ type: 'added', object: cm('good') });
@@ -39,6 +40,46 @@ describe('event sources', () => {
     assert.equal(faults[0]!.stream, 'configmaps');
     assert.equal(faults[0]!.object?.metadata?.name, 'bad');
     assert.equal(subscription.closed, false);
+  });
+
+  it('requests an update that echoes the controller’s own write as an Echo, and every other event as a key', () => {
+    const echoes = new WriteEchoes();
+    echoes.follow('c', 'configmaps');
+    echoes.follow('c', 'secrets');
+    const check = (kind: string) => (key: string, object: KubeObject) =>
+      echoes.take('c', kind, key, object.metadata?.resourceVersion);
+    const at = (object: KubeObject, resourceVersion: string, extra: object = {}): KubeObject => ({
+      ...object,
+      metadata: { ...object.metadata, resourceVersion, ...extra },
+    });
+    const primary = fakeInformer();
+    const children = fakeInformer();
+    const requested: string[] = [];
+    const show = (k: string | { key: string }) => requested.push(typeof k === 'string' ? k : `echo ${k.key}`);
+    const subscriptions = [
+      primaryKeys('configmaps', primary.informer, [], () => {}, check('configmaps')).subscribe(show),
+      ownedKeys(
+        children.informer,
+        { group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true },
+        check('secrets'),
+      ).subscribe(show),
+    ];
+    const owner = [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'a', uid: 'u', controller: true }];
+    echoes.record('c', 'configmaps', 'ns/a', '5');
+    primary.events$.next({ type: 'updated', object: at(cm('a'), '5') }); // its own status write
+    echoes.record('c', 'configmaps', 'ns/a', '7');
+    primary.events$.next({ type: 'updated', object: at(cm('a'), '8') }); // someone wrote after it
+    primary.events$.next({ type: 'updated', object: at(cm('a'), '7') }); // forgotten with the last event
+    echoes.record('c', 'secrets', 'ns/a-child', '9');
+    children.events$.next({ type: 'added', object: at(cm('a-child'), '9', { ownerReferences: owner }) });
+    children.events$.next({ type: 'updated', object: at(cm('a-child'), '10', { ownerReferences: owner }) });
+    assert.deepEqual(requested, ['echo ns/a', 'ns/a', 'ns/a', 'echo ns/a', 'ns/a']);
+    assert.equal(echoes.pending, 0, 'each write forgotten with its object’s next event');
+    // Not followed (a kind the controller does not watch): nothing kept.
+    echoes.record('c', 'deployments.apps', 'ns/x', '1');
+    echoes.record('other', 'configmaps', 'ns/x', '1');
+    assert.equal(echoes.pending, 0);
+    subscriptions.forEach((s) => s.unsubscribe());
   });
 
   it('skips what a mapper throws on and what is not an object reference', () => {

@@ -48,15 +48,34 @@ export interface StreamFault {
 
 export type FaultReporter = (fault: StreamFault) => void;
 
-/** The primary kind: each event that passes the predicates requests its own object. */
+/**
+ * The request of an event that only echoes the controller's own write (see WriteEchoes):
+ * queued behind the requests of other changes.
+ */
+export class Echo {
+  constructor(readonly key: string) {}
+}
+
+/** Whether an event of the object `key` echoes the controller's own write to it (it is then forgotten). */
+export type EchoCheck = (key: string, object: KubeObject) => boolean;
+
+/**
+ * The primary kind: each event that passes the predicates requests its own object; with
+ * `echoOf`, an update that echoes the controller's own write requests it as an Echo.
+ */
 export function primaryKeys<T extends KubeObject>(
   name: string,
   informer: Informer<T>,
   predicates: Predicate<T>[],
   report: FaultReporter,
-): Observable<string> {
+  echoOf?: EchoCheck,
+): Observable<string | Echo> {
   return replayThenFollow(informer).pipe(
-    mergeMap((event) => (passes(name, predicates, event, report) ? [keyOf(refOfObject(event.object))] : [])),
+    mergeMap((event) => {
+      if (!passes(name, predicates, event, report)) return [];
+      const key = keyOf(refOfObject(event.object));
+      return [echoOf?.(key, event.object) && event.type === 'updated' ? new Echo(key) : key];
+    }),
   );
 }
 
@@ -67,8 +86,16 @@ export function addedKeys<T extends KubeObject>(informer: Informer<T>): Observab
   );
 }
 
-/** An owned kind: an event requests the controller owner (of the old and the new object) when it is of `owner`'s kind. */
-export function ownedKeys(informer: Informer<KubeObject>, owner: ResourceDescriptor): Observable<string> {
+/**
+ * An owned kind: an event requests the controller owner (of the old and the new object)
+ * when it is of `owner`'s kind; with `echoOf`, as an Echo when the event echoes the
+ * controller's own write to that child.
+ */
+export function ownedKeys(
+  informer: Informer<KubeObject>,
+  owner: ResourceDescriptor,
+  echoOf?: EchoCheck,
+): Observable<string | Echo> {
   return replayThenFollow(informer).pipe(
     mergeMap((event) => {
       const keys = new Set<string>();
@@ -76,7 +103,9 @@ export function ownedKeys(informer: Informer<KubeObject>, owner: ResourceDescrip
         const key = ownerKey(object, owner);
         if (key) keys.add(key);
       }
-      return [...keys];
+      if (!echoOf || keys.size === 0) return [...keys];
+      const echo = echoOf(keyOf(refOfObject(event.object)), event.object) && event.type !== 'deleted';
+      return echo ? [...keys].map((key) => new Echo(key)) : [...keys];
     }),
   );
 }

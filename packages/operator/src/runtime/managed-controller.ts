@@ -21,6 +21,8 @@ import {
   type ExternalSource,
   type StreamFault,
   type WatchSource,
+  type Echo,
+  type EchoCheck,
 } from './event-sources.js';
 import { OWNER_INDEX, type Informer } from './informer.js';
 import type { InformerCache, InformerHandle, InformerSelector } from './informer-cache.js';
@@ -36,6 +38,7 @@ import type { Reconciler } from './reconciler.js';
 import { toError } from './result.js';
 import type { PoolLane, WorkerPool } from './worker-pool.js';
 import type { ObjectSelector } from '../client/object-selector.js';
+import type { WriteEchoes } from '../client/write-echoes.js';
 
 /** An owned kind with options: `metadataOnly` caches only its objects' metadata (all the owner mapping reads). */
 export interface OwnedResource {
@@ -106,6 +109,12 @@ export interface ManagedControllerOptions<T> extends ObjectSelector {
    * reconciles and timers (the manager passes `manager.client`).
    */
   client?: KubeClient;
+  /**
+   * Where `client`'s writes are noted (the manager passes its client's): the events that
+   * echo this controller's own writes to its objects and their children are queued behind
+   * other changes.
+   */
+  echoes?: WriteEchoes;
   /** Set by the manager, whose OutageGate holds dispatch while the API server is unreachable. */
   outageHold?: boolean;
   logger?: RuntimeLogger;
@@ -165,6 +174,7 @@ export class ManagedController<T extends KubeObject = KubeObject> {
       rateLimiter: options.rateLimiter ?? defaultControllerRateLimiter(options.clock),
       ...(options.clock ? { clock: options.clock } : {}),
       ...(options.metrics?.queue ? { metrics: options.metrics.queue } : {}),
+      ...(options.echoes && options.resource ? { echo: this.echoOfWrite(options.echoes, options.resource) } : {}),
     });
     this.loop = new ReconcileLoop<T>({
       name: options.name,
@@ -272,13 +282,21 @@ export class ManagedController<T extends KubeObject = KubeObject> {
       return handle.informer;
     };
     const scope = this.scope();
+    const echoes = this.options.echoes;
+    const echoOf = (kind: ResourceDescriptor): EchoCheck | undefined => {
+      if (!echoes) return undefined;
+      const kindName = resourceName(kind);
+      echoes.follow(this.name, kindName);
+      return (key, object) => echoes.take(this.name, kindName, key, object.metadata?.resourceVersion);
+    };
 
     if (resource) {
       const name = resourceName(resource);
+      const primaryEcho = echoOf(resource);
       for (const namespace of resource.namespaced ? scope : [undefined]) {
         const informer = acquire(resource, { ...this.selector(), ...(namespace ? { namespace } : {}) });
         this.primaries.set(namespace ?? '', informer);
-        const keys = primaryKeys(name, informer, this.predicates(), report);
+        const keys = primaryKeys(name, informer, this.predicates(), report, primaryEcho);
         this.primaryStreams.push(this.feed(namespace && scope.length > 1 ? `${name} in ${namespace}` : name, keys));
         const timers = this.timers;
         if (timers) this.subscriptions.push(addedKeys(informer).subscribe((key) => timers.start(key)));
@@ -287,6 +305,7 @@ export class ManagedController<T extends KubeObject = KubeObject> {
     const shard = this.options.shard;
     for (const entry of owns) {
       const { resource: owned, metadataOnly } = 'resource' in entry ? entry : { resource: entry, metadataOnly: false };
+      const childEcho = echoOf(owned);
       for (const namespace of owned.namespaced ? scope : [undefined]) {
         // On a shard, only its share of the children: those labelled with their owner's shard.
         const informer = acquire(owned, {
@@ -295,7 +314,7 @@ export class ManagedController<T extends KubeObject = KubeObject> {
           ...(metadataOnly ? { metadataOnly } : {}),
         });
         this.owned.push({ resource: owned, informer: informer as Informer<KubeObject> });
-        this.feed(`owns ${resourceName(owned)}`, ownedKeys(informer, resource!));
+        this.feed(`owns ${resourceName(owned)}`, ownedKeys(informer, resource!, childEcho));
         const seen = shard?.childSeen;
         if (seen) {
           this.subscriptions.push(
@@ -404,14 +423,15 @@ export class ManagedController<T extends KubeObject = KubeObject> {
     await this.timers?.settled();
     this.lane?.unregister();
     for (const handle of this.handles.splice(0)) handle.release();
+    this.options.echoes?.unfollow(this.name);
     if (wasStarted) this.log.info(`controller ${this.name} stopped`);
     return drained;
   }
 
   /** Subscribes one stream to the queue, on its own: its end cannot end the others. */
-  private feed(name: string, keys: Observable<string>): Subscription {
+  private feed(name: string, keys: Observable<string | Echo>): Subscription {
     const subscription = keys.subscribe({
-      next: (key) => this.queue.add(key),
+      next: (key) => (typeof key === 'string' ? this.queue.add(key) : this.queue.add(key.key, 'low')),
       error: (error: unknown) => this.report({ stream: name, kind: 'source-error', error: toError(error) }),
     });
     this.subscriptions.push(subscription);
@@ -435,6 +455,18 @@ export class ManagedController<T extends KubeObject = KubeObject> {
       error: error.message,
       ...(object ? { object: keyOf(refOfObject(object)) } : {}),
     });
+  }
+
+  /**
+   * At dequeue: whether the object is still as this controller's last write left it (its
+   * echo came before the write's answer, so the add could not tell; see WriteEchoes).
+   */
+  private echoOfWrite(echoes: WriteEchoes, resource: ResourceDescriptor): (key: string) => boolean {
+    const kind = resourceName(resource);
+    return (key) => {
+      const object = this.read(key);
+      return !!object && echoes.take(this.name, kind, key, object.metadata?.resourceVersion);
+    };
   }
 
   /** The cached object of a key, from the informer of its namespace. */

@@ -13,6 +13,7 @@ import { EventRecorder, type EventRecorderMetrics, type EventRecorderOptions } f
 import type { KindRegistry } from '../client/kind-registry.js';
 import { HttpKubeClient } from '../client/http-kube-client.js';
 import type { KubeClient } from '../client/kube-client.js';
+import type { WriteEchoes } from '../client/write-echoes.js';
 import { Coordination, type LeaderElection } from './coordination.js';
 import { ManagedController, type ManagedControllerOptions } from './managed-controller.js';
 import type { ControllerMetricsSink } from './reconcile-loop.js';
@@ -114,6 +115,8 @@ export class Manager {
    * used as is, it reads both from the ambient context.
    */
   readonly client: KubeClient;
+  /** Where the client notes its controllers' writes, to know their watch events as echoes. */
+  private readonly echoes: WriteEchoes;
   /** The leader and shard Lease loops, and the write fence they make. */
   private readonly coordination: Coordination;
   private readonly controllers = new Map<string, ManagedController<KubeObject>>();
@@ -166,7 +169,7 @@ export class Manager {
     const sharding = options.sharding;
     // The hand-over finds an owner's children in the sharded controllers' owned informers.
     sharding?.useChildren((owner, object) => this.childrenOf(owner, object));
-    this.client = new HttpKubeClient(options.transport, {
+    const client = new HttpKubeClient(options.transport, {
       informers: this.informers,
       events: this.events,
       ...(sharding
@@ -176,6 +179,8 @@ export class Manager {
       ...(fieldManager ? { fieldManager } : {}),
       ...(options.kinds ? { kinds: options.kinds } : {}),
     });
+    this.client = client;
+    this.echoes = client.echoes;
     this.syncTimeoutMs = positiveDuration(
       options.syncTimeoutMs ?? DEFAULT_CACHE_SYNC_TIMEOUT_MS,
       'the cache sync timeout',
@@ -255,6 +260,7 @@ export class Manager {
       outageHold: true,
       events: this.events,
       client: this.client,
+      echoes: this.echoes,
       ...(metrics ? { metrics: metrics.controllerSink(options.name, options.maxConcurrentReconciles ?? 1) } : {}),
       ...options,
       ...(sharded

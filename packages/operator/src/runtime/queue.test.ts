@@ -89,6 +89,86 @@ describe('WorkQueue', () => {
     assert.deepEqual(trace(grouped), trace(plain));
   });
 
+  it('runs the keys added at low priority after every normal one; a normal add moves one up', () => {
+    const { queue } = setup();
+    queue.add('echo-1', 'low');
+    queue.add('a');
+    queue.add('echo-2', 'low');
+    queue.add('echo-3', 'low');
+    queue.add('b');
+    queue.add('echo-2'); // another change of it came: not an echo any more
+    queue.add('echo-3', 'low'); // already waiting: deduplicated
+    queue.add('a', 'low'); // waits at normal priority already: stays there
+    assert.deepEqual(drainReady(queue), ['a', 'b', 'echo-2', 'echo-1', 'echo-3']);
+    assert.equal(queue.length, 0, 'the old place of the key moved up is gone too');
+  });
+
+  it('queues a running key added at low priority behind the normal ones at done(), or with them once a normal add came', () => {
+    const { queue } = setup();
+    queue.add('a');
+    queue.add('b');
+    assert.equal(queue.get(), 'a');
+    queue.add('a', 'low'); // its own write's echo, during its run
+    queue.add('c');
+    queue.done('a');
+    assert.deepEqual(drainReady(queue), ['b', 'c', 'a']);
+    queue.add('a');
+    assert.equal(queue.get(), 'a');
+    queue.add('a', 'low');
+    queue.add('a'); // and a change from elsewhere
+    queue.add('d');
+    queue.done('a');
+    assert.deepEqual(drainReady(queue), ['d', 'a']);
+  });
+
+  it('moves a key behind the others at get() when its echo check says so, once', () => {
+    const echoes = new Set(['b']);
+    const queue = new WorkQueue<string>({ clock: new ManualClock(), echo: (key) => echoes.delete(key) });
+    for (const key of ['a', 'b', 'c']) queue.add(key);
+    queue.add('d', 'low');
+    assert.deepEqual(drainReady(queue), ['a', 'c', 'd', 'b']);
+    queue.add('b');
+    assert.deepEqual(drainReady(queue), ['b'], 'the check answered for that write only');
+  });
+
+  it('loses no key and runs none twice at once, over random adds at both priorities, with groups', () => {
+    const r = seededRandom(11);
+    const queue = new WorkQueue<string>({ clock: new ManualClock(), groupOf: (key) => key.split('#')[0] });
+    const keys = ['a', 'a#t', 'b', 'b#t', 'c', 'd', 'e'];
+    const running = new Set<string>();
+    /** Keys added since their last get(): each must run again. */
+    const owed = new Set<string>();
+    const take = () => {
+      const key = queue.get();
+      if (key === undefined) return;
+      const group = key.split('#')[0];
+      assert.ok(![...running].some((k) => k.split('#')[0] === group), `${key} runs beside its group`);
+      running.add(key);
+      owed.delete(key);
+    };
+    for (let i = 0; i < 5_000; i++) {
+      const roll = r();
+      if (roll < 0.45) {
+        const key = keys[Math.floor(r() * keys.length)]!;
+        queue.add(key, r() < 0.5 ? 'low' : 'normal');
+        owed.add(key);
+      } else if (roll < 0.75) take();
+      else if (running.size > 0) {
+        const key = [...running][Math.floor(r() * running.size)]!;
+        running.delete(key);
+        queue.done(key);
+      }
+    }
+    for (const key of running) queue.done(key);
+    running.clear();
+    for (let key = queue.get(); key !== undefined; key = queue.get()) {
+      owed.delete(key);
+      queue.done(key);
+    }
+    assert.deepEqual([...owed], [], 'every key added since its last run ran again');
+    assert.equal(queue.length, 0);
+  });
+
   it('ignores done() of a key that is not processing', () => {
     const { queue } = setup();
     queue.add('a');

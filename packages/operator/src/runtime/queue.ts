@@ -11,6 +11,8 @@ import { Fifo } from './fifo.js';
 export interface QueueMetricsSink {
   /** A key entered the queue; dedup'd adds do not count (workqueue_adds_total). */
   add(): void;
+  /** Of those, one at low priority: an echo of the controller's own write (nestor_workqueue_low_priority_adds_total). */
+  lowPriorityAdd?(): void;
   /** Keys waiting to run, parked ones included (workqueue_depth). */
   depth(n: number): void;
   /** From a key's add to its get (workqueue_queue_duration_seconds). */
@@ -42,7 +44,20 @@ export interface WorkQueueOptions<K> {
    * is its own group.
    */
   groupOf?: (key: K) => unknown;
+  /**
+   * Asked of a key about to run at normal priority: true moves it behind the others, as a
+   * low-priority add (an echo the add could not tell: its watch event came before the
+   * answer to the write that caused it). Each true must consume what it answered.
+   */
+  echo?: (key: K) => boolean;
 }
+
+/**
+ * `'low'`: the add only echoes the controller's own write (its watch event), which needs a
+ * run but rarely any work; it waits behind every key added at normal priority. A normal add
+ * of a key waiting at low priority moves it up.
+ */
+export type QueuePriority = 'normal' | 'low';
 
 /** Node clamps longer timers to 1 ms; a far delay is reached in several hops instead. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -54,6 +69,8 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
  * done()), or both: an add while it runs parks it (dirty, not in the FIFO) and done()
  * queues it again. So one key never runs twice at once and no add is lost. Delayed adds
  * wait in a min-heap by ready time, one per key (the earliest wins), behind one timer.
+ * Keys added at low priority wait in a second FIFO that get() reaches only when the first
+ * is empty (an entry whose key moved up, or already ran, is skipped there).
  */
 export class WorkQueue<K = string> {
   readonly name: string;
@@ -61,14 +78,18 @@ export class WorkQueue<K = string> {
   private readonly rateLimiter: RateLimiter<K>;
   private readonly metrics: QueueMetricsSink;
   private readonly fifo = new Fifo<K>();
+  private readonly lowFifo = new Fifo<K>();
   /** Keys waiting to run, with their add time (queue latency). */
   private readonly dirty = new Map<K, number>();
+  /** The dirty keys that wait at low priority. */
+  private readonly low = new Set<K>();
   /** Keys handed out by get(), with their start time (work duration). */
   private readonly processing = new Map<K, number>();
   private readonly delayed = new DelayHeap<K>();
   /** Keys the API server asked to leave alone until a time (Retry-After): not run before it, even when added. */
   private readonly notBefore = new Map<K, number>();
   private readonly groupOf?: (key: K) => unknown;
+  private readonly echo?: (key: K) => boolean;
   /** Groups with a key processing (only with groupOf). */
   private readonly busyGroups = new Set<unknown>();
   /** Dirty keys held back because another key of their group is processing. */
@@ -86,11 +107,15 @@ export class WorkQueue<K = string> {
     this.rateLimiter = options.rateLimiter ?? defaultControllerRateLimiter<K>(this.clock);
     this.metrics = options.metrics ?? noopQueueMetrics;
     if (options.groupOf) this.groupOf = options.groupOf;
+    if (options.echo) this.echo = options.echo;
   }
 
-  /** Ready keys in the FIFO (parked and delayed keys excluded), as client-go's Len(). */
+  /**
+   * Ready keys in the FIFOs (parked and delayed keys excluded), as client-go's Len(); a key
+   * moved up from low priority counts twice until get() passes its old place.
+   */
   get length(): number {
-    return this.fifo.length;
+    return this.fifo.length + this.lowFifo.length;
   }
 
   get processingCount(): number {
@@ -105,11 +130,24 @@ export class WorkQueue<K = string> {
     return this.shuttingDown;
   }
 
-  /** Queues `key` unless it already waits; parks it until done() while it runs. */
-  add(key: K): void {
-    if (this.shuttingDown || this.dirty.has(key)) return;
+  /**
+   * Queues `key` unless it already waits (a normal add of a key waiting at low priority
+   * moves it up); parks it until done() while it runs.
+   */
+  add(key: K, priority: QueuePriority = 'normal'): void {
+    if (this.shuttingDown) return;
+    if (this.dirty.has(key)) {
+      // Moved up: a second place in the normal FIFO (get() skips the old one). One that runs
+      // is queued by done(), at normal priority now.
+      if (priority === 'normal' && this.low.delete(key) && !this.processing.has(key)) this.push(key);
+      return;
+    }
     if (this.notBefore.size > 0 && this.heldBack(key)) return;
     this.dirty.set(key, this.clock.now());
+    if (priority === 'low') {
+      this.low.add(key);
+      this.metrics.lowPriorityAdd?.();
+    } else this.low.delete(key);
     this.metrics.add();
     this.metrics.depth(this.dirty.size);
     if (this.processing.has(key)) return; // done() queues it again
@@ -162,16 +200,24 @@ export class WorkQueue<K = string> {
   get(): K | undefined {
     if (this.shuttingDown) return undefined;
     let key: K | undefined;
-    while (this.fifo.length > 0) {
-      const next = this.fifo.shift() as K;
+    while (key === undefined && this.fifo.length + this.lowFifo.length > 0) {
+      const fromLow = this.fifo.length === 0;
+      const next = (fromLow ? this.lowFifo : this.fifo).shift() as K;
+      // The old place of a key that moved up, or of one that ran since: skipped.
+      if (fromLow ? !this.low.has(next) : this.low.has(next)) continue;
+      if (!this.dirty.has(next) || this.processing.has(next)) continue;
+      if (!fromLow && this.echo?.(next)) {
+        this.low.add(next);
+        this.lowFifo.push(next);
+        this.metrics.lowPriorityAdd?.();
+        continue;
+      }
       // Queued before another key of its group started: it waits for that one's done().
       if (this.groupOf && this.busyGroups.has(this.groupOf(next))) this.park(next);
-      else {
-        key = next;
-        break;
-      }
+      else key = next;
     }
     if (key === undefined) return undefined;
+    this.low.delete(key);
     if (this.groupOf) this.busyGroups.add(this.groupOf(key));
     const now = this.clock.now();
     const addedAt = this.dirty.get(key) ?? now;
@@ -191,6 +237,7 @@ export class WorkQueue<K = string> {
     if (this.dirty.has(key)) {
       if (this.notBefore.size > 0 && this.heldBack(key)) {
         this.dirty.delete(key);
+        this.low.delete(key);
         this.metrics.depth(this.dirty.size);
       } else this.push(key);
     }
@@ -275,7 +322,7 @@ export class WorkQueue<K = string> {
   }
 
   private push(key: K): void {
-    this.fifo.push(key);
+    (this.low.has(key) ? this.lowFifo : this.fifo).push(key);
     if (this.shuttingDown) return;
     for (const listener of this.listeners) listener();
   }
