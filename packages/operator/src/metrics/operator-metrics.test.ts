@@ -35,6 +35,7 @@ describe('OperatorMetrics', () => {
     for (const name of [
       'workqueue_depth',
       'workqueue_adds_total',
+      'nestor_workqueue_low_priority_adds_total',
       'workqueue_retries_total',
       'workqueue_queue_duration_seconds_count',
       'workqueue_work_duration_seconds_count',
@@ -78,6 +79,7 @@ describe('OperatorMetrics', () => {
     sink.activeWorkers(-1);
     sink.queue!.add();
     sink.queue!.add();
+    sink.queue!.lowPriorityAdd!();
     sink.queue!.depth(2);
     sink.queue!.queueLatency(0.001);
     sink.queue!.workDuration(0.5);
@@ -89,6 +91,7 @@ describe('OperatorMetrics', () => {
     const samples = await scrape(metrics);
     assert.equal(valueOf(samples, 'controller_runtime_active_workers', { controller }), 1);
     assert.equal(valueOf(samples, 'workqueue_adds_total', queue), 2);
+    assert.equal(valueOf(samples, 'nestor_workqueue_low_priority_adds_total', queue), 1);
     assert.equal(valueOf(samples, 'workqueue_depth', queue), 2);
     assert.equal(valueOf(samples, 'workqueue_retries_total', queue), 1);
     assert.equal(valueOf(samples, 'workqueue_queue_duration_seconds_count', queue), 1);
