@@ -24,6 +24,7 @@ export {
   type WriteFence,
   type KubeClientOptions,
 } from '../client/http-kube-client.js';
+export { WriteEchoes } from '../client/write-echoes.js';
 export {
   EventRecorder,
   withReportingController,
