@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { parallel, TestEnvironment, waitFor } from '@nestor/testing';
+import { TestEnvironment, waitFor } from '@nestor/testing';
 import { type KubeObject, Transport } from '@nestor/core';
 import { ConfigMap } from '../client/kinds.js';
+import { configMapsPath, createConfigMap, parallel, patchConfigMap } from '../test-support/e2e-helpers.js';
 import { Manager } from './manager.js';
 
 type Cm = KubeObject & { data?: Record<string, string> };
 const OBSERVED = 'nestor.test/observed';
-const path = (ns: string, name = '') => `/api/v1/namespaces/${ns}/configmaps${name ? `/${name}` : ''}`;
 
 describe('the echoes of a controller’s own writes, against a real API server', () => {
   let env: TestEnvironment;
@@ -25,7 +25,7 @@ describe('the echoes of a controller’s own writes, against a real API server',
   it('runs the changes made elsewhere before the reconciles its own writes requested', async () => {
     const ns = await env.createNamespace('echoes');
     const names = Array.from({ length: 20 }, (_, i) => `cm-${i}`);
-    await parallel(names, 8, (name) => env.client.request('POST', path(ns), { metadata: { name }, data: { v: '0' } }));
+    await parallel(names, 8, (name) => createConfigMap(env.client, ns, name, { data: { v: '0' } }));
     /** Each run: whether it had work (a spec it had not observed) or only read its own write back. */
     const runs: Array<'change' | 'echo'> = [];
     let written = 0;
@@ -61,7 +61,7 @@ describe('the echoes of a controller’s own writes, against a real API server',
       // changes, none does but an echo whose watch event came before its write's answer
       // (a few percent: that one is not told apart, and runs at normal priority).
       for (const name of names) {
-        await env.client.request('PATCH', path(ns, name), { data: { v: '1' } }, 'application/merge-patch+json');
+        await patchConfigMap(env.client, ns, name, { data: { v: '1' } });
         await sleep(40);
       }
       await waitFor(() => written === names.length && runs.filter((r) => r === 'echo').length >= names.length, {
@@ -71,7 +71,7 @@ describe('the echoes of a controller’s own writes, against a real API server',
       const lastChange = runs.lastIndexOf('change');
       const early = runs.slice(0, lastChange).filter((r) => r === 'echo').length;
       assert.ok(early <= 2, `${early} echoes ran while changes waited: ${runs.join(' ')}`);
-      const current = await env.client.request<{ items: Cm[] }>('GET', path(ns));
+      const current = await env.client.request<{ items: Cm[] }>('GET', configMapsPath(ns));
       assert.ok(current.items.every((cm) => cm.metadata?.annotations?.[OBSERVED] === '1'));
     } finally {
       await manager.stop();

@@ -129,12 +129,12 @@ export class ListWatcher<T extends KubeObject> {
   private streaming: boolean;
   /** The next sync is a LIST, once: the last stream ended early. */
   private listOnce = false;
-  /** When the last 410 Gone came (clock time). */
-  private lastGoneAt = -Infinity;
-  /** When a "too large resourceVersion" last sent this watch to a consistent read (clock ms). */
-  private lastTooLargeAt = -Infinity;
-  /** When a working watch last ended with the API server's InternalError (clock ms). */
-  private lastInternalAt = -Infinity;
+  /**
+   * When each kind of answer that goes at once last came (clock ms): a 410 Gone, a "too
+   * large resourceVersion" that sent the watch to a consistent read, a served watch's
+   * InternalError. See AT_ONCE_GAP_MS.
+   */
+  private readonly lastAtOnce = new Map<'gone' | 'tooLarge' | 'internal', number>();
   /** The error the stream itself carried (an ERROR event): the watch had been served. */
   private brokeBy?: Error;
   /**
@@ -613,14 +613,12 @@ export class ListWatcher<T extends KubeObject> {
     if (asAsked) this.retriedAsAsked++;
     // 410 Gone needs a LIST and nothing else: at once, unless the last one was recent (a loop).
     const now = this.clock.now();
-    const relistNow = gone && now - this.lastGoneAt > AT_ONCE_GAP_MS && retryAfterMs === 0;
-    if (gone) this.lastGoneAt = now;
+    const relistNow = this.isolated('gone', gone, now) && retryAfterMs === 0;
     // "Too large resourceVersion" asks for a wait until the server has caught up with that
     // resourceVersion; a consistent read asks for none, so it goes at once (client-go's
     // reflector too), unless the last one was recent.
     const consistentRead = tooLarge && this.resourceVersion === undefined;
-    const consistentNow = consistentRead && this.resumeList === undefined && now - this.lastTooLargeAt > AT_ONCE_GAP_MS;
-    if (consistentRead) this.lastTooLargeAt = now;
+    const consistentNow = this.isolated('tooLarge', consistentRead, now) && this.resumeList === undefined;
     // A served watch ended by the API server's InternalError ("etcdserver: no leader": etcd
     // electing, usually over within a second) resumes at once, as the API server's own watch
     // cache retries its etcd watch (client-go's MaxInternalErrorRetryDuration, 30 s there);
@@ -628,8 +626,7 @@ export class ListWatcher<T extends KubeObject> {
     // whose object is no Status (a proxy's, not the server's word), waits the backoff.
     const hiccup =
       inStream && !gone && !relist && error instanceof KubeApiError && error.statusObject?.reason === 'InternalError';
-    const resumeNow = hiccup && retryAfterMs === 0 && now - this.lastInternalAt > AT_ONCE_GAP_MS;
-    if (hiccup) this.lastInternalAt = now;
+    const resumeNow = this.isolated('internal', hiccup, now) && retryAfterMs === 0;
     const retryInMs =
       relistNow || consistentNow || resumeNow
         ? 0
@@ -655,6 +652,17 @@ export class ListWatcher<T extends KubeObject> {
     }
     if (retryInMs === 0) return;
     if ((await this.sleep(retryInMs, outage ? connectivity : undefined)) === 'ready') this.backoff.reset();
+  }
+
+  /**
+   * Whether an answer of `kind` that `came` now is the first of its kind for AT_ONCE_GAP_MS,
+   * and so may be retried at once; notes it either way.
+   */
+  private isolated(kind: 'gone' | 'tooLarge' | 'internal', came: boolean, now: number): boolean {
+    if (!came) return false;
+    const last = this.lastAtOnce.get(kind) ?? -Infinity;
+    this.lastAtOnce.set(kind, now);
+    return now - last > AT_ONCE_GAP_MS;
   }
 
   /**

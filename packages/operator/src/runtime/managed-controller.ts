@@ -174,7 +174,7 @@ export class ManagedController<T extends KubeObject = KubeObject> {
       rateLimiter: options.rateLimiter ?? defaultControllerRateLimiter(options.clock),
       ...(options.clock ? { clock: options.clock } : {}),
       ...(options.metrics?.queue ? { metrics: options.metrics.queue } : {}),
-      ...(options.echoes && options.resource ? { echo: this.echoOfWrite(options.echoes, options.resource) } : {}),
+      ...(options.echoes && options.resource ? { echo: this.echoAtDequeue(options.resource) } : {}),
     });
     this.loop = new ReconcileLoop<T>({
       name: options.name,
@@ -282,12 +282,9 @@ export class ManagedController<T extends KubeObject = KubeObject> {
       return handle.informer;
     };
     const scope = this.scope();
-    const echoes = this.options.echoes;
     const echoOf = (kind: ResourceDescriptor): EchoCheck | undefined => {
-      if (!echoes) return undefined;
-      const kindName = resourceName(kind);
-      echoes.follow(this.name, kindName);
-      return (key, object) => echoes.take(this.name, kindName, key, object.metadata?.resourceVersion);
+      this.options.echoes?.follow(this.name, resourceName(kind));
+      return this.echoCheck(kind);
     };
 
     if (resource) {
@@ -457,15 +454,23 @@ export class ManagedController<T extends KubeObject = KubeObject> {
     });
   }
 
+  /** Whether an object of `kind` is as this controller's last write to it left it (see WriteEchoes). */
+  private echoCheck(kind: ResourceDescriptor): EchoCheck | undefined {
+    const echoes = this.options.echoes;
+    if (!echoes) return undefined;
+    const name = resourceName(kind);
+    return (key, object) => echoes.take(this.name, name, key, object.metadata?.resourceVersion);
+  }
+
   /**
-   * At dequeue: whether the object is still as this controller's last write left it (its
-   * echo came before the write's answer, so the add could not tell; see WriteEchoes).
+   * At dequeue: whether the cached object is still as this controller's last write left it
+   * (its echo came before the write's answer, so the add could not tell).
    */
-  private echoOfWrite(echoes: WriteEchoes, resource: ResourceDescriptor): (key: string) => boolean {
-    const kind = resourceName(resource);
+  private echoAtDequeue(resource: ResourceDescriptor): (key: string) => boolean {
+    const echoOf = this.echoCheck(resource)!;
     return (key) => {
       const object = this.read(key);
-      return !!object && echoes.take(this.name, kind, key, object.metadata?.resourceVersion);
+      return !!object && echoOf(key, object);
     };
   }
 
