@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { KubeConfigSource } from './cluster-config.js';
 import { silentLogger, type RuntimeLogger } from './logger.js';
+import { systemClock } from './clock.js';
 import { Connectivity } from './connectivity.js';
 import { readCredentials, tlsChanged, type Credentials } from './credentials.js';
 import { KubeApiError, type FailedRequest } from './errors.js';
@@ -14,6 +15,7 @@ import { loadProtobufSchema, type ProtobufSchema } from './protobuf/schema.js';
 import { ProtobufWatchDecoder } from './protobuf/watch-frames.js';
 import { ProtobufDecodeError } from './protobuf/wire-reader.js';
 import { sleep } from './sleep.js';
+import { ThrottleWindows, type ThrottleWindow } from './throttle-windows.js';
 
 /** Sends of one request after 429 (or 5xx) with Retry-After, as client-go's maxRetries. */
 export const DEFAULT_RETRY_AFTER_ATTEMPTS = 10;
@@ -93,6 +95,14 @@ export interface TransportOptions {
    * object no sooner than that.
    */
   retryAfterAttempts?: number;
+  /**
+   * After a 429, send that resource's requests one at a time, widening by one per answer once
+   * the Retry-After has passed, until back where the throttling began (default true;
+   * `ThrottleWindows`): the server is not met by a crowd of retries, so its Retry-After stays
+   * short and nothing sleeps long past the limit's lift. False: client-go's way, each refused
+   * request waits on its own and the others go as they come.
+   */
+  throttleWindows?: boolean;
   /** How often credentials that can expire (exec plugin, OIDC, token file) are read again (default 60 s). */
   authRefreshMs?: number;
   userAgent?: string;
@@ -128,9 +138,10 @@ interface Answered {
 export class Transport {
   /**
    * Requests and watch streams opened, answers waited out as Retry-After asked
-   * (`throttled`), and requests not finished yet (`inFlight`), for tests and metrics.
+   * (`throttled`), requests that waited for a throttled resource's window (`held`), and
+   * requests not finished yet (`inFlight`), for tests and metrics.
    */
-  readonly stats = { requests: 0, watches: 0, throttled: 0, inFlight: 0 };
+  readonly stats = { requests: 0, watches: 0, throttled: 0, held: 0, inFlight: 0 };
   /** Whether the API server answers: down on a request with no response, up on any response. */
   readonly connectivity = new Connectivity();
   /** Built-in kinds are listed and watched in protobuf (TransportOptions.protobuf). */
@@ -141,6 +152,7 @@ export class Transport {
   private readonly prefix: string;
   private readonly log: RuntimeLogger;
   private readonly exchanger: Exchanger;
+  private readonly throttle: ThrottleWindows;
   private headers!: Record<string, string>;
   private authDueAt: number;
   private refreshing?: Promise<void>;
@@ -163,6 +175,19 @@ export class Transport {
     this.authDueAt = credentials.expiring ? Date.now() + this.refreshMs : Infinity;
     this.useCredentials(credentials);
     this.exchanger = this.createExchanger();
+    this.throttle = new ThrottleWindows(systemClock, (resource, open) =>
+      open
+        ? this.log.info(`the API server throttles ${resource} (429): its requests go one at a time until it takes more`)
+        : this.log.info(`the API server takes ${resource} requests again as they come`),
+    );
+  }
+
+  /**
+   * Resources the API server throttles now: after a 429 their requests go one at a time,
+   * widening as it answers (TransportOptions.throttleWindows), e.g. `['configmaps']`.
+   */
+  get throttledResources(): string[] {
+    return this.throttle.resources();
   }
 
   /** 'h2' once a connection negotiated it, 'http/1.1' when that is the path, undefined before the first connection. */
@@ -378,6 +403,8 @@ export class Transport {
     const startedAt = Date.now();
     let throttled = 0;
     for (let attempt = 1; ; attempt++) {
+      const window = watch || this.throttle.open === 0 ? undefined : this.throttle.windowOf(path);
+      if (window) await this.enter(window, failed, signal, timeoutMs, startedAt);
       const headers = this.headersFor(payload, options);
       const exchange = this.exchanger.open({ method, target, headers, payload, watch });
       const guard = new Guard(exchange, signal, timeoutMs);
@@ -385,6 +412,7 @@ export class Transport {
       try {
         head = await exchange.head;
       } catch (error) {
+        window?.leave();
         guard.clear();
         // The server chose HTTP/1.1 before anything was sent: not an attempt.
         if (error instanceof ProtocolFallback) attempt--;
@@ -394,6 +422,13 @@ export class Transport {
         continue;
       }
       this.connectivity.answered();
+      if (window) {
+        window.leave();
+        if (head.status !== 429) window.answered();
+      }
+      if (head.status === 429 && !watch && this.options.throttleWindows !== false) {
+        this.throttle.throttled(path, (retryAfterSeconds(head) ?? 1) * 1000, this.stats.inFlight);
+      }
       if (head.status === 401 && attempt === 1 && this.credentials.expiring) {
         guard.clear();
         exchange.discard();
@@ -431,12 +466,32 @@ export class Transport {
     const read = method === 'GET' || method === 'HEAD';
     if (head.status !== 429 && !(head.status >= 500 && read)) return undefined;
     if (throttled >= (this.options.retryAfterAttempts ?? DEFAULT_RETRY_AFTER_ATTEMPTS)) return undefined;
-    const header = head.headers['retry-after'];
-    const seconds = Number(Array.isArray(header) ? header[0] : header);
-    if (!Number.isInteger(seconds) || seconds < 1) return undefined;
+    const seconds = retryAfterSeconds(head);
+    if (seconds === undefined) return undefined;
     const waitMs = seconds * 1000;
     if (timeoutMs !== undefined && elapsedMs + waitMs >= timeoutMs) return undefined;
     return waitMs;
+  }
+
+  /** Waits for a throttled resource's window; past the request's deadline it fails unsent. */
+  private async enter(
+    window: ThrottleWindow,
+    failed: FailedRequest,
+    signal: AbortSignal | undefined,
+    timeoutMs: number | undefined,
+    startedAt: number,
+  ): Promise<void> {
+    const left = timeoutMs === undefined ? undefined : Math.max(1, timeoutMs - (Date.now() - startedAt));
+    const admitted = window.enter(signal, left);
+    if (typeof admitted === 'number') return;
+    this.stats.held++;
+    try {
+      await admitted;
+    } catch (error) {
+      // Never sent: not the server's silence, so the outage gate is not told.
+      if (signal?.aborted) throw signal.reason ?? error;
+      throw KubeApiError.fromNetwork(failed, this.server, error as Error);
+    }
   }
 
   private headersFor(payload: Buffer | undefined, options: RequestOptions): Record<string, string> {
@@ -517,6 +572,13 @@ export class Transport {
 }
 
 /** The deadline and the abort signal of one exchange, whatever carries it. */
+/** Retry-After in whole seconds, as client-go reads it (an HTTP date or a fraction: none). */
+function retryAfterSeconds(head: ResponseHead): number | undefined {
+  const header = head.headers['retry-after'];
+  const seconds = Number(Array.isArray(header) ? header[0] : header);
+  return Number.isInteger(seconds) && seconds >= 1 ? seconds : undefined;
+}
+
 class Guard {
   /** Set when the deadline cut the exchange. */
   fired?: Error;

@@ -150,6 +150,7 @@ describe('the Grafana dashboards of nestor manifests --grafana', () => {
       'nestor_controller_stream_faults_total',
       'nestor_apiserver_unreachable',
       'nestor_apiserver_outages_total',
+      'nestor_apiserver_throttled',
       'leader_election_master_status',
       'nestor_shard_objects',
       'controller_runtime_webhook_latency_seconds_bucket',

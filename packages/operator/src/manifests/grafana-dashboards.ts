@@ -414,6 +414,13 @@ function runtimeDashboard(name: string): GrafanaDashboard {
             unit: 'none',
             queries: [[`max by (pod) (nestor_apiserver_unreachable{${SELECTOR}})`, '{{pod}}']],
           },
+          {
+            title: 'Throttled resources',
+            description:
+              'nestor_apiserver_throttled: resources the API server answers 429 (API Priority and Fairness), their requests sent one at a time, per replica.',
+            unit: 'none',
+            queries: [[`max by (pod, resource) (nestor_apiserver_throttled{${SELECTOR}})`, '{{pod}} {{resource}}']],
+          },
         ],
       ],
       [

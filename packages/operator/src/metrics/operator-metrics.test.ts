@@ -127,6 +127,23 @@ describe('OperatorMetrics', () => {
     assert.equal(age('secrets'), undefined, 'nothing received yet: no age');
   });
 
+  it('reports the resources the API server throttles, read when scraped', async () => {
+    const metrics = new OperatorMetrics({ defaultMetrics: false });
+    let throttled: string[] = ['configmaps', 'apps/deployments'];
+    metrics.trackThrottling(() => throttled);
+    let samples = await scrape(metrics);
+    assert.equal(valueOf(samples, 'nestor_apiserver_throttled', { resource: 'configmaps' }), 1);
+    assert.equal(valueOf(samples, 'nestor_apiserver_throttled', { resource: 'apps/deployments' }), 1);
+    throttled = ['apps/deployments'];
+    samples = await scrape(metrics);
+    assert.equal(
+      valueOf(samples, 'nestor_apiserver_throttled', { resource: 'configmaps' }),
+      undefined,
+      'gone once lifted',
+    );
+    assert.equal(valueOf(samples, 'nestor_apiserver_throttled', { resource: 'apps/deployments' }), 1);
+  });
+
   it('reports a shard: the objects it caches, its hand-overs, and the assigner’s moves and passes', async () => {
     const metrics = new OperatorMetrics({ defaultMetrics: false });
     const sink = metrics.shardingSink('pools', 'pools-0');

@@ -370,6 +370,20 @@ export class OperatorMetrics {
     this.queues.set(controller, queue);
   }
 
+  /** Reads, when scraped, the resources the API server throttles (Transport.throttledResources). */
+  trackThrottling(read: () => readonly string[]): void {
+    new Gauge({
+      name: 'nestor_apiserver_throttled',
+      help: '1 for a resource the API server throttles (answered 429): its requests go one at a time, widening as it answers',
+      labelNames: ['resource'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const resource of read()) this.set({ resource }, 1);
+      },
+    });
+  }
+
   /** Reads watch health when scraped. */
   trackWatches(source: () => WatchStatsSource[]): void {
     this.watches.add(source);

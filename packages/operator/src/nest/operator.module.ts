@@ -54,6 +54,7 @@ function createManager(
     : undefined;
   if (election) metrics.setLeader(election.id, false);
   const sharding = shardCoordinator(transport, informers, metrics, options);
+  metrics.trackThrottling(() => transport.throttledResources);
   metrics.trackWatches(() => informers.all().map((i) => ({ resource: resourceName(i.resource), stats: i.stats })));
   const manager = new Manager({
     transport,

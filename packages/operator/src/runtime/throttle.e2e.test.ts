@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import { Transport, type KubeObject } from '@nestor/core';
 import { parallel, TestEnvironment, waitFor, type AuditEvent } from '@nestor/testing';
@@ -17,7 +18,8 @@ import { Manager } from './manager.js';
 // write failed the reconcile and the workqueue retried it after its per-key backoff (5 ms,
 // 10 ms, ...): dozens of requests a second against a server asking for one. Now the
 // transport waits as asked and sends again (as client-go), and the workqueue never requeues
-// sooner than asked.
+// sooner than asked. And once refused, the transport sends the resource's requests one at a
+// time (ThrottleWindows) instead of letting every refused request wake into the seat together.
 
 let env: TestEnvironment;
 before(async () => {
@@ -83,19 +85,37 @@ describe('an API server that throttles the operator', () => {
       const changeAll = () =>
         parallel(names, 8, (name) => patchConfigMap(env.client, namespace, name, { data: { v: String(v) } }));
       await changeAll();
-      // Throttled until the operator has been answered 429 a few times per worker. Writes that
-      // reach the one seat one after another pass it (HTTP/2 sends them over one connection, as
-      // they come): while too few have met there, every object is changed again.
+      const refused = async () => (await writesSince(throttledAt)).filter((e) => e.responseStatus?.code === 429).length;
+      // Throttled until the operator has been answered 429. Writes that reach the one seat one
+      // after another pass it (HTTP/2 sends them over one connection, as they come): while
+      // none has met another there, every object is changed again.
       await waitFor(
         async () => {
-          const throttled = (await writesSince(throttledAt)).filter((e) => e.responseStatus?.code === 429);
-          if (throttled.length >= 2 * workers) return true;
+          if ((await refused()) > 0) return true;
           v++;
           await changeAll();
           return false;
         },
         { timeoutMs: 60_000, intervalMs: 1_000, what: 'the operator to be answered 429' },
       );
+      // Then a few seconds more of changes, every object each second: the workers all have
+      // work, and the first refusals were answered Retry-After: 1.
+      const firstRefusals = await refused();
+      const throttledSeconds = 5;
+      for (let second = 0; second < throttledSeconds; second++) {
+        v++;
+        await Promise.all([changeAll(), sleep(1_000)]);
+      }
+      // Once refused, the resource's requests go one at a time, and one more only after the
+      // Retry-After: about one 429 a second (a window widened to two meeting the seat), not a
+      // crowd of sleepers waking together and refused again (client-go's way: 7 + 6 + ... a
+      // round, each round growing the server's Retry-After).
+      const laterRefusals = (await refused()) - firstRefusals;
+      assert.ok(
+        laterRefusals <= throttledSeconds + 2,
+        `${laterRefusals} writes answered 429 in the ${throttledSeconds} s after the first refusals (${firstRefusals})`,
+      );
+      assert.ok(transport.stats.held > 0, 'requests waited for the throttled resource’s window');
       await lift();
       lift = undefined;
       const liftedAt = Date.now() * 1000;

@@ -1,0 +1,153 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ManualClock } from './testing-clock.js';
+import { resourceOf, ThrottleWindows, type ThrottleWindow } from './throttle-windows.js';
+
+const CONFIGMAP = '/api/v1/namespaces/ns/configmaps/cm-1';
+
+/** Enters `window` and records when it was let in. */
+function enter(window: ThrottleWindow, log: string[], name: string, signal?: AbortSignal, timeoutMs?: number) {
+  const admitted = Promise.resolve(window.enter(signal, timeoutMs)).then(
+    () => log.push(`${name} in`),
+    (error: Error) => {
+      log.push(`${name} failed: ${error.message}`);
+    },
+  );
+  return admitted;
+}
+
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('resourceOf', () => {
+  it('names the resource as a FlowSchema rule does, apart per group', () => {
+    assert.equal(resourceOf('/api/v1/namespaces/ns/configmaps/cm-1'), 'configmaps');
+    assert.equal(resourceOf('/api/v1/namespaces/ns/configmaps?labelSelector=a%3Db'), 'configmaps');
+    assert.equal(resourceOf('/api/v1/namespaces/ns/pods/p/status'), 'pods');
+    assert.equal(resourceOf('/api/v1/namespaces/ns'), 'namespaces');
+    assert.equal(resourceOf('/api/v1/namespaces'), 'namespaces');
+    assert.equal(resourceOf('/api/v1/nodes/n1'), 'nodes');
+    assert.equal(resourceOf('/apis/coordination.k8s.io/v1/namespaces/ns/leases/op'), 'coordination.k8s.io/leases');
+    assert.equal(resourceOf('/apis/apps/v1/deployments'), 'apps/deployments');
+    assert.equal(resourceOf('/apis/example.com/v1/widgets/w/status'), 'example.com/widgets');
+    assert.equal(resourceOf('/version'), 'version');
+  });
+});
+
+describe('ThrottleWindows', () => {
+  it('holds nothing until a 429, then lets a throttled resource out one request at a time, in order', async () => {
+    const clock = new ManualClock(1_000);
+    const windows = new ThrottleWindows(clock);
+    assert.equal(windows.windowOf(CONFIGMAP), undefined);
+
+    windows.throttled(CONFIGMAP, 1_000, 8);
+    const window = windows.windowOf('/api/v1/namespaces/other/configmaps')!;
+    assert.ok(window, 'every request of the resource meets the window');
+    const log: string[] = [];
+    const all = [enter(window, log, 'a'), enter(window, log, 'b'), enter(window, log, 'c')];
+    await settle();
+    assert.deepEqual(log, ['a in']);
+    window.leave();
+    await settle();
+    assert.deepEqual(log, ['a in', 'b in']);
+    window.leave();
+    await settle();
+    assert.deepEqual(log, ['a in', 'b in', 'c in']);
+    await Promise.all(all);
+  });
+
+  it('widens by one per answer only after the Retry-After, and closes past where the throttling began', async () => {
+    const clock = new ManualClock(0);
+    const opened: string[] = [];
+    const windows = new ThrottleWindows(clock, (resource, open) => opened.push(`${resource} ${open}`));
+    windows.throttled(CONFIGMAP, 2_000, 3);
+    assert.deepEqual(opened, ['configmaps true']);
+    const window = windows.windowOf(CONFIGMAP)!;
+    const log: string[] = [];
+    const all = ['a', 'b', 'c', 'd', 'e'].map((name) => enter(window, log, name));
+    await settle();
+    assert.deepEqual(log, ['a in']);
+
+    // Answered within the Retry-After: still one at a time.
+    clock.advance(1_999);
+    window.leave();
+    window.answered();
+    await settle();
+    assert.deepEqual(log, ['a in', 'b in'], 'no wider before the Retry-After passed');
+    assert.equal(window.limit, 1);
+
+    clock.advance(1);
+    window.leave();
+    window.answered();
+    await settle();
+    assert.equal(window.limit, 2);
+    assert.deepEqual(log, ['a in', 'b in', 'c in', 'd in'], 'two out at once');
+
+    window.leave();
+    window.answered(); // 3: as wide as where it began
+    await settle();
+    assert.deepEqual(log, ['a in', 'b in', 'c in', 'd in', 'e in']);
+    assert.ok(windows.windowOf(CONFIGMAP), 'still open at the width it began at');
+    window.leave();
+    window.answered(); // 4: wider than 3
+    assert.equal(windows.windowOf(CONFIGMAP), undefined, 'closed');
+    assert.deepEqual(opened, ['configmaps true', 'configmaps false']);
+    await Promise.all(all);
+  });
+
+  it('goes back to one at a time on another 429, and holds for its Retry-After', () => {
+    const clock = new ManualClock(0);
+    const windows = new ThrottleWindows(clock);
+    windows.throttled(CONFIGMAP, 1_000, 8);
+    const window = windows.windowOf(CONFIGMAP)!;
+    clock.advance(1_000);
+    window.answered();
+    window.answered();
+    assert.equal(window.limit, 3);
+    windows.throttled(CONFIGMAP, 4_000, 8);
+    assert.equal(window.limit, 1);
+    clock.advance(3_999);
+    window.answered();
+    assert.equal(window.limit, 1, 'held for the new Retry-After');
+    clock.advance(1);
+    window.answered();
+    assert.equal(window.limit, 2);
+  });
+
+  it('keeps resources apart: a throttled kind does not hold the Lease', () => {
+    const windows = new ThrottleWindows(new ManualClock(0));
+    windows.throttled(CONFIGMAP, 1_000, 8);
+    const window = windows.windowOf(CONFIGMAP)!;
+    assert.equal(window.enter(undefined, undefined), 0);
+    assert.equal(windows.windowOf('/apis/coordination.k8s.io/v1/namespaces/ns/leases/op'), undefined);
+    assert.equal(windows.windowOf('/api/v1/namespaces/ns/secrets/s'), undefined);
+  });
+
+  it('lets a waiting request go when its signal aborts or its deadline passes, unsent, and the next one in', async () => {
+    const clock = new ManualClock(0);
+    const windows = new ThrottleWindows(clock);
+    windows.throttled(CONFIGMAP, 1_000, 8);
+    const window = windows.windowOf(CONFIGMAP)!;
+    const log: string[] = [];
+    const controller = new AbortController();
+    const all = [
+      enter(window, log, 'a'),
+      enter(window, log, 'aborted', controller.signal),
+      enter(window, log, 'late', undefined, 500),
+      enter(window, log, 'next'),
+    ];
+    await settle();
+    controller.abort(new Error('reconcile cancelled'));
+    clock.advance(500);
+    await settle();
+    assert.deepEqual(log, [
+      'a in',
+      'aborted failed: reconcile cancelled',
+      'late failed: no answer within 500 ms: the API server throttles configmaps (429) and the request waited its turn to be sent one at a time; it was not sent',
+    ]);
+    window.leave();
+    await settle();
+    assert.equal(log.at(-1), 'next in', 'the requests that left do not hold the window');
+    assert.equal(window.inFlight, 1);
+    await Promise.all(all);
+  });
+});
