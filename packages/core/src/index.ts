@@ -13,6 +13,7 @@ export {
 } from './transport.js';
 export { KubeApiError, describeRequest, retryAfterMs, type FailedRequest, type KubeStatus } from './errors.js';
 export { JsonLineDecoder } from './json-lines.js';
+export { JsonListDecoder } from './json-list-stream.js';
 export { ObjectTooDeepError, type RefusedObject } from './object-depth.js';
 export { ClusterConfig, type KubeConfigSource } from './cluster-config.js';
 export { loadKubeConfig, type KubeConfigSearch } from './load-kube-config.js';

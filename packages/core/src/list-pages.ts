@@ -1,4 +1,5 @@
 import { KubeApiError } from './errors.js';
+import { JsonListDecoder } from './json-list-stream.js';
 import type { ObjectTooDeepError } from './object-depth.js';
 import { errorBody, isProtobuf, PROTOBUF_ACCEPT } from './protobuf/envelope.js';
 import { ProtobufListDecoder } from './protobuf/list-stream.js';
@@ -54,7 +55,7 @@ interface KubeList<T> {
   refused?: ObjectTooDeepError[];
 }
 
-/** What listPages needs of a Transport: `requestStreamed` and `protobuf` only for protobuf. */
+/** What listPages needs of a Transport: `json`; with `requestStreamed` pages are decoded as they arrive. */
 export type ListTransport = Pick<Transport, 'json'> & Partial<Pick<Transport, 'requestStreamed' | 'protobuf'>>;
 
 /**
@@ -94,7 +95,9 @@ export async function* listPages<T>(
     const request = { query, signal: abort.signal, ...(options.accept ? { accept: options.accept } : {}) };
     const page = schema
       ? fetchProtobuf<T>(transport as Pick<Transport, 'requestStreamed'>, path, request, schema)
-      : transport.json<KubeList<T>>('GET', path, request);
+      : transport.requestStreamed
+        ? fetchJson<T>(transport as Pick<Transport, 'requestStreamed'>, path, request)
+        : transport.json<KubeList<T>>('GET', path, request);
     // Awaited later; until then a failure must not count as unhandled.
     page.catch(() => {});
     return { page, continueToken };
@@ -128,6 +131,34 @@ export async function* listPages<T>(
   } finally {
     options.signal?.removeEventListener('abort', forward);
     abort.abort(new Error('the list was not read to its end'));
+  }
+}
+
+/**
+ * One page in JSON, decoded item by item as the body arrives (JsonListDecoder): a page from
+ * the watch cache holds the whole list, and is never held whole here.
+ */
+async function fetchJson<T>(
+  transport: Pick<Transport, 'requestStreamed'>,
+  path: string,
+  request: { query: Query; signal: AbortSignal; accept?: string },
+): Promise<KubeList<T>> {
+  const response = await transport.requestStreamed('GET', path, request);
+  try {
+    if (response.status >= 400) {
+      const body = await response.readBody();
+      throw KubeApiError.fromResponse({ method: 'GET', path }, response.status, body, response.headers['retry-after']);
+    }
+    const decoder = new JsonListDecoder<T>();
+    const items: T[] = [];
+    for await (const chunk of response.chunks) {
+      for (const item of decoder.write(chunk)) items.push(item);
+    }
+    const list = decoder.end();
+    if (list.items) items.push(...list.items);
+    return { metadata: list.metadata as KubeList<T>['metadata'], items };
+  } finally {
+    response.release();
   }
 }
 

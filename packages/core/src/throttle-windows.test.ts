@@ -113,6 +113,29 @@ describe('ThrottleWindows', () => {
     assert.equal(window.limit, 2);
   });
 
+  it('closes a window no request met for a minute after its last 429', () => {
+    const clock = new ManualClock(0);
+    const windows = new ThrottleWindows(clock);
+    windows.throttled(CONFIGMAP, 1_000, 8);
+    clock.advance(59_999);
+    assert.deepEqual(windows.resources(), ['configmaps']);
+    clock.advance(1);
+    assert.deepEqual(windows.resources(), [], 'nothing went out to widen it: it says nothing of the server now');
+    assert.equal(windows.windowOf(CONFIGMAP), undefined);
+  });
+
+  it('fails whoever waits when the transport closes', async () => {
+    const windows = new ThrottleWindows(new ManualClock(0));
+    windows.throttled(CONFIGMAP, 1_000, 8);
+    const window = windows.windowOf(CONFIGMAP)!;
+    const log: string[] = [];
+    const all = [enter(window, log, 'a'), enter(window, log, 'b')];
+    windows.close(new Error('the transport is closed'));
+    await Promise.all(all);
+    assert.deepEqual(log, ['a in', 'b failed: the transport is closed']);
+    assert.deepEqual(windows.resources(), []);
+  });
+
   it('keeps resources apart: a throttled kind does not hold the Lease', () => {
     const windows = new ThrottleWindows(new ManualClock(0));
     windows.throttled(CONFIGMAP, 1_000, 8);

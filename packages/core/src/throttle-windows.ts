@@ -37,12 +37,15 @@ export class ThrottleWindows {
 
   /** The resources throttled now (their requests go within a window). */
   resources(): string[] {
+    for (const window of [...this.windows.values()]) window.closeIfStale();
     return [...this.windows.keys()];
   }
 
   /** The window of `path`'s resource, if one is open. */
   windowOf(path: string): ThrottleWindow | undefined {
-    return this.windows.size === 0 ? undefined : this.windows.get(resourceOf(path));
+    if (this.windows.size === 0) return undefined;
+    const window = this.windows.get(resourceOf(path));
+    return window?.closeIfStale() ? undefined : window;
   }
 
   /**
@@ -53,18 +56,26 @@ export class ThrottleWindows {
     const resource = resourceOf(path);
     let window = this.windows.get(resource);
     if (!window) {
-      window = new ThrottleWindow(resource, Math.max(2, inFlight), this.clock, () => this.close(resource));
+      window = new ThrottleWindow(resource, Math.max(2, inFlight), this.clock, () => this.forget(resource));
       this.windows.set(resource, window);
       this.onChange(resource, true);
     }
     window.refused(retryAfterMs);
   }
 
-  private close(resource: string): void {
+  /** Closes every window: requests waiting in one fail with `error`, unsent. */
+  close(error: Error): void {
+    for (const window of [...this.windows.values()]) window.abandon(error);
+  }
+
+  private forget(resource: string): void {
     this.windows.delete(resource);
     this.onChange(resource, false);
   }
 }
+
+/** A window no request has met for this long after its last 429 closes (see closeIfStale). */
+const STALE_MS = 60_000;
 
 /** One throttled resource: how many of its requests may be out at once, and who waits. */
 export class ThrottleWindow {
@@ -74,6 +85,8 @@ export class ThrottleWindow {
   limit = 1;
   /** No widening before this (the last 429's Retry-After). */
   private holdUntil = 0;
+  /** When the last 429 came. */
+  private refusedAt = 0;
   private readonly waiting: Waiter[] = [];
   private closed = false;
 
@@ -127,7 +140,30 @@ export class ThrottleWindow {
   /** A 429: one at a time again, and no widening until its Retry-After has passed. */
   refused(retryAfterMs: number): void {
     this.limit = 1;
-    this.holdUntil = Math.max(this.holdUntil, this.clock.now() + retryAfterMs);
+    this.refusedAt = this.clock.now();
+    this.holdUntil = Math.max(this.holdUntil, this.refusedAt + retryAfterMs);
+  }
+
+  /**
+   * Closes the window when nothing waits and no 429 came for STALE_MS: the resource's
+   * requests stopped while it was open (nothing answered to widen it), so it says nothing
+   * of the server now. True when closed.
+   */
+  closeIfStale(): boolean {
+    if (!this.closed && this.waiting.length === 0 && this.clock.now() - this.refusedAt >= STALE_MS) {
+      this.closed = true;
+      this.onClose();
+    }
+    return this.closed;
+  }
+
+  /** Closes the window; whoever waits in it fails with `error`. */
+  abandon(error: Error): void {
+    if (!this.closed) {
+      this.closed = true;
+      this.onClose();
+    }
+    for (const waiter of this.waiting.splice(0)) waiter.fail(error);
   }
 
   private admit(): void {

@@ -122,6 +122,8 @@ interface Answered {
   head: ResponseHead;
   exchange: Exchange;
   guard: Guard;
+  /** The throttled resource's window whose place this exchange holds until it is released. */
+  window?: ThrottleWindow | undefined;
 }
 
 /**
@@ -218,15 +220,23 @@ export class Transport {
     this.stats.inFlight++;
     try {
       const failed = { method, path };
-      const { head, exchange, guard } = await this.send(method, path, options, failed, false, this.timeoutOf(options));
-      options.onStatus?.(head.status);
+      const { head, exchange, guard, window } = await this.send(
+        method,
+        path,
+        options,
+        failed,
+        false,
+        this.timeoutOf(options),
+      );
       try {
+        options.onStatus?.(head.status);
         return { status: head.status, headers: head.headers, body: await exchange.readBody() };
       } catch (error) {
         throw this.failure(failed, error, options.signal, guard);
       } finally {
         guard.clear();
         exchange.release();
+        window?.leave();
       }
     } finally {
       this.stats.inFlight--;
@@ -252,7 +262,7 @@ export class Transport {
       this.stats.inFlight--;
       throw error;
     }
-    const { head, exchange, guard } = answered;
+    const { head, exchange, guard, window } = answered;
     options.onStatus?.(head.status);
     let released = false;
     const fail = (error: unknown) => this.failure(failed, error, options.signal, guard);
@@ -270,7 +280,10 @@ export class Transport {
       release: () => {
         guard.clear();
         exchange.release();
-        if (!released) this.stats.inFlight--;
+        if (!released) {
+          this.stats.inFlight--;
+          window?.leave();
+        }
         released = true;
       },
     };
@@ -302,6 +315,7 @@ export class Transport {
   /** Closes every connection; later calls fail. */
   close(): void {
     this.closed = true;
+    this.throttle.close(new Error('the transport is closed'));
     this.exchanger.close();
   }
 
@@ -403,17 +417,22 @@ export class Transport {
     const startedAt = Date.now();
     let throttled = 0;
     for (let attempt = 1; ; attempt++) {
+      // A throttled resource's place, held until the answer is read (APF holds the seat as long).
       const window = watch || this.throttle.open === 0 ? undefined : this.throttle.windowOf(path);
-      if (window) await this.enter(window, failed, signal, timeoutMs, startedAt);
-      const headers = this.headersFor(payload, options);
-      const exchange = this.exchanger.open({ method, target, headers, payload, watch });
-      const guard = new Guard(exchange, signal, timeoutMs);
+      const waitedMs = window ? await this.enter(window, failed, signal, timeoutMs, startedAt) : 0;
+      let exchange: Exchange | undefined;
+      let guard: Guard | undefined;
       let head: ResponseHead;
       try {
+        const headers = this.headersFor(payload, options);
+        exchange = this.exchanger.open({ method, target, headers, payload, watch });
+        guard = new Guard(exchange, signal, waitedMs && timeoutMs ? Math.max(1, timeoutMs - waitedMs) : timeoutMs);
         head = await exchange.head;
       } catch (error) {
         window?.leave();
-        guard.clear();
+        // Refused before it was sent (a path or header Node will not send): not the server.
+        if (!exchange) throw error;
+        guard?.clear();
         // The server chose HTTP/1.1 before anything was sent: not an attempt.
         if (error instanceof ProtocolFallback) attempt--;
         else if (attempt > 1 || signal?.aborted || !exchange.resendable(error)) {
@@ -421,32 +440,36 @@ export class Transport {
         }
         continue;
       }
-      this.connectivity.answered();
-      if (window) {
-        window.leave();
-        if (head.status !== 429) window.answered();
-      }
-      if (head.status === 429 && !watch && this.options.throttleWindows !== false) {
-        this.throttle.throttled(path, (retryAfterSeconds(head) ?? 1) * 1000, this.stats.inFlight);
-      }
-      if (head.status === 401 && attempt === 1 && this.credentials.expiring) {
+      let refresh: boolean;
+      let waitMs: number | undefined;
+      try {
+        this.connectivity.answered();
+        if (head.status === 429 && !watch && this.options.throttleWindows !== false) {
+          this.throttle.throttled(path, (retryAfterSeconds(head) ?? 1) * 1000, this.stats.inFlight);
+        }
+        // A 401 was refused before API Priority and Fairness saw it: it says nothing of room.
+        if (window && head.status !== 429 && head.status !== 401) window.answered();
+        refresh = head.status === 401 && attempt === 1 && this.credentials.expiring;
+        if (!refresh) waitMs = this.retryAfterWait(method, head, throttled, Date.now() - startedAt, timeoutMs);
+      } catch (error) {
+        window?.leave();
         guard.clear();
         exchange.discard();
+        throw error;
+      }
+      if (!refresh && waitMs === undefined) return { head, exchange, guard, window };
+      window?.leave();
+      guard.clear();
+      exchange.discard();
+      if (refresh) {
         await this.refreshAuth();
         continue;
       }
-      const waitMs = this.retryAfterWait(method, head, throttled, Date.now() - startedAt, timeoutMs);
-      if (waitMs !== undefined) {
-        throttled++;
-        this.stats.throttled++;
-        guard.clear();
-        exchange.discard();
-        await sleep(waitMs, signal);
-        if (signal?.aborted) throw this.failure(failed, new Error('aborted'), signal);
-        attempt = 0; // a new send: the resend-once rule applies to it afresh
-        continue;
-      }
-      return { head, exchange, guard };
+      throttled++;
+      this.stats.throttled++;
+      await sleep(waitMs!, signal);
+      if (signal?.aborted) throw this.failure(failed, new Error('aborted'), signal);
+      attempt = 0; // a new send: the resend-once rule applies to it afresh
     }
   }
 
@@ -473,20 +496,23 @@ export class Transport {
     return waitMs;
   }
 
-  /** Waits for a throttled resource's window; past the request's deadline it fails unsent. */
+  /**
+   * Waits for a throttled resource's window, and returns the ms it waited (taken off the
+   * request's deadline); past the deadline it fails unsent.
+   */
   private async enter(
     window: ThrottleWindow,
     failed: FailedRequest,
     signal: AbortSignal | undefined,
     timeoutMs: number | undefined,
     startedAt: number,
-  ): Promise<void> {
-    const left = timeoutMs === undefined ? undefined : Math.max(1, timeoutMs - (Date.now() - startedAt));
+  ): Promise<number> {
+    const left = timeoutMs ? Math.max(1, timeoutMs - (Date.now() - startedAt)) : undefined;
     const admitted = window.enter(signal, left);
-    if (typeof admitted === 'number') return;
+    if (typeof admitted === 'number') return admitted;
     this.stats.held++;
     try {
-      await admitted;
+      return await admitted;
     } catch (error) {
       // Never sent: not the server's silence, so the outage gate is not told.
       if (signal?.aborted) throw signal.reason ?? error;

@@ -285,15 +285,10 @@ export class ListWatcher<T extends KubeObject> {
     const floor = resume ? undefined : this.relistFrom;
     this.relistFrom = undefined;
     let pagesRead = 0;
-    // The first sync from the watch cache (as client-go's reflector), in one page: only in
-    // protobuf, decoded as it arrives (a JSON page that size is held whole). A relist must
-    // not go back in time: not older than where its watch ended, or a consistent read.
-    const fromCache =
-      !resume &&
-      this.syncs === 0 &&
-      this.protobuf &&
-      this.transport.protobuf === true &&
-      (this.options.firstListFromCache ?? true);
+    // The first sync from the watch cache (as client-go's reflector), in one page, decoded
+    // item by item as it arrives (protobuf or JSON). A relist must not go back in time: not
+    // older than where its watch ended, or a consistent read.
+    const fromCache = !resume && this.syncs === 0 && (this.options.firstListFromCache ?? true);
     const outage = this.outageScope();
     const pages = listPages<KubeObject>(this.transport, this.path, {
       query: fromCache

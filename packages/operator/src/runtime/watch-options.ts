@@ -29,13 +29,12 @@ export interface WatchOptions extends ObjectSelector {
    */
   streamingList?: boolean;
   /**
-   * The first LIST of a kind read in protobuf (built-in kinds) is served from the API
-   * server's watch cache (resourceVersion 0: the state it holds, maybe a moment old; the
-   * watch that follows brings the rest), as client-go's reflector lists (default true). It
-   * spares the server a consistent read page by page: for 50,000 ConfigMaps 0.3-0.8 against
-   * 1.1-2.0 s of its CPU (bench/micro/list-wire-format.mjs). The server answers it in one
-   * page, decoded item by item as it arrives. JSON lists (custom resources, or protobuf off)
-   * stay in pages: a one-page JSON answer is held whole (+170 MB of RSS at 50,000 objects).
+   * The first LIST of a kind is served from the API server's watch cache (resourceVersion 0:
+   * the state it holds, maybe a moment old; the watch that follows brings the rest), as
+   * client-go's reflector lists (default true). It spares the server a consistent read page
+   * by page: for 50,000 ConfigMaps 0.3-0.8 against 1.1-2.0 s of its CPU
+   * (bench/micro/list-wire-format.mjs). The server answers it in one page, decoded item by
+   * item as it arrives, protobuf or JSON (`JsonListDecoder`): the body is never held whole.
    * Relists after 410 Gone are consistent reads. False: every LIST is a consistent read.
    */
   firstListFromCache?: boolean;

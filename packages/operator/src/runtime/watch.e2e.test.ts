@@ -78,6 +78,30 @@ describe('watch() against the shared API server', () => {
     assert.equal(transport.stats.watches, 1);
   });
 
+  it('takes its first list from the watch cache in one JSON page, decoded item by item, exactly as written', async () => {
+    const ns = await env.createNamespace('watch-json-page');
+    const names = Array.from({ length: 1200 }, (_, i) => `cm-${i}`);
+    // Strings that look like structure: quotes, braces, backslashes, the key "items", non-ASCII.
+    const dataOf = (i: number) => ({ v: String(i), tricky: `"items":[{"x":"}]\\"${'\\'.repeat(i % 4)}ü🙂` });
+    await parallel(names, 16, (name, i) => createConfigMap(env.client, ns, name, { data: dataOf(i) }));
+    // JSON, as for a custom resource.
+    const transport = await Transport.fromKubeConfig(env.kubeConfig, { protobuf: false });
+    transports.push(transport);
+    const w = record(transport, { ...fast, namespace: ns });
+    subscriptions.push(w.subscription);
+
+    await waitFor(() => w.has('SYNCED'), { what: 'the initial list' });
+    assert.equal(transport.stats.requests, 1, 'one LIST page, from the watch cache');
+    const byName = new Map(
+      w.events.flatMap((e) =>
+        e.type === 'ADDED' ? [[e.object.metadata!.name!, e.object as KubeObject & { data?: object }]] : [],
+      ),
+    );
+    assert.equal(byName.size, 1200);
+    for (const [i, name] of names.entries()) assert.deepEqual(byName.get(name)?.data, dataOf(i), name);
+    assert.equal(byName.get('cm-0')?.kind, 'ConfigMap');
+  });
+
   it('advances its resourceVersion with bookmarks and resumes from it', async () => {
     const ns = await env.createNamespace('watch-bookmark');
     const transport = await newTransport();

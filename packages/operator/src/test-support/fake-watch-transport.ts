@@ -74,10 +74,7 @@ export class FakeWatchTransport implements WatchTransport {
   watchList = false;
   /** Streamed syncs refused so far (watchList off). */
   refusedStreams = 0;
-  /**
-   * As a Transport with protobuf on: built-in kinds list first from the watch cache. The
-   * pages still come through json() (no requestStreamed here).
-   */
+  /** As a Transport with protobuf on. The pages come through json() (no requestStreamed here). */
   readonly protobuf = true;
   /** As a Transport on HTTP/2, whose PING finds dead connections (false: HTTP/1.1). */
   checksLiveness = false;
