@@ -125,29 +125,26 @@ export class JsonListDecoder<T = unknown> {
 
   /**
    * From `i` inside an item: past the byte that closes it, or to the chunk's end. The hot
-   * loop of the decoder, on locals: only strings (and their escapes) and depth matter here.
+   * loop of the decoder: only strings (skipped to their closing quote) and depth matter.
    */
   private scanItem(chunk: Buffer, i: number): number {
     const n = chunk.length;
     let depth = this.depth;
-    let inString = this.inString;
-    let escaped = this.escaped;
-    for (; i < n; i++) {
+    while (i < n) {
+      if (this.inString) {
+        i = this.skipString(chunk, i);
+        continue;
+      }
       const byte = chunk[i]!;
-      if (inString) {
-        if (escaped) escaped = false;
-        else if (byte === BACKSLASH) escaped = true;
-        else if (byte === QUOTE) inString = false;
-      } else if (byte === QUOTE) inString = true;
+      if (byte === QUOTE) this.inString = true;
       else if (byte === OPEN_BRACE || byte === OPEN_BRACKET) depth++;
       else if ((byte === CLOSE_BRACE || byte === CLOSE_BRACKET) && --depth === 2) {
         i++;
         break;
       }
+      i++;
     }
     this.depth = depth;
-    this.inString = inString;
-    this.escaped = escaped;
     return i;
   }
 

@@ -114,6 +114,46 @@ describe('Transport', () => {
     assert.equal(transport.stats.inFlight, 0);
   });
 
+  it('after a 429 sends the resource one request at a time; a request Node refuses to send gives its place back', async () => {
+    const own = await Transport.fromKubeConfig(kubeConfig(server.url));
+    let first = true;
+    let inFlight = 0;
+    let most = 0;
+    server.handle((req, res) => {
+      if (first && req.url?.includes('/configmaps/')) {
+        first = false;
+        res.writeHead(429, { 'retry-after': '1' });
+        return void res.end();
+      }
+      inFlight++;
+      most = Math.max(most, inFlight);
+      setTimeout(() => {
+        inFlight--;
+        res.end('{"ok":true}');
+      }, 20);
+    });
+    try {
+      const path = (name: string) => `/api/v1/namespaces/n/configmaps/${name}`;
+      const refused = own.json('GET', path('a'));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      assert.deepEqual(own.throttledResources, ['configmaps']);
+      // Within the Retry-After: one at a time, however many are asked for at once.
+      await Promise.all(['b', 'c', 'd', 'e'].map((name) => own.json('GET', path(name))));
+      assert.equal(most, 1, 'one at a time');
+      assert.ok(own.stats.held >= 3, `${own.stats.held} held`);
+      // Another resource is not held.
+      await Promise.all([own.json('GET', '/api/v1/namespaces/n/secrets/s'), own.json('GET', path('f'))]);
+      assert.equal(most, 2);
+      // Refused by Node before anything was sent: not an outage, and the place is free again.
+      await assert.rejects(own.json('GET', path('bad name')), /unescaped characters/i);
+      assert.equal(own.connectivity.isUp, true);
+      assert.deepEqual(await own.json('GET', path('g')), { ok: true });
+      assert.deepEqual(await refused, { ok: true });
+    } finally {
+      own.close();
+    }
+  });
+
   it('sends a read answered 503 with Retry-After again, never a write (it may have been done)', async () => {
     let requests = 0;
     server.handle((req, res) => {
