@@ -93,7 +93,7 @@ async function child({ kubeconfig, namespace, kind, dist, dir }) {
     ['idle', rssIdle],
   ])
     console.log(
-      `${label.padEnd(6)} RSS ${m.rss} MB: heapUsed ${m.heapUsed}, V8 pages ${m.v8}, malloc heap ${m.malloc}, other anonymous ${m.other}, files ${m.files}`,
+      `${label.padEnd(6)} RSS ${m.rss} MB: heapUsed ${m.heapUsed}, V8 pages ${m.v8}, malloc heap ${m.malloc}, other anonymous ${m.other}, files ${m.files}; spaces ${m.spaces}`,
     );
   writeFileSync(join(dir, 'done'), '');
   process.exit(0);
@@ -115,7 +115,13 @@ function memory() {
     else sums.other += anon;
   }
   const { rss, heapUsed } = process.memoryUsage();
-  return Object.fromEntries(Object.entries({ rss, heapUsed, ...sums }).map(([k, v]) => [k, MB(v)]));
+  // Each V8 space: committed / used, MB (where V8's pages beyond the used heap are).
+  const spaces = v8
+    .getHeapSpaceStatistics()
+    .filter((space) => space.space_size > 0)
+    .map((space) => `${space.space_name} ${MB(space.space_size)}/${MB(space.space_used_size)}`)
+    .join(', ');
+  return { ...Object.fromEntries(Object.entries({ rss, heapUsed, ...sums }).map(([k, v]) => [k, MB(v)])), spaces };
 }
 
 /** { "type name @ holder.property": [count, bytes] } over a snapshot's nodes. */

@@ -47,7 +47,7 @@ export {
   type InstallCustomResourcesOptions,
 } from './crd-installer.js';
 export { apiVersionOf, resourceName, resourcePath, type ResourceDescriptor } from './resource.js';
-export type { KubeObject, ObjectMeta, OwnerReference } from './kube-object.js';
+export { withoutManagedFields, type KubeObject, type ObjectMeta, type OwnerReference } from './kube-object.js';
 export { keyOf, refOf, refOfObject, type ObjectRef } from './object-ref.js';
 export { type Clock, type TimerHandle, systemClock, idleWithin } from './clock.js';
 export { ManualClock, seededRandom } from './testing-clock.js';

@@ -32,3 +32,15 @@ export interface KubeObject {
   kind?: string;
   metadata?: ObjectMeta;
 }
+
+/**
+ * The metadata without managedFields, as a new object (its fields, not copies of them).
+ * Deleting a property from the middle of an object turns it into a dictionary, and the
+ * API server's JSON of a custom resource has managedFields between labels and name (its
+ * keys sorted): such a metadata then takes about 600 bytes of heap against 224 for the
+ * copy. (Protobuf lists and watches skip managedFields on the wire.)
+ */
+export function withoutManagedFields<M extends ObjectMeta>(metadata: M): M {
+  const { managedFields: _dropped, ...rest } = metadata;
+  return rest as M;
+}

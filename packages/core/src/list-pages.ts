@@ -1,5 +1,6 @@
 import { KubeApiError } from './errors.js';
 import { JsonListDecoder } from './json-list-stream.js';
+import { withoutManagedFields, type KubeObject } from './kube-object.js';
 import type { ObjectTooDeepError } from './object-depth.js';
 import { errorBody, isProtobuf, PROTOBUF_ACCEPT } from './protobuf/envelope.js';
 import { ProtobufListDecoder } from './protobuf/list-stream.js';
@@ -43,7 +44,7 @@ export interface ListPagesOptions {
    * both decode to the same objects. Ignored when the transport's `protobuf` option is off.
    */
   protobuf?: boolean;
-  /** Protobuf: never decode metadata.managedFields (the informer drops them anyway). */
+  /** Drop metadata.managedFields (the informer drops them anyway): never decoded from protobuf, from JSON as each item comes. */
   dropManagedFields?: boolean;
   /** A JSON Accept value of its own (e.g. METADATA_LIST_ACCEPT); it rules out protobuf. */
   accept?: string;
@@ -96,7 +97,12 @@ export async function* listPages<T>(
     const page = schema
       ? fetchProtobuf<T>(transport as Pick<Transport, 'requestStreamed'>, path, request, schema)
       : transport.requestStreamed
-        ? fetchJson<T>(transport as Pick<Transport, 'requestStreamed'>, path, request)
+        ? fetchJson<T>(
+            transport as Pick<Transport, 'requestStreamed'>,
+            path,
+            request,
+            options.dropManagedFields === true,
+          )
         : transport.json<KubeList<T>>('GET', path, request);
     // Awaited later; until then a failure must not count as unhandled.
     page.catch(() => {});
@@ -142,6 +148,7 @@ async function fetchJson<T>(
   transport: Pick<Transport, 'requestStreamed'>,
   path: string,
   request: { query: Query; signal: AbortSignal; accept?: string },
+  dropManagedFields: boolean,
 ): Promise<KubeList<T>> {
   const response = await transport.requestStreamed('GET', path, request);
   try {
@@ -152,7 +159,14 @@ async function fetchJson<T>(
     const decoder = new JsonListDecoder<T>();
     const items: T[] = [];
     for await (const chunk of response.chunks) {
-      for (const item of decoder.write(chunk)) items.push(item);
+      for (const item of decoder.write(chunk)) {
+        // Dropped as each item comes, while its parsed metadata is young: dropped after the
+        // whole page (100,000 objects from the watch cache), the parsed ones die in the old
+        // generation between the objects kept, and V8 kept 84 MB of those pages.
+        const meta = (item as KubeObject).metadata;
+        if (dropManagedFields && meta?.managedFields) (item as KubeObject).metadata = withoutManagedFields(meta);
+        items.push(item);
+      }
     }
     const list = decoder.end();
     if (list.items) items.push(...list.items);

@@ -135,7 +135,9 @@ describe('Transport', () => {
     try {
       const path = (name: string) => `/api/v1/namespaces/n/configmaps/${name}`;
       const refused = own.json('GET', path('a'));
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      for (let tries = 0; own.throttledResources.length === 0 && tries < 500; tries++) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
       assert.deepEqual(own.throttledResources, ['configmaps']);
       // Within the Retry-After: one at a time, however many are asked for at once.
       await Promise.all(['b', 'c', 'd', 'e'].map((name) => own.json('GET', path(name))));

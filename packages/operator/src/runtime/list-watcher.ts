@@ -14,7 +14,6 @@ import {
   METADATA_WATCH_ACCEPT,
   type KubeObject,
   type KubeStatus,
-  type ObjectMeta,
   type ObjectRef,
   type Query,
   type ResourceDescriptor,
@@ -24,6 +23,7 @@ import {
   type RuntimeLogger,
   silentLogger,
   systemClock,
+  withoutManagedFields,
 } from '@nestor/core';
 import { Backoff } from './backoff.js';
 import { KnownObjects, type RelistPass } from './known-objects.js';
@@ -711,18 +711,6 @@ export class ListWatcher<T extends KubeObject> {
       }
     });
   }
-}
-
-/**
- * The metadata without managedFields, as a new object (its fields, not copies of them).
- * Deleting a property from the middle of an object turns it into a dictionary, and the
- * API server's JSON of a custom resource has managedFields between labels and name (its
- * keys sorted): such a metadata then takes about 600 bytes of heap against 224 for the
- * copy. (Protobuf lists and watches skip managedFields on the wire.)
- */
-function withoutManagedFields(metadata: ObjectMeta): ObjectMeta {
-  const { managedFields: _dropped, ...rest } = metadata;
-  return rest;
 }
 
 /**
