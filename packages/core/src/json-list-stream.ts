@@ -59,10 +59,12 @@ export class JsonListDecoder<T = unknown> {
       if (this.segment === Segment.Item) {
         i = this.scanItem(chunk, i);
         if (this.depth !== 2) break; // the item goes on in the next chunk
-        if (this.item.length > 0) items.push(this.parseJoined(chunk.subarray(0, i)));
-        else if (runStart < 0) runStart = start;
-        if (this.item.length === 0 && runStart >= 0) runEnd = i;
-        this.item = [];
+        if (this.item.length > 0) {
+          items.push(this.parseJoined(chunk.subarray(0, i)));
+        } else {
+          if (runStart < 0) runStart = start;
+          runEnd = i;
+        }
         this.segment = Segment.Between;
         continue;
       }
@@ -200,6 +202,8 @@ export class JsonListDecoder<T = unknown> {
   /** An item that began in an earlier chunk and ends with `tail`. */
   private parseJoined(tail: Buffer): T {
     this.item.push(tail);
-    return JSON.parse(Buffer.concat(this.item).toString('utf8')) as T;
+    const bytes = Buffer.concat(this.item);
+    this.item = [];
+    return JSON.parse(bytes.toString('utf8')) as T;
   }
 }

@@ -94,16 +94,15 @@ export async function* listPages<T>(
         }
       : { ...options.query, limit };
     const request = { query, signal: abort.signal, ...(options.accept ? { accept: options.accept } : {}) };
-    const page = schema
-      ? fetchProtobuf<T>(transport as Pick<Transport, 'requestStreamed'>, path, request, schema)
-      : transport.requestStreamed
-        ? fetchJson<T>(
-            transport as Pick<Transport, 'requestStreamed'>,
-            path,
-            request,
-            options.dropManagedFields === true,
-          )
-        : transport.json<KubeList<T>>('GET', path, request);
+    const page = transport.requestStreamed
+      ? fetchStreamed<T>(
+          transport as Pick<Transport, 'requestStreamed'>,
+          path,
+          request,
+          schema,
+          options.dropManagedFields === true,
+        )
+      : transport.json<KubeList<T>>('GET', path, request);
     // Awaited later; until then a failure must not count as unhandled.
     page.catch(() => {});
     return { page, continueToken };
@@ -141,23 +140,39 @@ export async function* listPages<T>(
 }
 
 /**
- * One page in JSON, decoded item by item as the body arrives (JsonListDecoder): a page from
- * the watch cache holds the whole list, and is never held whole here.
+ * One page, decoded item by item as the body arrives (a page from the watch cache holds the
+ * whole list, and is never held whole here): protobuf when `schema` asked for it and the
+ * server answered so (`ProtobufListDecoder`), else JSON (`JsonListDecoder`).
  */
-async function fetchJson<T>(
+async function fetchStreamed<T>(
   transport: Pick<Transport, 'requestStreamed'>,
   path: string,
   request: { query: Query; signal: AbortSignal; accept?: string },
+  schema: ProtobufSchema | undefined,
   dropManagedFields: boolean,
 ): Promise<KubeList<T>> {
-  const response = await transport.requestStreamed('GET', path, request);
+  const response = await transport.requestStreamed(
+    'GET',
+    path,
+    schema ? { ...request, accept: PROTOBUF_ACCEPT } : request,
+  );
   try {
+    const contentType = response.headers['content-type'];
     if (response.status >= 400) {
-      const body = await response.readBody();
+      const body = errorBody(await response.readBody(), contentType, schema);
       throw KubeApiError.fromResponse({ method: 'GET', path }, response.status, body, response.headers['retry-after']);
     }
-    const decoder = new JsonListDecoder<T>();
     const items: T[] = [];
+    if (schema && isProtobuf(contentType)) {
+      // managedFields, when dropped, are skipped on the wire by the schema.
+      const decoder = new ProtobufListDecoder<T>(schema);
+      for await (const chunk of response.chunks) {
+        for (const item of decoder.write(chunk)) items.push(item);
+      }
+      decoder.end();
+      return { metadata: decoder.metadata, items, refused: decoder.refused };
+    }
+    const decoder = new JsonListDecoder<T>();
     for await (const chunk of response.chunks) {
       for (const item of decoder.write(chunk)) {
         // Dropped as each item comes, while its parsed metadata is young: dropped after the
@@ -171,36 +186,6 @@ async function fetchJson<T>(
     const list = decoder.end();
     if (list.items) items.push(...list.items);
     return { metadata: list.metadata as KubeList<T>['metadata'], items };
-  } finally {
-    response.release();
-  }
-}
-
-/**
- * One page asked for in protobuf: decoded item by item as the body arrives (a page from the
- * watch cache holds the whole list), or parsed if the server answered JSON.
- */
-async function fetchProtobuf<T>(
-  transport: Pick<Transport, 'requestStreamed'>,
-  path: string,
-  request: { query: Query; signal: AbortSignal },
-  schema: ProtobufSchema,
-): Promise<KubeList<T>> {
-  const response = await transport.requestStreamed('GET', path, { ...request, accept: PROTOBUF_ACCEPT });
-  try {
-    const contentType = response.headers['content-type'];
-    if (response.status >= 400) {
-      const body = errorBody(await response.readBody(), contentType, schema);
-      throw KubeApiError.fromResponse({ method: 'GET', path }, response.status, body, response.headers['retry-after']);
-    }
-    if (!isProtobuf(contentType)) return JSON.parse((await response.readBody()).toString('utf8')) as KubeList<T>;
-    const decoder = new ProtobufListDecoder<T>(schema);
-    const items: T[] = [];
-    for await (const chunk of response.chunks) {
-      for (const item of decoder.write(chunk)) items.push(item);
-    }
-    decoder.end();
-    return { metadata: decoder.metadata, items, refused: decoder.refused };
   } finally {
     response.release();
   }

@@ -30,18 +30,13 @@ export class ThrottleWindows {
     private readonly onChange: (resource: string, open: boolean) => void = () => {},
   ) {}
 
-  /** Whether any resource is throttled (the fast path skips all else when not). */
-  get open(): number {
-    return this.windows.size;
-  }
-
   /** The resources throttled now (their requests go within a window). */
   resources(): string[] {
     for (const window of [...this.windows.values()]) window.closeIfStale();
     return [...this.windows.keys()];
   }
 
-  /** The window of `path`'s resource, if one is open. */
+  /** The window of `path`'s resource, if one is open (nothing to look up when none is). */
   windowOf(path: string): ThrottleWindow | undefined {
     if (this.windows.size === 0) return undefined;
     const window = this.windows.get(resourceOf(path));
@@ -120,7 +115,7 @@ export class ThrottleWindow {
     });
   }
 
-  /** A request that entered has its answer's head (or failed): its place is free. */
+  /** A request that entered has been answered and read (or failed): its place is free. */
   leave(): void {
     this.inFlight--;
     this.admit();
@@ -130,10 +125,7 @@ export class ThrottleWindow {
   answered(): void {
     if (this.closed || this.clock.now() < this.holdUntil) return;
     this.limit++;
-    if (this.limit > this.peak) {
-      this.closed = true;
-      this.onClose();
-    }
+    if (this.limit > this.peak) this.close();
     this.admit();
   }
 
@@ -150,20 +142,21 @@ export class ThrottleWindow {
    * of the server now. True when closed.
    */
   closeIfStale(): boolean {
-    if (!this.closed && this.waiting.length === 0 && this.clock.now() - this.refusedAt >= STALE_MS) {
-      this.closed = true;
-      this.onClose();
-    }
+    if (this.waiting.length === 0 && this.clock.now() - this.refusedAt >= STALE_MS) this.close();
     return this.closed;
   }
 
   /** Closes the window; whoever waits in it fails with `error`. */
   abandon(error: Error): void {
-    if (!this.closed) {
-      this.closed = true;
-      this.onClose();
-    }
+    this.close();
     for (const waiter of this.waiting.splice(0)) waiter.fail(error);
+  }
+
+  /** Closed once: everyone may go, and the resource is no longer throttled. */
+  private close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.onClose();
   }
 
   private admit(): void {

@@ -418,7 +418,7 @@ export class Transport {
     let throttled = 0;
     for (let attempt = 1; ; attempt++) {
       // A throttled resource's place, held until the answer is read (APF holds the seat as long).
-      const window = watch || this.throttle.open === 0 ? undefined : this.throttle.windowOf(path);
+      const window = watch ? undefined : this.throttle.windowOf(path);
       const waitedMs = window ? await this.enter(window, failed, signal, timeoutMs, startedAt) : 0;
       let exchange: Exchange | undefined;
       let guard: Guard | undefined;
@@ -597,7 +597,6 @@ export class Transport {
   }
 }
 
-/** The deadline and the abort signal of one exchange, whatever carries it. */
 /** Retry-After in whole seconds, as client-go reads it (an HTTP date or a fraction: none). */
 function retryAfterSeconds(head: ResponseHead): number | undefined {
   const header = head.headers['retry-after'];
@@ -605,6 +604,7 @@ function retryAfterSeconds(head: ResponseHead): number | undefined {
   return Number.isInteger(seconds) && seconds >= 1 ? seconds : undefined;
 }
 
+/** The deadline and the abort signal of one exchange, whatever carries it. */
 class Guard {
   /** Set when the deadline cut the exchange. */
   fired?: Error;
