@@ -101,6 +101,8 @@ class Http2Exchange implements Exchange {
   private bodyFailed?: (error: unknown) => void;
   /** The stream emitted 'close': it says nothing more. */
   private gone = false;
+  /** readBody()'s listeners on the stream, taken off at its close (detach()). */
+  private bodyListeners?: { data: (chunk: Buffer) => void; end: () => void };
 
   constructor(
     private readonly sessions: Http2Sessions,
@@ -165,7 +167,26 @@ class Http2Exchange implements Exchange {
     // A stream that closes before its answer ended early (made only then: an Error costs a stack).
     if (!this.settled) this.fail(closedEarly(stream));
     else if (this.bodyFailed && !stream.readableEnded) this.bodyFailed(closedEarly(stream));
+    this.detach(stream);
   };
+
+  /**
+   * Lets go of everything this exchange hung on its stream. Node keeps a closed stream
+   * until the next full GC (its native handle counts as a root for the young generation),
+   * so whatever its listeners reach (this exchange, the response head, the body's promise
+   * and bytes) would be promoted with it and make old space grow between full GCs.
+   */
+  private detach(stream: ClientHttp2Stream): void {
+    stream.removeListener('response', this.onResponse);
+    stream.removeListener('error', this.onError);
+    stream.on('error', ignoreAfterClose);
+    if (this.bodyListeners) {
+      stream.removeListener('data', this.bodyListeners.data);
+      stream.removeListener('end', this.bodyListeners.end);
+      this.bodyListeners = undefined;
+    }
+    this.bodyFailed = undefined;
+  }
 
   private readonly fail = (error: unknown): void => {
     if (!this.settled) this.rejectHead(error);
@@ -192,14 +213,17 @@ class Http2Exchange implements Exchange {
     return new Promise((resolve, reject) => {
       const chunks: Buffer[] = [];
       this.bodyFailed = reject;
-      stream.on('data', (chunk: Buffer) => {
+      const data = (chunk: Buffer) => {
         liveness.read();
         chunks.push(chunk);
-      });
-      stream.once('end', () => {
+      };
+      const end = () => {
         if (stream.rstCode) reject(closedEarly(stream));
         else resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
-      });
+      };
+      this.bodyListeners = { data, end };
+      stream.on('data', data);
+      stream.once('end', end);
       // Closed before the read began, its body not whole: 'close' will not come again.
       if (this.gone && !stream.readableEnded) reject(closedEarly(stream));
     });
@@ -236,6 +260,9 @@ class Http2Exchange implements Exchange {
     if (!this.stream?.readableEnded) this.cut();
   }
 }
+
+/** A closed stream's 'error' listener: it has said all it will; it holds nothing. */
+function ignoreAfterClose(): void {}
 
 function refused(error: unknown): boolean {
   return (error as { rstCode?: number } | undefined)?.rstCode === NGHTTP2_REFUSED_STREAM;

@@ -114,6 +114,49 @@ describe('Transport over HTTP/2', () => {
     }
   });
 
+  it('lets go of a closed stream: nothing of the request hangs on it for the GC to promote', async () => {
+    // Node keeps a closed stream until a full GC; what its listeners reach would go to old
+    // space with it. The exchanges are taken as they open, to look at their streams after.
+    const transport = await Transport.fromKubeConfig(kubeConfig(port), { http2: true });
+    const exchanger = (transport as unknown as { exchanger: { open(request: unknown): unknown } }).exchanger;
+    const opened: { stream?: http2.ClientHttp2Stream }[] = [];
+    const open = exchanger.open.bind(exchanger);
+    exchanger.open = (request) => {
+      const exchange = open(request) as { stream?: http2.ClientHttp2Stream };
+      opened.push(exchange);
+      return exchange;
+    };
+    try {
+      await Promise.all([
+        transport.json('POST', '/api/v1/x', { body: { a: 1 } }),
+        transport.json('GET', '/api/v1/x'),
+        transport.json('GET', '/slow', { timeoutMs: 20 }).catch(() => undefined),
+      ]);
+      assert.equal(opened.length, 3);
+      for (const { stream } of opened) {
+        if (!stream!.closed) await new Promise((resolve) => stream!.once('close', resolve));
+        await new Promise((resolve) => setImmediate(resolve));
+        for (const event of ['response', 'data', 'end', 'close'] as const) {
+          const ours = stream!
+            .listeners(event)
+            .filter((listener) => !/^(bound )?(onceWrapper|\[?kMaybeDestroy\]?)$/.test(listener.name));
+          assert.deepEqual(
+            ours.map((listener) => listener.name || '(anonymous)'),
+            [],
+            `the exchange's '${event}' listeners are gone`,
+          );
+        }
+        // An 'error' listener stays, one that holds nothing: no stream error is ever unhandled.
+        assert.deepEqual(
+          stream!.listeners('error').map((listener) => listener.name),
+          ['ignoreAfterClose'],
+        );
+      }
+    } finally {
+      transport.close();
+    }
+  });
+
   it('uses HTTP/2 by default, and says its connections are checked by PING', async () => {
     const transport = await Transport.fromKubeConfig(kubeConfig(port));
     try {
