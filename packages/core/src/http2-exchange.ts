@@ -210,6 +210,9 @@ class Http2Exchange implements Exchange {
   readBody(): Promise<Buffer> {
     const stream = this.stream!;
     const liveness = this.session!.liveness;
+    // Closed before the read began, its body not whole: 'close' will not come again, and
+    // listeners hung on it now would never be taken off.
+    if (this.gone && !stream.readableEnded) return Promise.reject(closedEarly(stream));
     return new Promise((resolve, reject) => {
       const chunks: Buffer[] = [];
       this.bodyFailed = reject;
@@ -224,8 +227,6 @@ class Http2Exchange implements Exchange {
       this.bodyListeners = { data, end };
       stream.on('data', data);
       stream.once('end', end);
-      // Closed before the read began, its body not whole: 'close' will not come again.
-      if (this.gone && !stream.readableEnded) reject(closedEarly(stream));
     });
   }
 
