@@ -1,9 +1,4 @@
-import http2, {
-  type ClientHttp2Stream,
-  type IncomingHttpHeaders,
-  type IncomingHttpStatusHeader,
-  type OutgoingHttpHeaders,
-} from 'node:http2';
+import http2, { type ClientHttp2Stream, type IncomingHttpHeaders, type IncomingHttpStatusHeader } from 'node:http2';
 import type tls from 'node:tls';
 import type { Credentials } from './credentials.js';
 import {
@@ -131,11 +126,10 @@ class Http2Exchange implements Exchange {
 
   private send(session: Session, request: OutgoingRequest): void {
     this.session = session;
-    const headers: OutgoingHttpHeaders = {
-      ...request.headers,
-      ':method': request.method,
-      ':path': request.target,
-    };
+    // Node's raw form (name, value, name, value...): an object would be copied into another
+    // one that the stream keeps, and a stream is kept until a full GC (detach()).
+    const headers = [':method', request.method, ':path', request.target];
+    for (const name in request.headers) headers.push(name, String(request.headers[name]));
     let stream: ClientHttp2Stream;
     try {
       stream = this.sessions.request(session, headers, !request.payload);

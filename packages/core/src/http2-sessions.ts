@@ -1,4 +1,4 @@
-import http2, { type ClientHttp2Session, type ClientHttp2Stream, type OutgoingHttpHeaders } from 'node:http2';
+import http2, { type ClientHttp2Session, type ClientHttp2Stream } from 'node:http2';
 import { isIP } from 'node:net';
 import tls from 'node:tls';
 import { systemClock } from './clock.js';
@@ -110,7 +110,7 @@ export class Http2Sessions {
    * Opens a stream on `session`; it counts against the session's limit until its owner calls
    * streamClosed() from the stream's 'close' (one listener per stream, the owner's).
    */
-  request(session: Session, headers: OutgoingHttpHeaders, endStream: boolean): ClientHttp2Stream {
+  request(session: Session, headers: readonly string[], endStream: boolean): ClientHttp2Stream {
     const stream = session.http2.request(headers, { endStream });
     if (session.streams++ === 0) clearTimeout(session.idleTimer);
     return stream;
