@@ -8,6 +8,7 @@ const metadata = fc.record(
   {
     name: fc.string(),
     namespace: fc.oneof(fc.constantFrom('ns', 'other'), fc.string({ maxLength: 80 })),
+    creationTimestamp: fc.oneof(fc.constantFrom('2026-11-27T10:42:24Z'), fc.string(), fc.integer()),
     labels: fc.dictionary(fc.string({ maxLength: 10 }), fc.oneof(fc.string({ maxLength: 70 }), fc.integer()), {
       noNullPrototype: true,
     }),
