@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { KubeApiError } from './errors.js';
 import { listPages } from './list-pages.js';
-import type { RequestOptions } from './transport.js';
+import type { RequestOptions, StreamedTransportResponse } from './transport.js';
 
 interface Page {
   metadata: { resourceVersion: string; continue?: string };
@@ -93,5 +93,35 @@ describe('listPages', () => {
     transport.requests[1]!.answer(new KubeApiError(500, 'InternalError', 'boom', 'GET', '/'));
     await tick();
     await assert.rejects(pages.next(), /boom/);
+  });
+
+  it('reads a streamed JSON page whole when its items key is escaped, however many, managedFields dropped', async () => {
+    // `"\u0069tems"` is `items` to JSON.parse but not to the item-by-item scan: the items come
+    // parsed with the rest of the list at its end. 200,000 of them once overflowed a spread push.
+    const count = 200_000;
+    const item = '{"metadata":{"name":"a","managedFields":[{"manager":"m"}],"uid":"u"}}';
+    const body = Buffer.from(
+      `{"metadata":{"resourceVersion":"9"},"\\u0069tems":[${Array(count).fill(item).join(',')}]}`,
+    );
+    const response: StreamedTransportResponse = {
+      status: 200,
+      headers: { 'content-type': 'application/json' },
+      chunks: (async function* () {
+        for (let at = 0; at < body.length; at += 65_536) yield body.subarray(at, at + 65_536);
+      })(),
+      readBody: () => Promise.resolve(body),
+      release: () => {},
+    };
+    const transport = {
+      json: () => Promise.reject(new Error('the page is streamed')),
+      requestStreamed: () => Promise.resolve(response),
+    };
+    const pages = listPages<{ metadata: Record<string, unknown> }>(transport, '/apis/x/v1/widgets', {
+      dropManagedFields: true,
+    });
+    const { value } = await pages.next();
+    assert.equal(value?.items.length, count);
+    assert.deepEqual(value?.items[count - 1], { metadata: { name: 'a', uid: 'u' } });
+    assert.equal(value?.resourceVersion, '9');
   });
 });
