@@ -117,27 +117,35 @@ describe('Transport over HTTP/2', () => {
   it('lets go of a closed stream: nothing of the request hangs on it for the GC to promote', async () => {
     // Node keeps a closed stream until a full GC; what its listeners reach would go to old
     // space with it. The exchanges are taken as they open, to look at their streams after.
+    type Opened = { stream?: http2.ClientHttp2Stream; onClose: () => void };
     const transport = await Transport.fromKubeConfig(kubeConfig(port), { http2: true });
     const exchanger = (transport as unknown as { exchanger: { open(request: unknown): unknown } }).exchanger;
-    const opened: { stream?: http2.ClientHttp2Stream }[] = [];
+    const opened: Opened[] = [];
     const open = exchanger.open.bind(exchanger);
-    exchanger.open = (request) => {
-      const exchange = open(request) as { stream?: http2.ClientHttp2Stream };
-      opened.push(exchange);
-      return exchange;
-    };
     try {
+      // Connected first: with a connection open each request is on its stream at once, and
+      // the short deadline below cuts a sent request, not one still waiting to connect.
+      await transport.json('GET', '/api/v1/x');
+      exchanger.open = (request) => {
+        const exchange = open(request) as Opened;
+        opened.push(exchange);
+        return exchange;
+      };
       await Promise.all([
         transport.json('POST', '/api/v1/x', { body: { a: 1 } }),
         transport.json('GET', '/api/v1/x'),
         transport.json('GET', '/slow', { timeoutMs: 20 }).catch(() => undefined),
       ]);
       assert.equal(opened.length, 3);
-      for (const { stream } of opened) {
-        if (!stream!.closed) await new Promise((resolve) => stream!.once('close', resolve));
-        await new Promise((resolve) => setImmediate(resolve));
+      for (const exchange of opened) {
+        assert.ok(exchange.stream, 'each request went out on a stream');
+        const stream: http2.ClientHttp2Stream = exchange.stream;
+        // Its 'close' has come once the exchange's own (once) listener for it is gone; a
+        // listener added now runs after the exchange's.
+        if (stream.listeners('close').includes(exchange.onClose))
+          await new Promise((resolve) => stream.once('close', resolve));
         for (const event of ['response', 'data', 'end', 'close'] as const) {
-          const ours = stream!
+          const ours = stream
             .listeners(event)
             .filter((listener) => !/^(bound )?(onceWrapper|\[?kMaybeDestroy\]?)$/.test(listener.name));
           assert.deepEqual(
@@ -148,7 +156,7 @@ describe('Transport over HTTP/2', () => {
         }
         // An 'error' listener stays, one that holds nothing: no stream error is ever unhandled.
         assert.deepEqual(
-          stream!.listeners('error').map((listener) => listener.name),
+          stream.listeners('error').map((listener) => listener.name),
           ['ignoreAfterClose'],
         );
       }
