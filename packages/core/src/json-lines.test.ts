@@ -1,16 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { JsonLineDecoder } from './json-lines.js';
+import { cutAt } from './test-support/cut-at.js';
 
 /** Feeds `bytes` cut at the given offsets and returns every value decoded. */
 function decodeCut(bytes: Buffer, cuts: number[]): unknown[] {
   const decoder = new JsonLineDecoder();
-  const values: unknown[] = [];
-  let start = 0;
-  for (const cut of [...cuts, bytes.length]) {
-    values.push(...decoder.write(bytes.subarray(start, cut)));
-    start = cut;
-  }
+  const values: unknown[] = cutAt(bytes, cuts).flatMap((chunk) => decoder.write(chunk));
   const last = decoder.end();
   if (last !== undefined) values.push(last);
   return values;

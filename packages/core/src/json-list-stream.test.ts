@@ -1,16 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { JsonListDecoder } from './json-list-stream.js';
+import { cutAt } from './test-support/cut-at.js';
 
 /** Feeds `bytes` cut at the given offsets; returns the items and the list without them. */
 function decodeCut(bytes: Buffer, cuts: number[]) {
   const decoder = new JsonListDecoder();
-  const items: unknown[] = [];
-  let start = 0;
-  for (const cut of [...cuts, bytes.length]) {
-    items.push(...decoder.write(bytes.subarray(start, cut)));
-    start = cut;
-  }
+  const items = cutAt(bytes, cuts).flatMap((chunk) => decoder.write(chunk));
   return { items, list: decoder.end() };
 }
 

@@ -24,6 +24,7 @@ import {
   varint,
   type Bytes,
 } from '../test-support/protobuf-writer.js';
+import { cutAt } from '../test-support/cut-at.js';
 
 function read(bytes: Bytes, use: (reader: WireReader) => unknown): unknown {
   const reader = new WireReader(Buffer.from(bytes));
@@ -361,12 +362,7 @@ describe('the generated table', () => {
     const whole = decodeList(schema, body);
     const decode = (cuts: number[]) => {
       const decoder = new ProtobufListDecoder(schema);
-      const items: unknown[] = [];
-      let start = 0;
-      for (const cut of [...cuts, body.length]) {
-        items.push(...decoder.write(body.subarray(start, cut)));
-        start = cut;
-      }
+      const items = cutAt(body, cuts).flatMap((chunk) => decoder.write(chunk));
       decoder.end();
       return { metadata: decoder.metadata, items };
     };
@@ -432,12 +428,7 @@ describe('the generated table', () => {
       Buffer.concat([frame(event('ADDED', 'a')), frame(event('MODIFIED', 'ü')), frame(event('BOOKMARK', ''))]);
     const decodeCut = (bytes: Buffer, cuts: number[]) => {
       const decoder = new ProtobufWatchDecoder(schema);
-      const events: unknown[] = [];
-      let start = 0;
-      for (const cut of [...cuts, bytes.length]) {
-        events.push(...decoder.write(bytes.subarray(start, cut)));
-        start = cut;
-      }
+      const events = cutAt(bytes, cuts).flatMap((chunk) => decoder.write(chunk));
       decoder.end();
       return events;
     };

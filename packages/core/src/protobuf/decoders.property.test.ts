@@ -3,6 +3,7 @@ import { before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { JsonLineDecoder } from '../json-lines.js';
 import { ObjectTooDeepError } from '../object-depth.js';
+import { cutAt } from '../test-support/cut-at.js';
 import { configMap, envelope, msg, str, watchFrame, type ConfigMapFields } from '../test-support/protobuf-writer.js';
 import { decodeEnveloped, decodeList } from './envelope.js';
 import { ProtobufListDecoder } from './list-stream.js';
@@ -29,16 +30,11 @@ function outcome<T>(run: () => T, allowed: (error: unknown) => boolean = typed):
 const syntax = (error: unknown) => error instanceof SyntaxError;
 
 /** `bytes` cut at arbitrary offsets. */
-const chunked = (bytes: Buffer, cuts: number[]): Buffer[] => {
-  const at = [...new Set(cuts.map((cut) => cut % (bytes.length + 1)))].sort((a, b) => a - b);
-  const chunks: Buffer[] = [];
-  let start = 0;
-  for (const cut of [...at, bytes.length]) {
-    chunks.push(bytes.subarray(start, cut));
-    start = cut;
-  }
-  return chunks;
-};
+const chunked = (bytes: Buffer, cuts: number[]): Buffer[] =>
+  cutAt(
+    bytes,
+    [...new Set(cuts.map((cut) => cut % (bytes.length + 1)))].sort((a, b) => a - b),
+  );
 const cuts = fc.array(fc.nat(), { maxLength: 12 });
 
 /** Keys as a ConfigMap may have them, `__proto__` and other Object.prototype names included. */
