@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { after, afterEach, describe, it } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
 import { ClusterConfig } from './cluster-config.js';
-import { readCredentials } from './credentials.js';
+import { readCredentials } from './kubeconfig-credentials.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'nestor-cluster-config-'));
 after(() => rmSync(dir, { recursive: true, force: true }));

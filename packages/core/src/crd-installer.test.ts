@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { KubeApiError } from './errors.js';
-import type { RequestOptions } from './transport.js';
+import type { RequestOptions } from './transport-requests.js';
 import { installCustomResourceDefinitions, type InstallableCustomResourceDefinition } from './crd-installer.js';
 
 const crd: InstallableCustomResourceDefinition = {

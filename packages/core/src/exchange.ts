@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type https from 'node:https';
 import tls from 'node:tls';
-import type { Credentials } from './credentials.js';
+import type { Credentials } from './kubeconfig-credentials.js';
 
 /**
  * The seam between the Transport and a protocol, as client-go's RoundTripper: the Transport

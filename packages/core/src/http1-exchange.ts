@@ -1,6 +1,6 @@
 import type { Agent as HttpAgent, ClientRequest, IncomingMessage } from 'node:http';
 import https from 'node:https';
-import type { Credentials } from './credentials.js';
+import type { Credentials } from './kubeconfig-credentials.js';
 import { tlsOptions, type Exchange, type Exchanger, type OutgoingRequest, type ResponseHead } from './exchange.js';
 
 // Not `import http from 'node:http'`: an ES import of node:http builds its namespace, which

@@ -1,6 +1,6 @@
 import http2, { type ClientHttp2Stream, type IncomingHttpHeaders, type IncomingHttpStatusHeader } from 'node:http2';
 import type tls from 'node:tls';
-import type { Credentials } from './credentials.js';
+import type { Credentials } from './kubeconfig-credentials.js';
 import {
   ProtocolFallback,
   tlsOptions,

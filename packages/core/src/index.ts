@@ -1,16 +1,16 @@
 // The public API of @nestor/core: what every layer above (client, runtime, the Nest module,
 // @nestor/testing) talks to the API server with, and the seams they share.
 
-export {
-  DEFAULT_RETRY_AFTER_ATTEMPTS,
-  Transport,
-  type Query,
-  type RequestOptions,
-  type StreamOptions,
-  type StreamedTransportResponse,
-  type TransportOptions,
-  type TransportResponse,
-} from './transport.js';
+export { Transport } from './transport.js';
+export { DEFAULT_RETRY_AFTER_ATTEMPTS } from './retry-after.js';
+export type { TransportOptions } from './transport-options.js';
+export type {
+  Query,
+  RequestOptions,
+  StreamOptions,
+  StreamedTransportResponse,
+  TransportResponse,
+} from './transport-requests.js';
 export { KubeApiError, describeRequest, retryAfterMs, type FailedRequest, type KubeStatus } from './errors.js';
 export { JsonLineDecoder } from './json-lines.js';
 export { JsonListDecoder } from './json-list-stream.js';

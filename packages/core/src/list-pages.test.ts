@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { KubeApiError } from './errors.js';
 import { listPages } from './list-pages.js';
-import type { RequestOptions, StreamedTransportResponse } from './transport.js';
+import type { RequestOptions, StreamedTransportResponse } from './transport-requests.js';
 
 interface Page {
   metadata: { resourceVersion: string; continue?: string };

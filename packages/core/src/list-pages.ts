@@ -5,7 +5,8 @@ import type { ObjectTooDeepError } from './object-depth.js';
 import { errorBody, isProtobuf, PROTOBUF_ACCEPT } from './protobuf/envelope.js';
 import { ProtobufListDecoder } from './protobuf/list-stream.js';
 import { loadProtobufSchema, type ProtobufSchema } from './protobuf/schema.js';
-import type { Query, Transport } from './transport.js';
+import type { Transport } from './transport.js';
+import type { Query } from './transport-requests.js';
 
 /** One page of a paginated LIST. */
 export interface ListPage<T> {
