@@ -1,113 +1,24 @@
 import { randomBytes } from 'node:crypto';
-import { readFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
-import { stringify } from 'yaml';
-import { installCustomResourceDefinitions, KubeApiError, sleep } from '@nestor/core';
+import { installCustomResourceDefinitions, KubeApiError } from '@nestor/core';
 import { ApiClient } from './api-client.js';
-import { auditLogFlags, readAuditLog, type AuditEvent } from './audit-log.js';
-import { ensureControlPlaneBinaries, type ControlPlaneBinaries } from './controlplane-binaries.js';
-import {
-  createAdminIdentity,
-  createServiceAccountKey,
-  type AdminIdentity,
-  type Authentication,
-} from './credentials.js';
+import { readAuditLog, type AuditEvent } from './audit-log.js';
+import { waitReady } from './control-plane-readiness.js';
 import { loadCustomResourceDefinitions, type CrdSource } from './crds.js';
-import { FakeNodes, isUsable } from './fake-nodes.js';
+import { environmentBounds, flag, type EnvironmentBounds, type TestEnvironmentOptions } from './environment-options.js';
+import { compactEtcdHistory, putInEtcd } from './etcd-faults.js';
+import { FakeNodes } from './fake-nodes.js';
+import { throttleByFlowControl, type ThrottledSubject } from './flow-control-throttle.js';
 import {
-  NODE_API_SERVER_FLAGS,
-  NODE_CONTROLLER_MANAGER_FLAGS,
-  NODE_CONTROLLERS,
-  startNodeComponents,
-} from './node-components.js';
-import { assertPortFree, freePort } from './ports.js';
-import { ControlPlaneProcess, type ProcessOptions } from './process.js';
-import { TcpRelay } from './tcp-relay.js';
+  launchControlPlane,
+  restartApiServer,
+  stopControlPlane,
+  type OwnedControlPlane,
+} from './owned-control-plane.js';
+import type { TcpRelay } from './tcp-relay.js';
 import { LocalWebhooks, type WebhookInstallOptions } from './webhooks.js';
-
-export interface TestEnvironmentOptions {
-  /** CRDs to install once the API server is ready: objects, YAML/JSON files or folders of them. */
-  crds?: CrdSource[];
-  /**
-   * Start kube-controller-manager too: `true` for the garbage collector, namespace,
-   * Deployment and ReplicaSet controllers, or the list of controllers to run.
-   */
-  controllerManager?: boolean | string[];
-  /**
-   * Fake Nodes, as many as given: kwok runs them (pods go Running and Ready, Job pods
-   * complete) and kube-scheduler places pods on them; kube-controller-manager runs with the
-   * workload and node controllers (Jobs, StatefulSets, DaemonSets, node health, evictions).
-   * Faults through `env.nodes`. With an existing cluster (USE_EXISTING_CLUSTER, the shared
-   * control plane), waits until it has this many fake nodes ready instead of starting any.
-   */
-  nodes?: number;
-  /** How the admin user authenticates (default 'token'). */
-  authentication?: Authentication;
-  /** Copy the control plane's output to stderr (default: KUBEBUILDER_ATTACH_CONTROL_PLANE_OUTPUT). */
-  attachControlPlaneOutput?: boolean;
-  /** Bound on start-up (default: KUBEBUILDER_CONTROLPLANE_START_TIMEOUT or 60 s). */
-  startTimeoutMs?: number;
-  /** Bound on each process's graceful stop before SIGKILL (default: KUBEBUILDER_CONTROLPLANE_STOP_TIMEOUT or 20 s). */
-  stopTimeoutMs?: number;
-  /** Use the cluster KUBECONFIG names instead of starting one (default: USE_EXISTING_CLUSTER). */
-  useExistingCluster?: boolean;
-  /** Fixed ports (default: free ones). */
-  apiServerPort?: number;
-  etcdPort?: number;
-  /** Extra kube-apiserver flags, e.g. ['--watch-cache=false']. */
-  apiServerFlags?: string[];
-  /**
-   * kube-apiserver reaches etcd through a TcpRelay (`etcdRelay`), for storage faults: a slow
-   * etcd (`etcdRelay.slow(ms)`), or one cut off (`partition()`). Default false.
-   */
-  etcdRelay?: boolean;
-  /**
-   * Turn on the API server's audit log: every write (not reads), at Metadata level, the
-   * record of who wrote what and when for fault tests. Read it with auditEvents().
-   */
-  auditLog?: boolean;
-  /** Where progress of a first control-plane build goes (default: stderr). */
-  onProgress?: (line: string) => void;
-}
-
-const DEFAULT_CONTROLLERS = [
-  'garbage-collector-controller',
-  'namespace-controller',
-  'deployment-controller',
-  'replicaset-controller',
-  'serviceaccount-controller',
-];
-
-/** Parses envtest's duration variables: Go durations ("90s", "2m") or bare seconds. */
-function durationMs(value: string | undefined, fallbackMs: number): number {
-  if (!value) return fallbackMs;
-  const match = /^(\d+(?:\.\d+)?)(ms|s|m)?$/.exec(value.trim());
-  if (!match) throw new Error(`cannot read the duration "${value}": write it as 90s, 2m or 500ms`);
-  const n = Number(match[1]);
-  return match[2] === 'ms' ? n : match[2] === 'm' ? n * 60_000 : n * 1000;
-}
-
-function flag(value: string | undefined): boolean {
-  return value !== undefined && ['1', 'true', 'yes'].includes(value.toLowerCase());
-}
-
-interface OwnedControlPlane {
-  dir: string;
-  binaries: ControlPlaneBinaries;
-  identity: AdminIdentity;
-  etcd: ControlPlaneProcess;
-  etcdUrl: string;
-  etcdRelay?: TcpRelay;
-  apiServer: ControlPlaneProcess;
-  apiServerArgs: string[];
-  processOptions: ProcessOptions;
-  controllerManager?: ControlPlaneProcess;
-  scheduler?: ControlPlaneProcess;
-  kwok?: ControlPlaneProcess;
-  auditLogPath?: string;
-}
 
 /**
  * A real etcd + kube-apiserver (+ kube-controller-manager) on loopback, as
@@ -133,7 +44,7 @@ export class TestEnvironment {
     readonly kubeconfigPath: string,
     /** The admin's JSON client, for set-up work in tests. */
     readonly client: ApiClient,
-    private readonly options: Required<Pick<TestEnvironmentOptions, 'startTimeoutMs' | 'stopTimeoutMs'>>,
+    private readonly options: EnvironmentBounds,
     private readonly owned?: OwnedControlPlane,
   ) {}
 
@@ -149,10 +60,7 @@ export class TestEnvironment {
 
   static async start(options: TestEnvironmentOptions = {}): Promise<TestEnvironment> {
     const env = process.env;
-    const settings = {
-      startTimeoutMs: options.startTimeoutMs ?? durationMs(env.KUBEBUILDER_CONTROLPLANE_START_TIMEOUT, 60_000),
-      stopTimeoutMs: options.stopTimeoutMs ?? durationMs(env.KUBEBUILDER_CONTROLPLANE_STOP_TIMEOUT, 20_000),
-    };
+    const settings = environmentBounds(options, env);
     const useExisting = options.useExistingCluster ?? flag(env.USE_EXISTING_CLUSTER);
     const environment = useExisting
       ? await TestEnvironment.attach(settings)
@@ -170,7 +78,7 @@ export class TestEnvironment {
     return environment;
   }
 
-  private static async attach(settings: TestEnvironment['options']): Promise<TestEnvironment> {
+  private static async attach(settings: EnvironmentBounds): Promise<TestEnvironment> {
     const kubeConfig = new KubeConfig();
     kubeConfig.loadFromDefault();
     const path = process.env.KUBECONFIG?.split(':')[0];
@@ -184,184 +92,9 @@ export class TestEnvironment {
     return new TestEnvironment(kubeConfig, path ?? join(process.env.HOME ?? '', '.kube', 'config'), client, settings);
   }
 
-  private static async launch(
-    options: TestEnvironmentOptions,
-    settings: TestEnvironment['options'],
-  ): Promise<TestEnvironment> {
-    const attachOutput = options.attachControlPlaneOutput ?? flag(process.env.KUBEBUILDER_ATTACH_CONTROL_PLANE_OUTPUT);
-    const processOptions: ProcessOptions = { attachOutput, stopTimeoutMs: settings.stopTimeoutMs };
-    const nodes = options.nodes ?? 0;
-    if (!Number.isInteger(nodes) || nodes < 0) {
-      throw new Error(`nodes is ${options.nodes}: give the number of fake nodes to start, 0 or more`);
-    }
-    // Pods on nodes need the Deployment, ReplicaSet and node controllers.
-    const wantsControllerManager = Boolean(options.controllerManager) || nodes > 0;
-    const binaries = await ensureControlPlaneBinaries({
-      onProgress: options.onProgress ?? ((line) => process.stderr.write(`[nestor controlplane] ${line}\n`)),
-      controllerManager: wantsControllerManager,
-      nodes: nodes > 0,
-    });
-    if (wantsControllerManager && !binaries.kubeControllerManager) {
-      throw new Error(
-        `kube-controller-manager was asked for, but ${binaries.origin} has none: add one there or set TEST_ASSET_KUBE_CONTROLLER_MANAGER`,
-      );
-    }
-    if (options.apiServerPort) await assertPortFree(options.apiServerPort, 'API server');
-    if (options.etcdPort) await assertPortFree(options.etcdPort, 'etcd');
-
-    const dir = await mkdtemp(join(tmpdir(), 'nestor-env-'));
-    const started: ControlPlaneProcess[] = [];
-    let etcdRelay: TcpRelay | undefined;
-    try {
-      const [identity, saKey] = await Promise.all([
-        createAdminIdentity(dir, options.authentication ?? 'token'),
-        createServiceAccountKey(dir),
-      ]);
-      const etcdPort = options.etcdPort ?? (await freePort());
-      let peerPort = await freePort();
-      // Both ports are free but unbound until etcd starts, so the kernel may hand out one twice.
-      while (peerPort === etcdPort) peerPort = await freePort();
-      const etcdUrl = `http://127.0.0.1:${etcdPort}`;
-      const etcd = new ControlPlaneProcess(
-        'etcd',
-        binaries.etcd,
-        [
-          `--data-dir=${join(dir, 'etcd')}`,
-          `--listen-client-urls=${etcdUrl}`,
-          `--advertise-client-urls=${etcdUrl}`,
-          `--listen-peer-urls=http://127.0.0.1:${peerPort}`,
-          `--initial-advertise-peer-urls=http://127.0.0.1:${peerPort}`,
-          `--initial-cluster=default=http://127.0.0.1:${peerPort}`,
-          '--unsafe-no-fsync=true',
-          '--log-level=warn',
-        ],
-        processOptions,
-      );
-      started.push(etcd);
-      await waitFor(etcd, settings.startTimeoutMs, async () => {
-        const response = await fetch(`${etcdUrl}/health`).catch(() => undefined);
-        return response?.ok === true;
-      });
-
-      etcdRelay = options.etcdRelay ? await TcpRelay.start(etcdUrl) : undefined;
-      const audit = options.auditLog ? await auditLogFlags(dir) : undefined;
-      const port = options.apiServerPort ?? (await freePort());
-      const certDir = join(dir, 'certs');
-      const apiServerArgs = [
-        `--etcd-servers=${etcdRelay?.httpUrl ?? etcdUrl}`,
-        '--bind-address=127.0.0.1',
-        '--advertise-address=127.0.0.1',
-        '--endpoint-reconciler-type=none',
-        `--secure-port=${port}`,
-        `--cert-dir=${certDir}`,
-        '--authorization-mode=RBAC',
-        '--service-cluster-ip-range=10.0.0.0/24',
-        '--allow-privileged=true',
-        '--service-account-issuer=https://nestor.test',
-        `--service-account-key-file=${saKey.publicKey}`,
-        `--service-account-signing-key-file=${saKey.privateKey}`,
-        '--disable-admission-plugins=ServiceAccount',
-        ...identity.apiServerFlags,
-        ...(audit?.flags ?? []),
-        ...(nodes > 0 ? NODE_API_SERVER_FLAGS : []),
-        ...(options.apiServerFlags ?? []),
-      ];
-      const apiServer = new ControlPlaneProcess(
-        'kube-apiserver',
-        binaries.kubeApiServer,
-        apiServerArgs,
-        processOptions,
-      );
-      started.push(apiServer);
-      // The API server writes its self-signed serving certificate (with its CA) on start.
-      const caFile = join(certDir, 'apiserver.crt');
-      // It writes the file in place (the serving certificate, then its CA): read it whole,
-      // not while it is being written, or the kubeconfig trusts half of it.
-      let ca = '';
-      await waitFor(apiServer, settings.startTimeoutMs, async () => {
-        const read = await readFile(caFile, 'utf8').catch(() => '');
-        const whole = read !== '' && (read.split('-----END CERTIFICATE-----').length > 2 || read === ca);
-        ca = read;
-        return whole;
-      });
-
-      const kubeconfigPath = join(dir, 'kubeconfig');
-      const kubeconfigYaml = kubeconfigFile(`https://127.0.0.1:${port}`, ca, identity);
-      await writeFile(kubeconfigPath, kubeconfigYaml, { mode: 0o600 });
-      const kubeConfig = new KubeConfig();
-      kubeConfig.loadFromString(kubeconfigYaml);
-      const client = await ApiClient.fromKubeConfig(kubeConfig);
-      await waitReady(client, settings.startTimeoutMs, [apiServer]);
-
-      let controllerManager: ControlPlaneProcess | undefined;
-      if (wantsControllerManager && binaries.kubeControllerManager) {
-        const asked = Array.isArray(options.controllerManager) ? options.controllerManager : DEFAULT_CONTROLLERS;
-        const controllers = nodes > 0 ? [...new Set([...asked, ...NODE_CONTROLLERS])] : asked;
-        controllerManager = new ControlPlaneProcess(
-          'kube-controller-manager',
-          binaries.kubeControllerManager,
-          [
-            `--kubeconfig=${kubeconfigPath}`,
-            `--controllers=${controllers.join(',')}`,
-            `--service-account-private-key-file=${saKey.privateKey}`,
-            `--root-ca-file=${caFile}`,
-            '--leader-elect=false',
-            '--bind-address=127.0.0.1',
-            '--secure-port=0',
-            '--use-service-account-credentials=false',
-            '--concurrent-gc-syncs=5',
-            ...(nodes > 0 ? NODE_CONTROLLER_MANAGER_FLAGS : []),
-          ],
-          processOptions,
-        );
-        started.push(controllerManager);
-      }
-
-      let scheduler: ControlPlaneProcess | undefined;
-      let kwok: ControlPlaneProcess | undefined;
-      if (nodes > 0) {
-        ({ scheduler, kwok } = await startNodeComponents({
-          dir,
-          kubeconfigPath,
-          kubeScheduler: binaries.kubeScheduler!,
-          kwok: binaries.kwok!,
-          processOptions,
-        }));
-        started.push(scheduler, kwok);
-        const fakeNodes = new FakeNodes(client, settings.startTimeoutMs);
-        const names = Array.from({ length: nodes }, (_, i) => `kwok-node-${i}`);
-        await Promise.all(names.map((name) => fakeNodes.create({ name })));
-        // Usable: kwok reported them Ready and the node lifecycle controller lifted the
-        // not-ready taint that nodes are created with.
-        await waitUntil(
-          started,
-          settings.startTimeoutMs,
-          async () => (await fakeNodes.list()).filter(isUsable).length >= nodes,
-          `the ${nodes} fake nodes did not become ready`,
-        );
-      }
-
-      return new TestEnvironment(kubeConfig, kubeconfigPath, client, settings, {
-        dir,
-        binaries,
-        identity,
-        etcd,
-        etcdUrl,
-        ...(etcdRelay ? { etcdRelay } : {}),
-        apiServer,
-        apiServerArgs,
-        processOptions,
-        ...(controllerManager ? { controllerManager } : {}),
-        ...(scheduler ? { scheduler } : {}),
-        ...(kwok ? { kwok } : {}),
-        ...(audit ? { auditLogPath: audit.path } : {}),
-      });
-    } catch (error) {
-      for (const proc of started.reverse()) await proc.stop();
-      await etcdRelay?.close();
-      await rm(dir, { recursive: true, force: true });
-      throw error;
-    }
+  private static async launch(options: TestEnvironmentOptions, settings: EnvironmentBounds): Promise<TestEnvironment> {
+    const { kubeConfig, kubeconfigPath, client, owned } = await launchControlPlane(options, settings);
+    return new TestEnvironment(kubeConfig, kubeconfigPath, client, settings, owned);
   }
 
   /** Installs CRDs and waits until they are Established and served. */
@@ -437,17 +170,7 @@ export class TestEnvironment {
    * clients see their connections drop.
    */
   async restartApiServer(options: { kill?: boolean; downtimeMs?: number } = {}): Promise<void> {
-    const owned = this.requireOwned('restartApiServer');
-    if (options.kill) await owned.apiServer.kill();
-    else await owned.apiServer.stop();
-    if (options.downtimeMs) await sleep(options.downtimeMs);
-    owned.apiServer = new ControlPlaneProcess(
-      'kube-apiserver',
-      owned.binaries.kubeApiServer,
-      owned.apiServerArgs,
-      owned.processOptions,
-    );
-    await waitReady(this.client, this.options.startTimeoutMs, [owned.apiServer]);
+    await restartApiServer(this.requireOwned('restartApiServer'), this.client, this.options.startTimeoutMs, options);
   }
 
   /**
@@ -471,69 +194,10 @@ export class TestEnvironment {
    * PriorityLevelConfiguration; nothing restarts). Returns the function that lifts it.
    */
   async throttle(
-    subject: { user: string } | { serviceAccountsOf: string },
+    subject: ThrottledSubject,
     resources: Array<{ apiGroup: string; resource: string }> = [{ apiGroup: '*', resource: '*' }],
   ): Promise<() => Promise<void>> {
-    const base = '/apis/flowcontrol.apiserver.k8s.io/v1';
-    const name = `nestor-throttle-${randomBytes(4).toString('hex')}`;
-    // Shares 0, nothing lent or borrowed: the level's one seat, no queue.
-    await this.client.request('POST', `${base}/prioritylevelconfigurations`, {
-      metadata: { name },
-      spec: {
-        type: 'Limited',
-        limited: {
-          nominalConcurrencyShares: 0,
-          lendablePercent: 0,
-          borrowingLimitPercent: 0,
-          limitResponse: { type: 'Reject' },
-        },
-      },
-    });
-    const subjects =
-      'user' in subject
-        ? [{ kind: 'User', user: { name: subject.user } }]
-        : [{ kind: 'ServiceAccount', serviceAccount: { namespace: subject.serviceAccountsOf, name: '*' } }];
-    await this.client.request('POST', `${base}/flowschemas`, {
-      metadata: { name },
-      spec: {
-        priorityLevelConfiguration: { name },
-        // Before every built-in FlowSchema but exempt (1) and probes (2).
-        matchingPrecedence: 100,
-        distinguisherMethod: { type: 'ByUser' },
-        rules: [
-          {
-            subjects,
-            resourceRules: resources.map(({ apiGroup, resource }) => ({
-              verbs: ['*'],
-              apiGroups: [apiGroup],
-              resources: [resource],
-              clusterScope: true,
-              namespaces: ['*'],
-            })),
-          },
-        ],
-      },
-    });
-    // The API server's flow-control controller marks the FlowSchema once it has taken it in.
-    await waitUntil(
-      [],
-      this.options.startTimeoutMs,
-      async () => {
-        const schema = await this.client.request<{ status?: { conditions?: Array<{ type: string }> } }>(
-          'GET',
-          `${base}/flowschemas/${name}`,
-        );
-        return schema.status?.conditions?.some((c) => c.type === 'Dangling') === true;
-      },
-      `the FlowSchema ${name} was not taken in`,
-    );
-    return async () => {
-      for (const kind of ['flowschemas', 'prioritylevelconfigurations']) {
-        await this.client.request('DELETE', `${base}/${kind}/${name}`).catch((error: unknown) => {
-          if (!(error instanceof KubeApiError && error.status === 404)) throw error;
-        });
-      }
-    };
+    return throttleByFlowControl(this.client, subject, resources, this.options.startTimeoutMs);
   }
 
   /** The relay between kube-apiserver and etcd (see the `etcdRelay` option). */
@@ -561,18 +225,7 @@ export class TestEnvironment {
    */
   async compactEtcd(options: { restartApiServer?: boolean } = {}): Promise<number> {
     const owned = this.requireOwned('compactEtcd');
-    const post = async <T>(path: string, body: unknown): Promise<T> => {
-      const response = await fetch(`${owned.etcdUrl}${path}`, { method: 'POST', body: JSON.stringify(body) });
-      if (!response.ok) throw new Error(`etcd ${path}: HTTP ${response.status}: ${await response.text()}`);
-      return (await response.json()) as T;
-    };
-    // A write moves the revision past every object's, so all of them are compacted.
-    const put = await post<{ header: { revision: string } }>('/v3/kv/put', {
-      key: Buffer.from('/nestor-test/compaction-marker').toString('base64'),
-      value: Buffer.from(String(Date.now())).toString('base64'),
-    });
-    const revision = Number(put.header.revision);
-    await post('/v3/kv/compaction', { revision: String(revision), physical: true });
+    const revision = await compactEtcdHistory(owned.etcdUrl);
     const watchCacheOff = owned.apiServerArgs.includes('--watch-cache=false');
     if ((options.restartApiServer ?? true) && !watchCacheOff) await this.restartApiServer();
     return revision;
@@ -586,11 +239,7 @@ export class TestEnvironment {
    */
   async putInEtcd(key: string, value: Buffer): Promise<void> {
     const owned = this.requireOwned('putInEtcd');
-    const response = await fetch(`${owned.etcdUrl}/v3/kv/put`, {
-      method: 'POST',
-      body: JSON.stringify({ key: Buffer.from(key).toString('base64'), value: value.toString('base64') }),
-    });
-    if (!response.ok) throw new Error(`etcd put ${key}: HTTP ${response.status}: ${await response.text()}`);
+    await putInEtcd(owned.etcdUrl, key, value);
   }
 
   /** Stops the control plane (in reverse order) and removes its files; with an existing cluster, deletes the namespaces it created. */
@@ -609,13 +258,7 @@ export class TestEnvironment {
       return;
     }
     this.client.close();
-    await owned.kwok?.stop();
-    await owned.scheduler?.stop();
-    await owned.controllerManager?.stop();
-    await owned.apiServer.stop();
-    await owned.etcdRelay?.close();
-    await owned.etcd.stop();
-    await rm(owned.dir, { recursive: true, force: true });
+    await stopControlPlane(owned);
   }
 
   private requireOwned(what: string): OwnedControlPlane {
@@ -625,73 +268,5 @@ export class TestEnvironment {
       );
     }
     return this.owned;
-  }
-}
-
-function kubeconfigFile(server: string, ca: string, identity: AdminIdentity): string {
-  const base64 = (text: string) => Buffer.from(text).toString('base64');
-  const user = identity.token
-    ? { token: identity.token }
-    : {
-        'client-certificate-data': base64(identity.clientCertificate!),
-        'client-key-data': base64(identity.clientKey!),
-      };
-  return stringify({
-    apiVersion: 'v1',
-    kind: 'Config',
-    clusters: [{ name: 'nestor-test', cluster: { server, 'certificate-authority-data': base64(ca) } }],
-    users: [{ name: 'admin', user }],
-    contexts: [{ name: 'nestor-test', context: { cluster: 'nestor-test', user: 'admin' } }],
-    'current-context': 'nestor-test',
-  });
-}
-
-/** Polls `ready` until it holds, failing at once with the output of a process that exited. */
-async function waitFor(proc: ControlPlaneProcess, timeoutMs: number, ready: () => Promise<boolean>): Promise<void> {
-  await waitUntil([proc], timeoutMs, ready, `${proc.name} did not become ready`);
-}
-
-async function waitReady(client: ApiClient, timeoutMs: number, watched: ControlPlaneProcess[]): Promise<void> {
-  let last = '';
-  await waitUntil(
-    watched,
-    timeoutMs,
-    async () => {
-      try {
-        const { status, text } = await client.raw('GET', '/readyz', undefined, undefined, 2000);
-        last = `HTTP ${status}: ${text.slice(0, 300)}`;
-        return status === 200;
-      } catch (error) {
-        last = (error as Error).message;
-        return false;
-      }
-    },
-    `the API server at ${client.server} did not become ready`,
-    () => last,
-  );
-}
-
-async function waitUntil(
-  watched: ControlPlaneProcess[],
-  timeoutMs: number,
-  ready: () => Promise<boolean>,
-  failure: string,
-  detail: () => string = () => '',
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const dead = watched.find((p) => !p.running);
-    if (dead) {
-      const { code, signal } = await dead.exited;
-      throw new Error(`${dead.name} exited during start-up (${signal ?? `exit code ${code}`}):\n${dead.outputTail()}`);
-    }
-    if (await ready()) return;
-    if (Date.now() > deadline) {
-      const tails = watched.map((p) => `--- ${p.name} output:\n${p.outputTail()}`).join('\n');
-      throw new Error(
-        `${failure} within ${timeoutMs} ms${detail() ? ` (last: ${detail()})` : ''}. Raise KUBEBUILDER_CONTROLPLANE_START_TIMEOUT if the machine is slow.\n${tails}`,
-      );
-    }
-    await sleep(100);
   }
 }

@@ -11,7 +11,7 @@ import { basename, join } from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
-import { acquireLock, isAlive, nestorCacheRoot } from './cache.js';
+import { acquireLock, isAlive, nestorCacheRoot } from './download-cache.js';
 import type { ControlPlaneBinaries } from './binary-paths.js';
 import {
   DEFAULT_ENVTEST_INDEX_URL,

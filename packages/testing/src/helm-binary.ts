@@ -4,7 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { acquireLock, nestorCacheRoot } from './cache.js';
+import { acquireLock, nestorCacheRoot } from './download-cache.js';
 
 /** The Go module that pins helm: packages/testing/helm. */
 export const helmModuleDir = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'helm');

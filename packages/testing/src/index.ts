@@ -1,4 +1,5 @@
-export { TestEnvironment, type TestEnvironmentOptions } from './environment.js';
+export { TestEnvironment } from './environment.js';
+export type { TestEnvironmentOptions } from './environment-options.js';
 export {
   FakeNodes,
   FAKE_NODE_ANNOTATION,
@@ -12,7 +13,7 @@ export {
 export { ensureKwok, KWOK_VERSION, kwokCacheDir, type KwokBinaryOptions } from './kwok-binary.js';
 export { LocalWebhooks, type WebhookInstallOptions, type WebhookConfigurationObject } from './webhooks.js';
 export { ApiClient } from './api-client.js';
-export type { Authentication } from './credentials.js';
+export type { Authentication } from './admin-identity.js';
 export { loadCustomResourceDefinitions, type CrdSource, type CustomResourceDefinition } from './crds.js';
 export {
   buildControlPlane,

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { acquireLock, nestorCacheRoot } from './cache.js';
+import { acquireLock, nestorCacheRoot } from './download-cache.js';
 import { runGo } from './go-command.js';
 
 /** The kwok release the fake nodes run (its stages in kwok-stages.ts come from the same tag). */

@@ -3,6 +3,9 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { sleep } from '@nestor/core';
 
+// The cache of downloaded and built binaries (envtest's archives, kwok, helm, a control plane
+// built from source), shared by every test process of the machine.
+
 /** Nestor's cache folder: $NESTOR_CACHE_DIR, else $XDG_CACHE_HOME/nestor, else ~/.cache/nestor. */
 export function nestorCacheRoot(env: NodeJS.ProcessEnv = process.env): string {
   return env.NESTOR_CACHE_DIR ?? join(env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'nestor');
@@ -41,6 +44,7 @@ export async function acquireLock(
   }
 }
 
+/** Whether a process with this pid runs (EPERM: it runs as another user). */
 export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
