@@ -1,13 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { KubeApiError, ManualClock, type KubeObject, type RequestOptions } from '@nestor/core';
-import {
-  currentReportingController,
-  EventRecorder,
-  qualifiedName,
-  withReportingController,
-  type EventDropReason,
-} from './event-recorder.js';
+import { qualifiedName } from './event-fields.js';
+import { EventRecorder, type EventDropReason } from './event-recorder.js';
+import { currentReportingController, withReportingController } from './reporting-controller.js';
 import { eventName } from './event-sink.js';
 
 interface Sent {

@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { hostname } from 'node:os';
 import {
   DEFAULT_FIELD_MANAGER,
@@ -11,15 +10,14 @@ import {
   type TimerHandle,
   type Transport,
 } from '@nestor/core';
-import {
-  EventSeriesCache,
-  ObjectTokenBuckets,
-  type EventObjectReference,
-  type EventSeries,
-  type EventType,
-} from './event-series.js';
+import { EventSeriesCache, ObjectTokenBuckets, type EventSeries, type EventType } from './event-series.js';
+import { limitBytes, qualifiedName, referenceTo } from './event-fields.js';
 import { EventSink, type EventsApi } from './event-sink.js';
+import { assertWritableAs, currentReportingController } from './reporting-controller.js';
 import type { WriteFence } from './write-fence.js';
+
+// The runtime imports the scope from here, where it was first.
+export { currentReportingController, withReportingController } from './reporting-controller.js';
 
 // client-go's EventRecorder and broadcaster, for one event loop. record() is synchronous and
 // O(1): it counts a repeat into its series or queues a new Event, and returns. Writes happen
@@ -106,21 +104,6 @@ export interface EventRecorderStats {
   pending: number;
 }
 
-const controllerScope = new AsyncLocalStorage<string>();
-
-/**
- * Runs `fn` with `controller` as the reporting controller of the Events recorded inside it
- * (the reconcile loop runs each reconcile in one, so `kube.recordEvent` names the controller).
- */
-export function withReportingController<T>(controller: string, fn: () => T): T {
-  return controllerScope.run(controller, fn);
-}
-
-/** The controller whose reconcile (or timer) runs the current code, if any. */
-export function currentReportingController(): string | undefined {
-  return controllerScope.getStore();
-}
-
 /**
  * Records Events about objects, best effort: see the file's comment. One per process is
  * enough (the manager has one; KubeClient.recordEvent uses it). Call close() on shutdown
@@ -192,7 +175,7 @@ export class EventRecorder {
       );
       return this.drop('invalid');
     }
-    const scope = options.controller ?? controllerScope.getStore();
+    const scope = options.controller ?? currentReportingController();
     const reportingController = qualifiedName(options.reportingController ?? scope ?? this.defaultController);
     const shortReason = limitBytes(reason, 128);
     const action = limitBytes(options.action ?? reason, 128);
@@ -303,16 +286,8 @@ export class EventRecorder {
         continue;
       }
       try {
-        // Writes are batched outside the recording code's async context: the fence is asked
-        // for the controller that recorded the Event, by name (`of`); a fence without `of`
-        // is asked in that controller's context instead.
-        const fence = this.options.fence;
-        if (fence?.of) fence.of(series.scope).assertWritable();
-        else if (fence) {
-          const check = () => fence.assertWritable();
-          if (series.scope === undefined) controllerScope.exit(check);
-          else controllerScope.run(series.scope, check);
-        }
+        // For the controller that recorded the Event, not whichever code runs the batch.
+        if (this.options.fence) assertWritableAs(this.options.fence, series.scope);
       } catch {
         series.state = 'idle';
         if (series.written === 0) this.series.forget(series);
@@ -431,54 +406,4 @@ export class EventRecorder {
       this.idleWaiters.add(settle);
     });
   }
-}
-
-/** The ObjectReference of an Event's regarding or related object. */
-function referenceTo(object: KubeObject): EventObjectReference {
-  const meta = object.metadata ?? {};
-  return {
-    ...(object.apiVersion ? { apiVersion: object.apiVersion } : {}),
-    ...(object.kind ? { kind: object.kind } : {}),
-    ...(meta.name ? { name: meta.name } : {}),
-    ...(meta.namespace ? { namespace: meta.namespace } : {}),
-    ...(meta.uid ? { uid: meta.uid } : {}),
-    ...(meta.resourceVersion ? { resourceVersion: meta.resourceVersion } : {}),
-  };
-}
-
-const QUALIFIED_NAME =
-  /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
-
-/**
- * reportingController must be a qualified name (`[prefix/]name`, name up to 63 characters
- * of letters, digits, '-', '_', '.'): a controller named otherwise is made into one.
- */
-export function qualifiedName(name: string): string {
-  let made = qualifiedNames.get(name);
-  if (made === undefined) {
-    made = mendName(name);
-    // Controller names are few; a cap keeps arbitrary reportingController options from growing it.
-    if (qualifiedNames.size < 1024) qualifiedNames.set(name, made);
-  }
-  return made;
-}
-
-/** Names already checked (the check is a regular expression, on every record()). */
-const qualifiedNames = new Map<string, string>();
-
-function mendName(name: string): string {
-  if (QUALIFIED_NAME.test(name)) return name;
-  const made = name
-    .replace(/[^-A-Za-z0-9_.]/g, '-')
-    .slice(0, 63)
-    .replace(/^[^A-Za-z0-9]+|[^A-Za-z0-9]+$/g, '');
-  return made || DEFAULT_FIELD_MANAGER;
-}
-
-/** At most `max` UTF-8 bytes (the API server counts bytes), cut on a character. */
-function limitBytes(text: string, max: number): string {
-  if (text.length * 3 <= max || Buffer.byteLength(text) <= max) return text;
-  let cut = text.slice(0, max);
-  while (Buffer.byteLength(cut) > max) cut = cut.slice(0, -1);
-  return cut;
 }

@@ -14,9 +14,10 @@ import {
   resourcePath,
   type Transport,
 } from '@nestor/core';
-import { currentReportingController, EventRecorder, type RecordOptions } from './event-recorder.js';
+import { EventRecorder, type RecordOptions } from './event-recorder.js';
 import { KindRegistry } from './kind-registry.js';
 import { traced, type KubeRequest } from './request-span.js';
+import { currentReportingController } from './reporting-controller.js';
 import type { WriteFence } from './write-fence.js';
 import { WriteEchoes } from './write-echoes.js';
 import {
