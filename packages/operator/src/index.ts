@@ -168,4 +168,5 @@ export {
 export { yamlDocuments, GENERATED_NOTICE } from './manifests/yaml-documents.js';
 
 // Metrics
-export { OperatorMetrics, type WatchStatsSource } from './metrics/operator-metrics.js';
+export { OperatorMetrics } from './metrics/operator-metrics.js';
+export type { WatchStatsSource } from './metrics/watch-metrics.js';

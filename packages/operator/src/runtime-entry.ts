@@ -16,4 +16,5 @@ export * from './webhooks/index.js';
 // kubebuilder's manager flags and their environment variables.
 export * from './config/index.js';
 // Prometheus metrics with controller-runtime's names, which /metrics serves.
-export { OperatorMetrics, type WatchStatsSource } from './metrics/operator-metrics.js';
+export { OperatorMetrics } from './metrics/operator-metrics.js';
+export type { WatchStatsSource } from './metrics/watch-metrics.js';

@@ -1,0 +1,51 @@
+import { Gauge, type Registry } from 'prom-client';
+
+/** Live numbers the metrics read when scraped. */
+export interface WatchStatsSource {
+  resource: string;
+  stats: { restarts: number; relists: number; lastEventAt?: number; lastSyncAt?: number };
+}
+
+/** Nestor's watch health, read from the watches' stats when scraped. */
+export class WatchMetrics {
+  private readonly watches = new Set<() => WatchStatsSource[]>();
+
+  constructor(registry: Registry) {
+    const registers = [registry];
+    const watches = this.watches;
+    const watchGauge = (name: string, help: string, read: (s: WatchStatsSource) => number | undefined) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ['resource'],
+        registers,
+        collect() {
+          this.reset();
+          for (const source of [...watches].flatMap((list) => list())) {
+            const value = read(source);
+            if (value !== undefined) this.set({ resource: source.resource }, value);
+          }
+        },
+      });
+    watchGauge('nestor_watch_restarts', 'Times the watch of a resource reconnected', (s) => s.stats.restarts);
+    watchGauge(
+      'nestor_watch_relists',
+      'Times the watch of a resource listed anew (first list, 410 Gone)',
+      (s) => s.stats.relists,
+    );
+    watchGauge(
+      'nestor_watch_last_event_age_seconds',
+      'Seconds since the watch of a resource last received anything (its list, an event or a bookmark)',
+      (s) => {
+        // From the list on: a watch that never got an event since must show its age, not vanish.
+        const last = Math.max(s.stats.lastEventAt ?? -Infinity, s.stats.lastSyncAt ?? -Infinity);
+        return last === -Infinity ? undefined : (Date.now() - last) / 1000;
+      },
+    );
+  }
+
+  /** Reads watch health when scraped. */
+  track(source: () => WatchStatsSource[]): void {
+    this.watches.add(source);
+  }
+}
