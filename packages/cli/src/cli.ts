@@ -1,5 +1,6 @@
 import { importCrdCommand } from './import/import-crd-command.js';
-import { manifestsCommand, type CommandIo } from './manifests-command.js';
+import type { CommandIo } from './command-io.js';
+import { manifestsCommand } from './manifests-command.js';
 import { createApiCommand } from './scaffold/create-api-command.js';
 import { initCommand } from './scaffold/init-command.js';
 

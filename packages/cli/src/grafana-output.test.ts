@@ -6,7 +6,9 @@ import { dirname, join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
-import { manifestsCommand, parseManifestsArguments, UsageError, type CommandIo } from './manifests-command.js';
+import { UsageError, type CommandIo } from './command-io.js';
+import { parseManifestsArguments } from './manifests-arguments.js';
+import { manifestsCommand } from './manifests-command.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const fixture = join(here, 'fixtures', 'app.module.js');

@@ -1,17 +1,14 @@
 // @nestor/cli as a library: the commands, for scripts and tests.
 export { run, USAGE } from './cli.js';
-export {
-  manifestsCommand,
-  generateManifests,
-  loadModuleClass,
-  parseManifestsArguments,
-  UsageError,
-  MANIFESTS_USAGE,
-  type CommandIo,
-  type ManifestsArguments,
-} from './manifests-command.js';
+export { manifestsCommand } from './manifests-command.js';
+export { generateManifests } from './generate-manifests.js';
+export { loadModuleClass } from './root-module.js';
+export { parseManifestsArguments, MANIFESTS_USAGE, type ManifestsArguments } from './manifests-arguments.js';
+export { UsageError, type CommandIo } from './command-io.js';
 export type { GrafanaArguments } from './grafana-output.js';
-export { CHART_IMAGE, CHART_NAMESPACE, helmChart, imageParts, type HelmChartOptions } from './helm/helm-chart.js';
+export { CHART_IMAGE, CHART_NAMESPACE } from './helm/chart-placeholders.js';
+export { helmChart, type HelmChartOptions } from './helm/helm-chart.js';
+export { imageParts } from './helm/chart-values.js';
 export { writeHelmChart, type GenerateManifests, type HelmChartRequest } from './helm/write-helm-chart.js';
 export { importCrdCommand, IMPORT_CRD_USAGE, type ImportIo } from './import/import-crd-command.js';
 export { crdVersionSource, CrdSchemaError, GENERATED_MARK } from './import/crd-typescript.js';

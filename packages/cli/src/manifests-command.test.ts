@@ -8,7 +8,9 @@ import { fileURLToPath } from 'node:url';
 import { parse, parseAllDocuments } from 'yaml';
 import { run } from './cli.js';
 import fc from 'fast-check';
-import { manifestsCommand, parseManifestsArguments, UsageError, type CommandIo } from './manifests-command.js';
+import { UsageError, type CommandIo } from './command-io.js';
+import { parseManifestsArguments } from './manifests-arguments.js';
+import { manifestsCommand } from './manifests-command.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const fixture = join(here, 'fixtures', 'app.module.js');

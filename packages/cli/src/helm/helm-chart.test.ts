@@ -7,7 +7,9 @@ import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { operatorManifests, type Manifest } from '@nestor/operator';
 import { parse } from 'yaml';
-import { CHART_IMAGE, CHART_NAMESPACE, helmChart, imageParts } from './helm-chart.js';
+import { CHART_IMAGE, CHART_NAMESPACE } from './chart-placeholders.js';
+import { imageParts } from './chart-values.js';
+import { helmChart } from './helm-chart.js';
 import { manifestsCommand } from '../manifests-command.js';
 
 const here = join(dirname(fileURLToPath(import.meta.url)), '..');

@@ -3,7 +3,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { OperatorManifests } from '@nestor/operator';
-import { CHART_IMAGE, CHART_NAMESPACE, helmChart } from './helm-chart.js';
+import { CHART_IMAGE, CHART_NAMESPACE } from './chart-placeholders.js';
+import { helmChart } from './helm-chart.js';
 import { writeManifestFiles } from '../manifest-output.js';
 
 /** The folders of a chart that hold generated files: what is no longer generated there goes. */

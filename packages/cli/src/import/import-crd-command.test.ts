@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import type { V1ConfigMap } from '@nestor/operator';
 import { FakeKubeClient } from '@nestor/operator/fake';
 import { run } from '../cli.js';
-import { generateManifests } from '../manifests-command.js';
+import { generateManifests } from '../generate-manifests.js';
 import { Certificate } from '../fixtures/imported/cert-manager.io/certificate.v1.js';
 import { HTTPRoute } from '../fixtures/imported/gateway.networking.k8s.io/http-route.v1.js';
 import { ServiceMonitor } from '../fixtures/imported/monitoring.coreos.com/service-monitor.v1.js';

@@ -6,7 +6,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { extname, join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ClusterConfig, KubeApiError, loadKubeConfig, Transport } from '@nestor/operator';
-import type { CommandIo } from '../manifests-command.js';
+import type { CommandIo } from '../command-io.js';
 import { kebabCase } from '../scaffold/api-names.js';
 import { apply, effective, type FileChange } from '../scaffold/file-changes.js';
 import { crdOf, crdsOfText, CrdSourceError, MAX_SOURCE_BYTES, type CrdDefinition } from './crd-documents.js';

@@ -4,7 +4,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { CommandIo } from '../manifests-command.js';
+import type { CommandIo } from '../command-io.js';
 import { apiNames, InvalidApiName, type ApiNames } from './api-names.js';
 import { controllerSource, e2eSource, moduleSource, resourceSource } from './api-templates.js';
 import { addModuleImport } from './app-module-edit.js';

@@ -4,7 +4,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { CommandIo } from '../manifests-command.js';
+import type { CommandIo } from '../command-io.js';
 import { addModuleImport } from './app-module-edit.js';
 import { DOCKERFILE, DOCKERIGNORE } from './container-templates.js';
 import { apply, effective, packageJsonText, type FileChange } from './file-changes.js';

@@ -1,0 +1,55 @@
+import {
+  controllersOfModule,
+  conversionsOfModule,
+  deploymentSettings,
+  operatorManifests,
+  operatorOptionsOfModule,
+  webhookConfigurationsOf,
+  webhookNames,
+  webhooksOfModule,
+  type OperatorManifests,
+  type ScannedController,
+} from '@nestor/operator';
+import type { ManifestsArguments } from './manifests-arguments.js';
+import { loadModuleClass } from './root-module.js';
+
+/** The controllers of the module and the manifests they need. */
+export async function generateManifests(
+  args: ManifestsArguments,
+  cwd: string,
+): Promise<{ controllers: ScannedController[]; manifests: OperatorManifests; moduleName: string; notes: string[] }> {
+  const { module, name } = await loadModuleClass(args.module, args.export, cwd);
+  const controllers = await controllersOfModule(module as never);
+  if (controllers.length === 0) {
+    throw new Error(
+      `no @Controller classes in ${name} or the modules it imports: is --module the application's root module?`,
+    );
+  }
+  const conversions = await conversionsOfModule(module as never);
+  const names = webhookNames(args.name);
+  const configurations = webhookConfigurationsOf(await webhooksOfModule(module as never), {
+    name: names.configuration,
+    service: { namespace: args.namespace, name: names.service },
+  });
+  // The ports, namespace, leader election and grace the module's options fix, else the flags'.
+  const { settings, notes } = deploymentSettings(await operatorOptionsOfModule(module as never), {
+    ...(args.metricsPort !== undefined ? { metricsPort: args.metricsPort } : {}),
+    ...(args.healthPort !== undefined ? { healthPort: args.healthPort } : {}),
+    ...(args.watchNamespace !== undefined ? { watchNamespace: args.watchNamespace } : {}),
+  });
+  const manifests = operatorManifests({
+    name: args.name,
+    namespace: args.namespace,
+    image: args.image,
+    ...settings,
+    ...(args.serviceMonitor ? { serviceMonitor: true } : {}),
+    ...(args.metricsReaders ? { metricsReaders: args.metricsReaders } : {}),
+    ...(args.metricsCertificates ? { metricsCertificates: args.metricsCertificates } : {}),
+    controllers,
+    conversions: conversions.map((conversion) => conversion.hub),
+    createNamespace: args.createNamespace ?? false,
+    ...(args.noNetworkPolicy ? { networkPolicy: false } : {}),
+    webhooks: { configurations, certificates: args.webhookCertificates ?? 'cert-manager' },
+  });
+  return { controllers, manifests, moduleName: name, notes };
+}
