@@ -21,13 +21,14 @@ import * as conversionData from './lib/attacks/conversion-data.mjs';
 import * as deepObject from './lib/attacks/deep-object.mjs';
 import { attackFixtures, IMPLS, runCase, seconds } from './lib/attacks/harness.mjs';
 import * as http2 from './lib/attacks/http2.mjs';
+import * as plainValues from './lib/attacks/plain-values.mjs';
 import * as protoKey from './lib/attacks/proto-key.mjs';
 import { renderAttackReport } from './lib/attacks/report.mjs';
 import * as stalledBodies from './lib/attacks/stalled-bodies.mjs';
 import { killAllChildren } from './lib/child.mjs';
 import { controllerRuntimeVersion, ensureGoOperator } from './lib/go-build.mjs';
 
-const ATTACKS = [conversionData, arrayBomb, stalledBodies, http2, deepObject, protoKey];
+const ATTACKS = [conversionData, arrayBomb, plainValues, stalledBodies, http2, deepObject, protoKey];
 const here = dirname(fileURLToPath(import.meta.url));
 
 const { values: opts } = parseArgs({

@@ -2,6 +2,7 @@
 // 5,000 idle connections; one body sent one byte every 5 s; one connection with 60
 // unfinished 6.9 MB streams. Whether the server closes what stalls, and what it holds.
 import { connect } from 'node:http2';
+import { connect as tlsConnect } from 'node:tls';
 import { sleep } from '../common.mjs';
 import { HOST, seconds, VALIDATE_PATH } from './harness.mjs';
 import { DECLARED_BYTES, SENT_BYTES, stalledBody } from './stalled-bodies.mjs';
@@ -174,7 +175,52 @@ const streams = {
   },
 };
 
-export const cases = [idle, slowBody, streams];
+const http1Slots = {
+  attack: 'http2',
+  id: 'http1-slots',
+  title: '1,024 idle connections that negotiate HTTP/1.1, from five addresses',
+  http2: true,
+  run: async ({ port, ca, quick }) => {
+    const holdMs = quick ? 15_000 : 25_000;
+    const sockets = [];
+    const t0 = performance.now();
+    for (let i = 0; i < 1_024; i += 64) {
+      const batch = Array.from({ length: 64 }, (_, k) => {
+        const state = { closedAt: undefined };
+        state.socket = tlsConnect({
+          host: HOST,
+          port,
+          ca,
+          ALPNProtocols: ['http/1.1'],
+          localAddress: `127.0.1.${((i + k) % 5) + 1}`,
+        });
+        state.socket.on('error', () => {});
+        state.socket.on('close', () => (state.closedAt ??= performance.now()));
+        state.connected = new Promise((resolve) => {
+          state.socket.once('secureConnect', () => resolve(true));
+          state.socket.once('close', () => resolve(false));
+        });
+        return state;
+      });
+      sockets.push(...batch);
+      await Promise.all(batch.map((s) => s.connected));
+    }
+    const opened = sockets.filter((s) => s.closedAt === undefined).length;
+    const heldFrom = performance.now();
+    await sleep(holdMs);
+    const stillOpen = sockets.filter((s) => s.closedAt === undefined).length;
+    for (const s of sockets) s.socket.destroy();
+    await sleep(500);
+    return {
+      connections: sockets.length,
+      opened,
+      stillOpen,
+      summary: `${opened}/1024 open after ${seconds(heldFrom - t0)}; ${stillOpen} still open after ${seconds(performance.now() - heldFrom - 500)} idle`,
+    };
+  },
+};
+
+export const cases = [idle, slowBody, streams, http1Slots];
 
 export const description = {
   attack: 'http2',

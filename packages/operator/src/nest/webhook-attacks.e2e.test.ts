@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { connect, constants, type ClientHttp2Session } from 'node:http2';
 import { request } from 'node:https';
-import { connect as netConnect } from 'node:net';
+import { connect as netConnect, type Socket } from 'node:net';
+import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { after, before, describe, it } from 'node:test';
 import type { INestApplicationContext } from '@nestjs/common';
 import { freePort, TestEnvironment, waitFor, type LocalWebhooks } from '@nestor/testing';
@@ -264,6 +265,123 @@ describe('the webhook port under attack', () => {
       what: 'the intake to release every stalled body',
     });
     assert.equal(allowed, sent, `${sent - allowed} of ${sent} legitimate reviews were not allowed meanwhile`);
+  });
+
+  it('refuses a review of millions of plain numbers unparsed, four at once, with a denial and bounded memory', async () => {
+    // 3.5 million numbers: two bytes each, no container among them, under the body cap.
+    const body = review(widget(NS, 'numbers', { size: 1, items: '@ITEMS@' } as never)).replace(
+      '"@ITEMS@"',
+      `[${'1,'.repeat(3_500_000)}1]`,
+    );
+    const legit = legitimateClient();
+    let answers: Answer[] = [];
+    const growth = await rssGrowth(async () => {
+      answers = await Promise.all(
+        ['127.0.0.5', '127.0.0.6', '127.0.0.7', '127.0.0.8'].map((from) =>
+          requestOnce({
+            host: webhooks.host,
+            port: webhooks.port,
+            path: VALIDATE,
+            body,
+            ca: webhooks.caCertificate,
+            localAddress: from,
+          }).then(({ status, text }) => answerOf(status, text)),
+        ),
+      );
+    });
+    const { sent, allowed } = await legit.stop();
+    // Each is refused unparsed: denied, naming the limit, or (while the others' values, not yet
+    // past it, fill what the reviews in flight may hold) 503, which the API server retries.
+    for (const answer of answers) {
+      if (answer.status === 503) continue;
+      assert.equal(answer.status, 200, answer.text);
+      assert.equal(answer.response?.allowed, false);
+      assert.match(answer.response?.status?.message ?? '', /more than 1000000 values and keys/);
+    }
+    assert.ok(
+      answers.some((answer) => answer.status === 200),
+      `no review denied: ${answers.map((a) => a.status).join(', ')}`,
+    );
+    // Parsed, four such reviews grew RSS by 1.7 GB (one alone by 460 MB); refused unparsed, by
+    // what this process's client side holds (the bodies it sends) and the server's scan.
+    assert.ok(growth < 160 * MB, `RSS grew ${(growth / MB).toFixed(0)} MB`);
+    assert.equal(allowed, sent, `${sent - allowed} of ${sent} legitimate reviews were not allowed meanwhile`);
+  });
+
+  it('HTTP/2 server: closes connections that negotiate HTTP/1.1 when silent, trickling headers, or idle', async () => {
+    const tls = (): Promise<TLSSocket> =>
+      new Promise((resolve, reject) => {
+        const socket = tlsConnect({
+          host: webhooks.host,
+          port: http2Port,
+          ca: webhooks.caCertificate,
+          ALPNProtocols: ['http/1.1'],
+        });
+        socket.once('secureConnect', () => resolve(socket));
+        socket.once('error', reject);
+      });
+    const open = new Set<string>();
+    const watch = (name: string, socket: TLSSocket) => {
+      open.add(name);
+      socket.once('close', () => open.delete(name));
+    };
+    const silent = await tls();
+    const trickling = await tls();
+    assert.equal(trickling.alpnProtocol, 'http/1.1');
+    trickling.on('error', () => {});
+    trickling.write('POST /validate HTTP/1.1\r\n');
+    const drip = setInterval(() => trickling.writable && trickling.write('x-slow: a\r\n'), 1_000);
+    const keptAlive = await tls();
+    keptAlive.resume(); // its answer read, so that its close is seen
+    keptAlive.write(`GET / HTTP/1.1\r\nhost: localhost\r\n\r\n`);
+    watch('silent', silent);
+    watch('trickling', trickling);
+    watch('kept alive', keptAlive);
+    // The limits are 10 s for headers and 5 s idle (checked each second); Node's own for these
+    // connections are 60 s for headers, checked every 30 s.
+    await waitFor(() => open.size === 0, {
+      timeoutMs: 25_000,
+      what: 'the HTTP/2 server to close silent, trickling and idle HTTP/1.1 connections',
+    }).catch((error: Error) => {
+      throw new Error(`${error.message}: still open: ${[...open].join(', ')}`);
+    });
+    clearInterval(drip);
+  });
+
+  it('HTTP/2 server: a handful of addresses holding every slot with idle connections cannot lock out a review', async () => {
+    // 1,024 slots, 256 per address: five addresses fill them all with connections that do nothing.
+    const sockets: Socket[] = [];
+    let refused = 0;
+    for (let peer = 0; peer < 5; peer++) {
+      for (let n = 0; n < 210; n++) {
+        const socket = netConnect({ host: webhooks.host, port: http2Port, localAddress: `127.0.1.${peer + 1}` });
+        socket.on('error', () => {});
+        socket.once('close', () => refused++);
+        sockets.push(socket);
+      }
+    }
+    await waitFor(() => sockets.every((socket) => socket.readyState !== 'opening'), {
+      timeoutMs: 10_000,
+      what: '1,050 connections to open',
+    });
+    // Over HTTP/1.1 and over HTTP/2, from an address of its own.
+    const h1 = await post(VALIDATE, review(widget(NS, 'beside-full-h1', { size: 1 })), http2Port);
+    assert.equal(h1.response?.allowed, true);
+    const session = connect(`https://${webhooks.host}:${http2Port}`, { ca: webhooks.caCertificate });
+    session.on('error', () => {});
+    const h2 = await new Promise<string>((resolve, reject) => {
+      const stream = session.request({ ':method': 'POST', ':path': VALIDATE, 'content-type': 'application/json' });
+      let text = '';
+      stream.setEncoding('utf8');
+      stream.on('data', (chunk: string) => (text += chunk));
+      stream.on('end', () => resolve(text));
+      stream.on('error', reject);
+      stream.end(review(widget(NS, 'beside-full-h2', { size: 1 })));
+    });
+    session.destroy();
+    assert.equal(answerOf(200, h2).response?.allowed, true);
+    assert.ok(refused >= 1_050 - 1_024, `${refused} closed`);
+    for (const socket of sockets) socket.destroy();
   });
 
   it('caps the connections one address keeps open, and still answers another', async () => {

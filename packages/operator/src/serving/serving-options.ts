@@ -66,6 +66,18 @@ export interface WebhookServingOptions {
    */
   maxReviewContainers?: number;
   /**
+   * Values and object keys in one review (default 1,000,000), containers included, counted
+   * as the body arrives: a review with more is refused unparsed like one with too many
+   * containers. Each costs 8 to ~50 bytes once parsed; a flat array of 3.5 million numbers
+   * fits under the body cap.
+   */
+  maxReviewValues?: number;
+  /**
+   * Values and keys held by all reviews in flight together (default 2,000,000; one remote
+   * address half of it), counted as bodies arrive; past it, HTTP 503 with Retry-After.
+   */
+  maxReviewValuesInFlight?: number;
+  /**
    * Where the serving certificate comes from. 'files' (default): certDir, where cert-manager's
    * Secret is mounted and its cainjector fills the caBundles. 'self-managed': the operator
    * keeps a CA and a certificate in a Secret of its namespace, renews them, and patches the

@@ -25,7 +25,14 @@ import {
   type AdmissionResponse,
 } from '../webhooks/admission-review.js';
 import type { ApiTransport } from '../webhooks/ca-bundle-injection.js';
-import { http1Limits, http2Limits, limitConnections, limitHttp2Sessions } from '../webhooks/connection-limits.js';
+import {
+  applyHttp1Limits,
+  http1Limits,
+  http2Limits,
+  limitConnections,
+  limitHttp1Connections,
+  limitHttp2Sessions,
+} from '../webhooks/connection-limits.js';
 import { CONVERSION_PATH, ConversionWebhook, conversionTimeoutMs, objectName } from '../webhooks/conversion-webhook.js';
 import { conversionRefusal, type ConvertibleObject } from '../webhooks/conversion-review.js';
 import type { HubSpokeConverter } from '../webhooks/hub-spoke-converter.js';
@@ -101,9 +108,9 @@ export class WebhookHttpsServer {
   /** The port listened on, once listening. */
   port?: number;
 
-  /** Reviews and their body bytes held now (bounded by webhooks.maxReviewsInFlight and maxBodyBytesInFlight). */
-  get inFlight(): { reviews: number; bytes: number } {
-    return this.intake?.inFlight ?? { reviews: 0, bytes: 0 };
+  /** Reviews, their body bytes and values held now (bounded by webhooks.maxReviewsInFlight, maxBodyBytesInFlight and maxReviewValuesInFlight). */
+  get inFlight(): { reviews: number; bytes: number; values: number } {
+    return this.intake?.inFlight ?? { reviews: 0, bytes: 0, values: 0 };
   }
 
   /** Open HTTP/2 sessions (with webhooks.http2). */
@@ -186,6 +193,8 @@ export class WebhookHttpsServer {
       ...(options.maxReviewsInFlight !== undefined ? { maxReviewsInFlight: options.maxReviewsInFlight } : {}),
       ...(options.maxBodyBytesInFlight !== undefined ? { maxBodyBytesInFlight: options.maxBodyBytesInFlight } : {}),
       ...(options.maxReviewContainers !== undefined ? { maxContainers: options.maxReviewContainers } : {}),
+      ...(options.maxReviewValues !== undefined ? { maxValues: options.maxReviewValues } : {}),
+      ...(options.maxReviewValuesInFlight !== undefined ? { maxValuesInFlight: options.maxReviewValuesInFlight } : {}),
     });
     const certificate = await webhookCertificate(options, served, {
       ...(options.transport ? { transport: options.transport } : {}),
@@ -199,6 +208,8 @@ export class WebhookHttpsServer {
     let server: Server | Http2SecureServer;
     if (options.http2) {
       const secure = createSecureServer({ ...certificate.current, allowHTTP1: true, ...http2Limits() }, handler);
+      applyHttp1Limits(secure);
+      limitHttp1Connections(secure);
       this.sessions = limitHttp2Sessions(secure);
       server = secure;
     } else {

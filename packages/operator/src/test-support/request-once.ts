@@ -18,6 +18,8 @@ export interface OnceRequest {
   /** The CA to trust: given, the request is HTTPS. */
   ca?: string | Buffer;
   headers?: Record<string, string>;
+  /** The address to send from (127.0.0.x: one peer each). */
+  localAddress?: string;
 }
 
 /**
@@ -37,6 +39,7 @@ export function requestOnce(options: OnceRequest): Promise<OnceAnswer> {
         method: options.method ?? (body === undefined ? 'GET' : 'POST'),
         headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...options.headers },
         ...(ca ? { ca } : {}),
+        ...(options.localAddress ? { localAddress: options.localAddress } : {}),
         agent: false,
       },
       (res) => {

@@ -7,6 +7,7 @@
 // per remote address.
 import type { ServerOptions as HttpsServerOptions } from 'node:https';
 import type { Server, Socket } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import type { Http2SecureServer, SecureServerOptions, ServerHttp2Session } from 'node:http2';
 import { DEFAULT_BODY_TIMEOUT_MS } from './review-intake.js';
 
@@ -32,6 +33,50 @@ export function http1Limits(): Pick<
     // How often Node checks the two timeouts above (default 30 s, which would let them run 30 s late).
     connectionsCheckingInterval: 1_000,
   };
+}
+
+/**
+ * The HTTP/1.1 bounds above on an HTTP/2 server's connections that negotiate HTTP/1.1
+ * (`allowHTTP1`): Node serves them with its HTTP/1.1 parser, but reads these from the
+ * server object, not from createSecureServer's options, with defaults of 60 s for headers,
+ * 300 s per request and a check every 30 s.
+ */
+export function applyHttp1Limits(server: Http2SecureServer): void {
+  const limits = http1Limits();
+  const target = server as unknown as Record<string, unknown>;
+  for (const name of ['headersTimeout', 'requestTimeout', 'keepAliveTimeout', 'connectionsCheckingInterval'] as const) {
+    target[name] = limits[name];
+  }
+}
+
+/**
+ * An HTTP/2 server's connections that negotiate HTTP/1.1: closed when no request's headers
+ * came within the headers timeout of the handshake, or when none is open for the idle time,
+ * as the HTTP/1.1 server's are. Node applies neither to them (a silent one stayed open for
+ * good, taking a slot); the HTTP/2 sessions are `limitHttp2Sessions`'s.
+ */
+export function limitHttp1Connections(server: Http2SecureServer): void {
+  const connections = new WeakMap<object, { open: number; timer: NodeJS.Timeout }>();
+  server.on('secureConnection', (socket: TLSSocket) => {
+    if (socket.alpnProtocol === 'h2') return;
+    const timer = setTimeout(() => socket.destroy(), WEBHOOK_HEADERS_TIMEOUT_MS).unref();
+    connections.set(socket, { open: 0, timer });
+    socket.once('close', () => clearTimeout(connections.get(socket)?.timer));
+  });
+  server.on(
+    'request',
+    (request: { socket: object }, response: { once(event: 'close', listener: () => void): void }) => {
+      const connection = connections.get(request.socket);
+      if (!connection) return;
+      connection.open++;
+      clearTimeout(connection.timer);
+      response.once('close', () => {
+        if (--connection.open > 0) return;
+        const socket = request.socket as TLSSocket;
+        if (!socket.destroyed) connection.timer = setTimeout(() => socket.destroy(), WEBHOOK_IDLE_TIMEOUT_MS).unref();
+      });
+    },
+  );
 }
 
 /** HTTP/2 server options: the stream cap, advertised in SETTINGS and enforced by nghttp2. */
@@ -83,28 +128,94 @@ export const WEBHOOK_MAX_CONNECTIONS = 1024;
 /** Connections one remote address keeps open at once: an attacker's pod cannot take the whole port. */
 export const WEBHOOK_MAX_CONNECTIONS_PER_PEER = 256;
 
+/** What `limitConnections` needs of a server: its raw connections and its requests. */
+type ServerWithRequests = Server & {
+  on(event: 'request', listener: (request: RequestLike, response: ResponseLike) => void): unknown;
+};
+interface RequestLike {
+  socket?: { remoteAddress?: string | undefined; remotePort?: number | undefined } | null;
+}
+interface ResponseLike {
+  once(event: 'close', listener: () => void): unknown;
+}
+
+/** One open connection: its socket, and how many requests it is answering now. */
+interface Connection {
+  socket: Socket;
+  peer: string;
+  /** Address and port: how a request finds its connection. */
+  key: string;
+  busy: number;
+}
+
 /**
- * Caps open connections, in all and per remote address: a connection past either cap is
- * closed as it arrives, before its TLS handshake costs anything. The API server is one
- * address per replica and keeps a few dozen connections to a webhook at most.
+ * Caps open connections, in all and per remote address. A connection past the address's cap
+ * is closed as it arrives, before its TLS handshake costs anything. At the cap in all, a new
+ * connection takes the slot of an idle one (no request being answered: not yet through TLS,
+ * headers still coming, or kept alive between requests) of the address holding the most,
+ * the one idle longest, so that a handful of addresses cannot hold every slot: the API
+ * server, one address per replica with a few dozen connections, keeps its own. Only when
+ * every connection is answering a request (bounded by the reviews in flight) is the new one
+ * closed.
  */
-export function limitConnections(server: Server): void {
-  const peers = new Map<string, number>();
+export function limitConnections(server: ServerWithRequests): void {
+  const peers = new Map<string, Map<string, Connection>>();
+  const byPort = new Map<string, Connection>();
   let open = 0;
+  const keyOf = (address: string | undefined, port: number | undefined) => `${address ?? ''}|${port ?? 0}`;
+  /** Frees a connection's slot, once: when it closes, or as it is evicted (its 'close' comes later). */
+  const release = (connection: Connection) => {
+    if (!byPort.delete(connection.key)) return;
+    open--;
+    const connections = peers.get(connection.peer)!;
+    connections.delete(connection.key);
+    if (connections.size === 0) peers.delete(connection.peer);
+  };
   server.on('connection', (socket: Socket) => {
-    const address = socket.remoteAddress ?? '';
-    const fromPeer = peers.get(address) ?? 0;
-    if (open >= WEBHOOK_MAX_CONNECTIONS || fromPeer >= WEBHOOK_MAX_CONNECTIONS_PER_PEER) {
-      socket.destroy();
-      return;
+    const peer = socket.remoteAddress ?? '';
+    if ((peers.get(peer)?.size ?? 0) >= WEBHOOK_MAX_CONNECTIONS_PER_PEER) return void socket.destroy();
+    if (open >= WEBHOOK_MAX_CONNECTIONS) {
+      const idle = longestIdle(peers);
+      if (!idle) return void socket.destroy();
+      release(idle);
+      idle.socket.destroy();
     }
+    const connection: Connection = { socket, peer, key: keyOf(socket.remoteAddress, socket.remotePort), busy: 0 };
+    const connections = peers.get(peer) ?? new Map<string, Connection>();
+    connections.set(connection.key, connection);
+    peers.set(peer, connections);
+    byPort.set(connection.key, connection);
     open++;
-    peers.set(address, fromPeer + 1);
-    socket.once('close', () => {
-      open--;
-      const left = (peers.get(address) ?? 1) - 1;
-      if (left === 0) peers.delete(address);
-      else peers.set(address, left);
+    socket.once('close', () => release(connection));
+  });
+  server.on('request', (request, response) => {
+    const connection = byPort.get(keyOf(request.socket?.remoteAddress, request.socket?.remotePort));
+    if (!connection) return;
+    connection.busy++;
+    response.once('close', () => {
+      if (--connection.busy > 0) return;
+      // Idle again: last in its address's order, so the longest idle goes first.
+      const connections = peers.get(connection.peer);
+      if (connections?.delete(connection.key)) connections.set(connection.key, connection);
     });
   });
+}
+
+/** The longest-idle connection of the address holding the most (of any address if all of its are busy). */
+function longestIdle(peers: Map<string, Map<string, Connection>>): Connection | undefined {
+  let largest: Map<string, Connection> | undefined;
+  for (const connections of peers.values()) if (!largest || connections.size > largest.size) largest = connections;
+  const idleOf = (connections: Map<string, Connection>) => {
+    for (const connection of connections.values()) if (connection.busy === 0) return connection;
+    return undefined;
+  };
+  if (largest) {
+    const idle = idleOf(largest);
+    if (idle) return idle;
+  }
+  for (const connections of peers.values()) {
+    const idle = idleOf(connections);
+    if (idle) return idle;
+  }
+  return undefined;
 }

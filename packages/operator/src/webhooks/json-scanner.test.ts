@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { JsonScanner, ReviewLimitError } from './json-scanner.js';
 import { MalformedReviewError } from './review-envelope.js';
 
-const limits = { maxDepth: 1000, maxContainers: 250_000, largeContainerBytes: 64 };
+const limits = { maxDepth: 1000, maxContainers: 250_000, maxValues: 1_000_000, largeContainerBytes: 64 };
 
 function scan(text: string, chunkSizes: number[] = [], options = limits): JsonScanner {
   const scanner = new JsonScanner(options);
@@ -32,7 +32,8 @@ describe('JsonScanner', () => {
   it('reads the envelope: kind, apiVersion and request.uid, not a uid deeper down', () => {
     const scanner = scan(review);
     assert.deepEqual(scanner.envelope, { kind: 'AdmissionReview', apiVersion: 'admission.k8s.io/v1', uid: 'abc-123' });
-    assert.deepEqual(scanner.stats, { containers: 9, depth: 6 });
+    // Values: 3 at the top, 2 in request, 2 in object, 2 in metadata, 2 in spec, 3 in list, 1 in {a}; each key counts too.
+    assert.deepEqual(scanner.stats, { containers: 9, values: 2 * 3 + 2 * 2 + 2 * 2 + 2 * 2 + 2 + 3 + 2, depth: 6 });
   });
 
   it('refuses nesting past the limit, naming it, with the envelope read before it', () => {
@@ -53,6 +54,14 @@ describe('JsonScanner', () => {
     assert.throws(() => scan(many, [], { ...limits, maxContainers: 50 }), /more than 50 objects and arrays/);
   });
 
+  it('refuses more values and keys than the limit, whatever their type, before they are parsed', () => {
+    const numbers = `{"request":{"object":[${'1,'.repeat(100)}1]}}`;
+    assert.throws(() => scan(numbers, [], { ...limits, maxValues: 50 }), /more than 50 values and keys/);
+    const keys = `{"request":{"object":{${Array.from({ length: 40 }, (_, i) => `"k${i}":null`).join(',')}}}}`;
+    assert.throws(() => scan(keys, [7, 3], { ...limits, maxValues: 50 }), /more than 50 values and keys/);
+    assert.equal(scan(keys, [], { ...limits, maxValues: 84 }).stats.values, 2 + 2 + 80);
+  });
+
   it('gives the same result however the bytes are split into chunks', () => {
     const whole = scan(review);
     fc.assert(
@@ -66,18 +75,23 @@ describe('JsonScanner', () => {
     );
   });
 
-  it('counts the depth and containers of any JSON value as JSON.parse sees them', () => {
-    const measure = (value: unknown, depth = 0): { containers: number; depth: number } => {
-      if (typeof value !== 'object' || value === null) return { containers: 0, depth };
-      const children = Object.values(value as object).map((child) => measure(child, depth + 1));
+  it('counts the depth, containers, values and keys of any JSON value as JSON.parse sees them', () => {
+    type Stats = { containers: number; values: number; depth: number };
+    const measure = (value: unknown, depth = 0): Stats => {
+      if (typeof value !== 'object' || value === null) return { containers: 0, values: 0, depth };
+      const members = Object.values(value as object);
+      const children = members.map((child) => measure(child, depth + 1));
       return {
         containers: 1 + children.reduce((sum, child) => sum + child.containers, 0),
+        // An element counts once; an object's member twice, its key and its value.
+        values:
+          members.length * (Array.isArray(value) ? 1 : 2) + children.reduce((sum, child) => sum + child.values, 0),
         depth: Math.max(depth + 1, ...children.map((child) => child.depth)),
       };
     };
     fc.assert(
-      fc.property(fc.jsonValue({ maxDepth: 6 }), (value) => {
-        const text = JSON.stringify(value);
+      fc.property(fc.jsonValue({ maxDepth: 6 }), fc.boolean(), (value, pretty) => {
+        const text = JSON.stringify(value, null, pretty ? 2 : undefined);
         assert.deepEqual(scan(text).stats, measure(JSON.parse(text)));
       }),
       { numRuns: 300 },

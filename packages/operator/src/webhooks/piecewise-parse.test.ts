@@ -7,7 +7,7 @@ import { parseJsonPiecewise } from './piecewise-parse.js';
 /** Parsed piecewise with every container of `large` bytes or more split, as the intake does. */
 async function piecewise(text: string, large = 8): Promise<unknown> {
   const bytes = Buffer.from(text);
-  const scanner = new JsonScanner({ maxDepth: 1000, maxContainers: 1e9, largeContainerBytes: large });
+  const scanner = new JsonScanner({ maxDepth: 1000, maxContainers: 1e9, maxValues: 1e9, largeContainerBytes: large });
   scanner.write(bytes);
   return parseJsonPiecewise(bytes, { largeContainers: scanner.largeContainers, pieceBytes: large });
 }

@@ -89,7 +89,7 @@ describe('ReviewIntake', () => {
     assert.equal(answer.status, 200);
     assert.deepEqual(taken.at(-1)?.value, { kind: 'AdmissionReview', request: { uid: 'u' } });
     await waitUntil(() => intake.inFlight.reviews === 0);
-    assert.deepEqual(intake.inFlight, { reviews: 0, bytes: 0 });
+    assert.deepEqual(intake.inFlight, { reviews: 0, bytes: 0, values: 0 });
   });
 
   it('refuses a body past a shape limit unparsed, keeping the envelope to answer in', async () => {
@@ -104,6 +104,37 @@ describe('ReviewIntake', () => {
       kind: 'AdmissionReview',
       uid: 'u2',
     });
+  });
+
+  it('refuses a review of more values than the limit unparsed, whatever their type', async () => {
+    intake = new ReviewIntake({ maxValues: 10_000 });
+    const numbers = `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u3","object":[${'1,'.repeat(20_000)}1]}}`;
+    assert.equal((await send([numbers])).status, 200);
+    assert.match(taken.at(-1)?.refused?.message ?? '', /more than 10000 values and keys/);
+    await waitUntil(() => intake.inFlight.reviews === 0);
+    assert.deepEqual(intake.inFlight, { reviews: 0, bytes: 0, values: 0 });
+  });
+
+  it('answers 503 when the reviews in flight hold their values budget, and counts them back once answered', async () => {
+    intake = new ReviewIntake({ maxValuesInFlight: 20_000, bodyIdleTimeoutMs: 60_000 });
+    hold = true;
+    // 6,000 values each: one address may hold 10,000, so its second review does not fit.
+    const review = `{"request":{"uid":"v","object":[${'0,'.repeat(5_995)}0]}}`;
+    const first = send([review], { from: '127.0.0.3' });
+    await waitUntil(() => held.length === 1);
+    assert.ok(intake.inFlight.values >= 6_000, `holds ${intake.inFlight.values} values`);
+    const second = await send([review], { from: '127.0.0.3' });
+    assert.equal(second.status, 503);
+    assert.equal(second.headers['retry-after'], '1');
+    // Another address still gets its review in.
+    const other = send([review], { from: '127.0.0.4' });
+    await waitUntil(() => held.length === 2);
+    hold = false;
+    for (const answer of held.splice(0)) answer();
+    assert.equal((await first).status, 200);
+    assert.equal((await other).status, 200);
+    await waitUntil(() => intake.inFlight.reviews === 0);
+    assert.equal(intake.inFlight.values, 0);
   });
 
   it('answers 413 to a body over the size limit, declared or sent', async () => {

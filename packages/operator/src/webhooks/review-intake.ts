@@ -28,6 +28,19 @@ export const DEFAULT_MAX_BODY_BYTES_IN_FLIGHT = 64 * 1024 * 1024;
  * ~300,000, but real objects hold a small fraction of it. Each costs ~100 bytes once parsed.
  */
 export const DEFAULT_MAX_REVIEW_CONTAINERS = 250_000;
+/**
+ * Values and keys in one review (default 1,000,000), containers included. A 1.5 MiB object
+ * at its densest real shape (short unique keys, empty values) holds ~300,000; a review
+ * carries two. Each costs 8 bytes (a small number) to ~50 (a key) once parsed, so a review
+ * of numbers packed under the body cap (3.5 million) would hold 28 MB and churn far more.
+ */
+export const DEFAULT_MAX_REVIEW_VALUES = 1_000_000;
+/**
+ * Values and keys held by all reviews in flight together (default 2,000,000, one address
+ * half of it): what bounds the parsed reviews' memory, as maxBodyBytesInFlight bounds
+ * their bytes (~100 MB at the densest, keys).
+ */
+export const DEFAULT_MAX_VALUES_IN_FLIGHT = 2_000_000;
 /** A body that sends nothing for this long is dropped with 408 (default 10 s). */
 export const DEFAULT_BODY_IDLE_TIMEOUT_MS = 10_000;
 /** A body not whole after this long is dropped with 408 (default 30 s, the longest any review waits for its answer). */
@@ -40,6 +53,8 @@ export interface ReviewIntakeLimits {
   maxReviewsInFlight?: number;
   maxBodyBytesInFlight?: number;
   maxContainers?: number;
+  maxValues?: number;
+  maxValuesInFlight?: number;
   bodyIdleTimeoutMs?: number;
   bodyTimeoutMs?: number;
 }
@@ -73,12 +88,15 @@ export class ReviewIntake {
   private readonly maxReviews: number;
   private readonly maxBytesInFlight: number;
   private readonly maxContainers: number;
+  private readonly maxValues: number;
+  private readonly maxValuesInFlight: number;
   private readonly idleMs: number;
   private readonly deadlineMs: number;
   private reviews = 0;
   private bytes = 0;
-  /** Per remote address, so one peer (a pod that reaches the port) cannot take all of either bound. */
-  private readonly peers = new Map<string, { reviews: number; bytes: number }>();
+  private values = 0;
+  /** Per remote address, so one peer (a pod that reaches the port) cannot take all of any bound. */
+  private readonly peers = new Map<string, { reviews: number; bytes: number; values: number }>();
 
   constructor(limits: ReviewIntakeLimits = {}) {
     this.maxBodyBytes = limits.maxBodyBytes ?? DEFAULT_MAX_WEBHOOK_BODY;
@@ -88,13 +106,16 @@ export class ReviewIntake {
       this.maxBodyBytes,
     );
     this.maxContainers = limits.maxContainers ?? DEFAULT_MAX_REVIEW_CONTAINERS;
+    this.maxValuesInFlight = limits.maxValuesInFlight ?? DEFAULT_MAX_VALUES_IN_FLIGHT;
+    // One review may take what one peer may hold, no more: else it could never be taken in.
+    this.maxValues = Math.min(limits.maxValues ?? DEFAULT_MAX_REVIEW_VALUES, Math.ceil(this.maxValuesInFlight / 2));
     this.idleMs = limits.bodyIdleTimeoutMs ?? DEFAULT_BODY_IDLE_TIMEOUT_MS;
     this.deadlineMs = limits.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS;
   }
 
-  /** Reviews and body bytes held now (for metrics and tests). */
-  get inFlight(): { reviews: number; bytes: number } {
-    return { reviews: this.reviews, bytes: this.bytes };
+  /** Reviews, body bytes and values held now (for metrics and tests). */
+  get inFlight(): { reviews: number; bytes: number; values: number } {
+    return { reviews: this.reviews, bytes: this.bytes, values: this.values };
   }
 
   /**
@@ -105,7 +126,7 @@ export class ReviewIntake {
    */
   async read(request: BodyRequest): Promise<{ body: ReviewBody; ticket: IntakeTicket }> {
     const address = request.socket?.remoteAddress ?? '';
-    const peer = this.peers.get(address) ?? { reviews: 0, bytes: 0 };
+    const peer = this.peers.get(address) ?? { reviews: 0, bytes: 0, values: 0 };
     // One peer gets half of each bound: an attacker's pod cannot starve the API server's reviews.
     if (this.reviews >= this.maxReviews || peer.reviews >= Math.ceil(this.maxReviews / 2)) {
       const whose = this.reviews >= this.maxReviews ? 'this webhook server' : 'one client';
@@ -123,6 +144,7 @@ export class ReviewIntake {
     peer.reviews++;
     this.peers.set(address, peer);
     let held = 0;
+    let heldValues = 0;
     let released = false;
     const ticket: IntakeTicket = {
       release: () => {
@@ -130,26 +152,42 @@ export class ReviewIntake {
         released = true;
         this.reviews--;
         this.bytes -= held;
+        this.values -= heldValues;
         peer.reviews--;
         peer.bytes -= held;
+        peer.values -= heldValues;
         if (peer.reviews === 0) this.peers.delete(address);
         held = 0;
+        heldValues = 0;
       },
     };
     this.bytes += declared;
     peer.bytes += declared;
     held = declared;
     let received = 0;
+    const peerValues = Math.ceil(this.maxValuesInFlight / 2);
     try {
-      const { bytes, scanner, refused } = await this.collect(request, (n) => {
-        received += n;
-        const more = received - held; // past what was reserved (no length declared, or more sent)
-        if (more <= 0) return true;
-        if (this.bytes + more > this.maxBytesInFlight || peer.bytes + more > peerBytes) return false;
-        this.bytes += more;
-        peer.bytes += more;
-        held += more;
-        return true;
+      const { bytes, scanner, refused } = await this.collect(request, {
+        bytes: (n) => {
+          received += n;
+          const more = received - held; // past what was reserved (no length declared, or more sent)
+          if (more <= 0) return true;
+          if (this.bytes + more > this.maxBytesInFlight || peer.bytes + more > peerBytes) return false;
+          this.bytes += more;
+          peer.bytes += more;
+          held += more;
+          return true;
+        },
+        // Values are counted as the scanner finds them, so the parsed reviews' memory is
+        // bounded in all before any is parsed.
+        values: (total) => {
+          const more = total - heldValues;
+          if (this.values + more > this.maxValuesInFlight || peer.values + more > peerValues) return false;
+          this.values += more;
+          peer.values += more;
+          heldValues = total;
+          return true;
+        },
       });
       if (refused) return { body: { refused, envelope: scanner.envelope }, ticket };
       let value: unknown;
@@ -166,9 +204,13 @@ export class ReviewIntake {
   }
 
   private full(): IntakeRefusal {
-    return new IntakeRefusal(503, 'the webhook server holds as many review bytes as it takes at once: retry', {
-      'retry-after': '1',
-    });
+    return new IntakeRefusal(
+      503,
+      'the webhook server holds as many review bytes or values as it takes at once: retry',
+      {
+        'retry-after': '1',
+      },
+    );
   }
 
   private tooLarge(): IntakeRefusal {
@@ -178,11 +220,12 @@ export class ReviewIntake {
   /** The body's bytes, scanned as they come; past a shape limit the rest is drained, not kept. */
   private collect(
     request: BodyRequest,
-    take: (bytes: number) => boolean,
+    take: { bytes(count: number): boolean; values(total: number): boolean },
   ): Promise<{ bytes: Buffer; scanner: JsonScanner; refused?: ReviewLimitError }> {
     const scanner = new JsonScanner({
       maxDepth: MAX_OBJECT_DEPTH,
       maxContainers: this.maxContainers,
+      maxValues: this.maxValues,
       largeContainerBytes: LARGE_CONTAINER_BYTES,
     });
     return new Promise((resolve, reject) => {
@@ -214,14 +257,16 @@ export class ReviewIntake {
         size += chunk.length;
         if (size > this.maxBodyBytes) return finish(this.tooLarge());
         if (refused) return; // drained to the end, so the answer can be read, but not kept
-        if (!take(chunk.length)) return finish(this.full());
+        if (!take.bytes(chunk.length)) return finish(this.full());
         try {
           scanner.write(chunk);
+          if (!take.values(scanner.stats.values)) return finish(this.full());
           chunks.push(chunk);
         } catch (error) {
           if (!(error instanceof ReviewLimitError)) throw error;
           refused = error;
           chunks.length = 0;
+          take.values(0); // nothing of it is kept: its values no longer count against the others
         }
       };
       const onEnd = () => finish();
