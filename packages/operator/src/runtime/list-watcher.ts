@@ -5,8 +5,6 @@ import {
   type Clock,
   type KubeObject,
   METADATA_WATCH_ACCEPT,
-  type ObjectRef,
-  ObjectTooDeepError,
   type Query,
   type ResourceDescriptor,
   isBuiltInKind,
@@ -19,25 +17,26 @@ import {
   sleepUntilReady,
   systemClock,
 } from '@nestor/core';
-import { KnownObjects, type RelistPass } from './known-objects.js';
-import { ListPager } from './list-pager.js';
+import { KnownObjects } from './known-objects.js';
+import { ListPager, type ListSink } from './list-pager.js';
 import { RelistPolicy } from './relist-policy.js';
 import { INITIAL_EVENTS_QUERY, NoInitialEvents, StreamedSync } from './streamed-sync.js';
 import { WatchDecoder, type RawWatchEvent } from './watch-decoder.js';
 import type { WatchEvent } from './watch-event.js';
 import type { WatchOptions, WatchTransport } from './watch-options.js';
 import { createWatchStats, type WatchStats } from './watch-stats.js';
+import { WatchedObjects } from './watched-objects.js';
 import { stallLimitMs, WatchStalledError, Watchdog } from './watchdog.js';
 
 /**
  * The list+watch loop behind watch(): one per subscription. Runs until `signal` aborts;
- * every failure is reported and retried, none ends it. What to retry, from where and when
- * is the RelistPolicy's; LISTs are the ListPager's, streamed syncs the StreamedSync's.
+ * every failure is reported and retried, none ends it. It sends the requests; whether to
+ * relist, from where and when is the RelistPolicy's, what arrives is applied by
+ * WatchedObjects, LISTs are paged by the ListPager, streamed syncs are the StreamedSync's.
  */
 export class ListWatcher<T extends KubeObject> {
   private readonly path: string;
   private readonly description: string;
-  private readonly known: KnownObjects<T>;
   private readonly decoder: WatchDecoder<T>;
   private readonly pager: ListPager<T>;
   private readonly streamed: StreamedSync;
@@ -51,11 +50,8 @@ export class ListWatcher<T extends KubeObject> {
   private readonly protobuf: boolean;
   private readonly metadataOnly: boolean;
   private readonly selectors: Query;
-  /** Where the next WATCH starts; undefined means a full sync (stream or LIST) first. */
-  private resourceVersion?: string;
-  private phase: 'list' | 'watch' = 'list';
-  /** Complete syncs (streamed or listed) and WATCH requests so far, for stats. */
-  private syncs = 0;
+  private readonly objects: WatchedObjects<T>;
+  /** WATCH requests so far, for stats. */
   private watches = 0;
   /**
    * The next relist's floor: the resourceVersion its watch ended at (410 Gone, "too old",
@@ -75,11 +71,10 @@ export class ListWatcher<T extends KubeObject> {
     private readonly transport: WatchTransport,
     resource: ResourceDescriptor<T>,
     private readonly options: WatchOptions,
-    private readonly emit: (event: WatchEvent<T>, key?: string, old?: T) => void,
+    emit: (event: WatchEvent<T>, key?: string, old?: T) => void,
     private readonly signal: AbortSignal,
     store?: Map<string, T>,
   ) {
-    this.known = new KnownObjects(store);
     const { namespace, labelSelector, fieldSelector } = options;
     this.path = resourcePath(resource, namespace);
     this.selectors = { labelSelector, fieldSelector };
@@ -118,6 +113,18 @@ export class ListWatcher<T extends KubeObject> {
       log: this.log,
       signal,
     });
+    this.objects = new WatchedObjects({
+      known: new KnownObjects(store),
+      decoder: this.decoder,
+      policy: this.policy,
+      streamed: this.streamed,
+      emit,
+      signal,
+      stats: this.stats,
+      log: this.log,
+      clock: this.clock,
+      description: this.description,
+    });
   }
 
   /** Never rejects. */
@@ -125,7 +132,7 @@ export class ListWatcher<T extends KubeObject> {
     while (!this.signal.aborted) {
       try {
         // Without a resourceVersion the watch below streams the state first, or a LIST does.
-        if (this.resourceVersion === undefined && !this.streamNext()) await this.list();
+        if (this.objects.resourceVersion === undefined && !this.streamNext()) await this.list();
         if (!this.signal.aborted) await this.watch();
       } catch (error) {
         if (this.signal.aborted) return;
@@ -134,7 +141,7 @@ export class ListWatcher<T extends KubeObject> {
           continue;
         }
         if (error instanceof SentDuringOutage) {
-          this.log.info(`${this.phase} of ${this.description}: ${error.message}`);
+          this.log.info(`${this.objects.phase} of ${this.description}: ${error.message}`);
           this.policy.reset();
           continue;
         }
@@ -150,59 +157,26 @@ export class ListWatcher<T extends KubeObject> {
     return stream;
   }
 
-  /** Starts a full sync: what it returns decides what changed and what vanished. */
-  private beginSync(): RelistPass<T> {
-    this.phase = 'list';
-    return this.known.relist();
-  }
-
-  /** Records a listed or streamed object; emits it when it is new or changed. */
-  private observe(pass: RelistPass<T>, raw: KubeObject): void {
-    if (this.signal.aborted) return; // the store stays as it was when the watch stopped
-    const key = this.decoder.keyOf(raw.metadata as ObjectRef);
-    const object = this.decoder.decode(raw);
-    const type = pass.observe(key, object);
-    if (type) this.emit({ type, object }, key, pass.replaced);
-  }
-
-  /** Ends a full sync: what it did not return is deleted, and the watch resumes from its resourceVersion. */
-  private endSync(pass: RelistPass<T>, resourceVersion: string, by: 'list' | 'stream'): void {
-    if (this.signal.aborted) return;
-    for (const [key, object] of pass.vanished()) this.emit({ type: 'DELETED', object }, key, object);
-    if (this.syncs++ > 0) this.stats.relists++;
-    this.resourceVersion = resourceVersion;
-    this.stats.resourceVersion = resourceVersion;
-    this.stats.lastSyncAt = this.clock.now();
-    this.stats.lastSyncBy = by;
-    this.stats.failures = 0;
-    this.emit({ type: 'SYNCED' });
-  }
-
   private async list(): Promise<void> {
-    this.phase = 'list';
+    this.objects.phase = 'list';
     const from = {
-      cache: this.syncs === 0 && (this.options.firstListFromCache ?? true),
+      cache: this.objects.syncs === 0 && (this.options.firstListFromCache ?? true),
       notOlderThan: this.relistFrom,
     };
     this.relistFrom = undefined;
     const outage = this.outageScope();
-    let listed: Awaited<ReturnType<ListPager<T>['read']>>;
-    try {
-      listed = await this.pager.read(
-        {
-          begin: () => this.beginSync(),
-          observe: (pass, raw) => this.observe(pass, raw),
-          refused: (error, pass) => this.skipRefused(error, pass),
-        },
-        from,
-        outage,
-      );
-    } catch (error) {
-      throw outage.reason() ?? error;
-    } finally {
-      outage.answered();
-    }
-    this.endSync(listed.pass, listed.resourceVersion, 'list');
+    const sink: ListSink<T> = {
+      begin: () => this.objects.beginSync(),
+      observe: (pass, raw) => this.objects.observe(pass, raw),
+      refused: (error, pass) => this.objects.skipRefused(error, pass),
+    };
+    const listed = await this.pager
+      .read(sink, from, outage)
+      .catch((error: unknown) => {
+        throw outage.reason() ?? error;
+      })
+      .finally(() => outage.answered());
+    this.objects.endSync(listed.pass, listed.resourceVersion, 'list');
   }
 
   /**
@@ -211,8 +185,8 @@ export class ListWatcher<T extends KubeObject> {
    * and the same stream goes on as an ordinary watch.
    */
   private async watch(): Promise<void> {
-    let pass = this.resourceVersion === undefined ? this.beginSync() : undefined;
-    this.phase = pass ? 'list' : 'watch';
+    let pass = this.objects.resourceVersion === undefined ? this.objects.beginSync() : undefined;
+    this.objects.phase = pass ? 'list' : 'watch';
     if (this.watches++ > 0) this.stats.restarts++;
     const minTimeout =
       this.options.minWatchTimeoutSeconds ??
@@ -233,7 +207,7 @@ export class ListWatcher<T extends KubeObject> {
         ...this.selectors,
         watch: true,
         allowWatchBookmarks: true,
-        ...(pass ? INITIAL_EVENTS_QUERY : { resourceVersion: this.resourceVersion }),
+        ...(pass ? INITIAL_EVENTS_QUERY : { resourceVersion: this.objects.resourceVersion }),
         timeoutSeconds,
       };
       const stream = this.transport.stream<RawWatchEvent>(this.path, query, abort.signal, {
@@ -251,11 +225,11 @@ export class ListWatcher<T extends KubeObject> {
         watchdog.touch();
         // An ERROR event is no sign of a working watch: it does not end the failures in a row.
         if (received++ === 0 && event.type !== 'ERROR') this.stats.failures = 0;
-        if (event.refused) this.handleRefused(event, event.refused, pass);
-        else if (!pass) this.handle(event);
-        else if (this.initialEvent(pass, event)) {
+        if (event.refused) this.objects.handleRefused(event, event.refused, pass);
+        else if (!pass) this.objects.handle(event);
+        else if (this.objects.initialEvent(pass, event)) {
           pass = undefined;
-          this.phase = 'watch';
+          this.objects.phase = 'watch';
         }
       }
     } catch (error) {
@@ -284,108 +258,16 @@ export class ListWatcher<T extends KubeObject> {
     this.log.debug(`watch of ${this.description} ended after ${received} event(s); resuming`);
   }
 
-  /** An event of a streamed sync; true for the bookmark that ends the initial events. */
-  private initialEvent(pass: RelistPass<T>, event: RawWatchEvent): boolean {
-    const raw = event.object;
-    switch (this.streamed.initialEvent(event)) {
-      case 'object':
-        this.observe(pass, raw);
-        this.stats.lastEventAt = this.clock.now();
-        return false;
-      case 'end':
-        this.stats.bookmarks++;
-        this.stats.lastEventAt = this.clock.now();
-        this.endSync(pass, raw.metadata?.resourceVersion ?? '', 'stream');
-        return true;
-      case 'error':
-        throw this.broken(this.decoder.errorOf(raw));
-    }
-  }
-
-  private handle(event: RawWatchEvent): void {
-    const raw = event.object;
-    switch (event.type) {
-      case 'ADDED':
-      case 'MODIFIED':
-      case 'DELETED': {
-        if (typeof raw?.metadata?.name !== 'string') {
-          throw this.broken(new Error(`watch of ${this.description}: ${event.type} event without an object's name`));
-        }
-        if (this.signal.aborted) return;
-        const key = this.decoder.keyOf(raw.metadata as ObjectRef);
-        const resourceVersion = raw.metadata?.resourceVersion;
-        const object = this.decoder.decode(raw);
-        const old = event.type === 'DELETED' ? this.known.delete(key) : this.known.set(key, object);
-        this.advance(resourceVersion);
-        this.stats.events++;
-        this.emit({ type: event.type, object }, key, old);
-        return;
-      }
-      case 'BOOKMARK':
-        this.advance(raw.metadata?.resourceVersion);
-        this.stats.bookmarks++;
-        return;
-      case 'ERROR':
-        throw this.broken(this.decoder.errorOf(raw));
-      default:
-        this.log.warn(`watch of ${this.description}: ignoring an event of unknown type ${String(event.type)}`);
-    }
-  }
-
-  /**
-   * An event whose object the protobuf decoder refused (nested past MAX_OBJECT_DEPTH). The
-   * API server stored it, so it never ends the watch: its metadata was read, so a deletion
-   * applies and the watch moves past it; otherwise it is logged and skipped, and the cache
-   * keeps the last version it could decode. (Not read again as JSON: a handler's recursive
-   * code, JSON.stringify included, overflows the stack on such an object.)
-   */
-  private handleRefused(event: RawWatchEvent, error: ObjectTooDeepError, pass?: RelistPass<T>): void {
-    if (pass) {
-      if (event.type !== 'ADDED') return void this.initialEvent(pass, event);
-      this.skipRefused(error, pass);
-      this.stats.lastEventAt = this.clock.now();
-      return;
-    }
-    this.advance(event.object.metadata?.resourceVersion);
-    this.stats.events++;
-    if (event.type !== 'DELETED' || !event.object.metadata?.name) return this.skipRefused(error);
-    if (this.signal.aborted) return;
-    const key = this.decoder.keyOf(event.object.metadata as ObjectRef);
-    const known = this.known.delete(key);
-    if (known) this.emit({ type: 'DELETED', object: known }, key, known);
-  }
-
-  /** Logs a refused object; a list or stream sync keeps it as it was known, not as vanished. */
-  private skipRefused(error: ObjectTooDeepError, pass?: RelistPass<T>): void {
-    this.stats.refused = (this.stats.refused ?? 0) + 1;
-    this.log.error(
-      `${this.phase} of ${this.description}: ${error.message}. Skipped: the watch goes on, the cache keeps the last version it decoded, if any`,
-    );
-    if (pass && error.object.metadata?.name) pass.keep(this.decoder.keyOf(error.object.metadata as ObjectRef));
-  }
-
-  /** The stream broke (an ERROR event, an unreadable event): the policy decides how to go on. */
-  private broken(error: Error): Error {
-    this.policy.broke(error, this.resourceVersion);
-    return error;
-  }
-
-  private advance(resourceVersion: string | undefined): void {
-    if (resourceVersion) this.resourceVersion = this.stats.resourceVersion = resourceVersion;
-    this.policy.progressed();
-    this.stats.lastEventAt = this.clock.now();
-  }
-
   private async recover(thrown: unknown): Promise<void> {
     const error = thrown instanceof Error ? thrown : new Error(String(thrown));
     const plan = this.policy.failed({
       error,
-      phase: this.phase,
-      resourceVersion: this.resourceVersion,
+      phase: this.objects.phase,
+      resourceVersion: this.objects.resourceVersion,
       listResumes: this.pager.resuming,
     });
     this.relistFrom = plan.notOlderThan;
-    if (plan.relist) this.resourceVersion = undefined;
+    if (plan.relist) this.objects.resourceVersion = undefined;
     const { retryInMs } = plan;
     const attempt = ++this.stats.failures;
     const connectivity = this.transport.connectivity;
@@ -402,13 +284,13 @@ export class ListWatcher<T extends KubeObject> {
         ? 'listing again'
         : this.pager.resuming
           ? 'resuming at the page that failed'
-          : this.phase === 'watch'
+          : this.objects.phase === 'watch'
             ? 'resuming'
             : 'retrying';
       this.log.warn(
-        `${this.phase} of ${this.description} failed (attempt ${attempt}); ${how} in ${retryInMs} ms${plan.asAsked && retryInMs > 0 ? ' as the server asked' : ''}${outage ? ' or once the API server is ready' : ''}: ${error.message}`,
+        `${this.objects.phase} of ${this.description} failed (attempt ${attempt}); ${how} in ${retryInMs} ms${plan.asAsked && retryInMs > 0 ? ' as the server asked' : ''}${outage ? ' or once the API server is ready' : ''}: ${error.message}`,
       );
-      this.options.onError?.(error, { phase: this.phase, watch: this.description, attempt, retryInMs });
+      this.options.onError?.(error, { phase: this.objects.phase, watch: this.description, attempt, retryInMs });
     }
     if (retryInMs === 0) return;
     const wait = { signal: this.signal, clock: this.clock, connectivity: outage ? connectivity : undefined };
