@@ -55,6 +55,8 @@ export { type RuntimeLogger, silentLogger, consoleLogger } from './logger.js';
 export { sleep } from './sleep.js';
 export * from './defaults.js';
 export { retryWhileUnreachable, type RetryUnreachableOptions } from './retry-unreachable.js';
+export { sleepUntilReady, type SleepUntilReadyOptions } from './sleep-until-ready.js';
+export { resendWhenReady, SentDuringOutage } from './resend-when-ready.js';
 export { ambientSignal, withAbortSignal } from './abort-scope.js';
 export {
   certificateAuthority,

@@ -1,6 +1,7 @@
 import { type Connectivity, isUnreachable } from './connectivity.js';
 import type { RuntimeLogger } from './logger.js';
-import { sleep } from './sleep.js';
+import { resendWhenReady } from './resend-when-ready.js';
+import { sleepUntilReady } from './sleep-until-ready.js';
 
 export interface RetryUnreachableOptions {
   /** Give up after this long (the caller's start-up bound). */
@@ -50,12 +51,11 @@ export async function retryWhileUnreachable<T>(
   for (;;) {
     try {
       const pending = attempt();
-      const connectivity = options.connectivity;
-      if (!options.restartWhenReady || !connectivity?.inOutage) return await pending;
-      const settled = new AbortController();
-      const either = options.signal ? AbortSignal.any([options.signal, settled.signal]) : settled.signal;
-      const ready = connectivity.whenReady(either).then(() => READY);
-      const outcome = await Promise.race([pending, ready]).finally(() => settled.abort());
+      if (!options.restartWhenReady) return await pending;
+      const ready = Promise.withResolvers<typeof READY>();
+      const answered = resendWhenReady(options.connectivity, () => ready.resolve(READY), options.signal);
+      if (!answered) return await pending;
+      const outcome = await Promise.race([pending, ready.promise]).finally(answered);
       if (outcome !== READY) return outcome as T;
       if (options.signal?.aborted) return await pending;
       pending.catch(() => undefined);
@@ -79,15 +79,11 @@ export async function retryWhileUnreachable<T>(
         });
         logged = true;
       }
-      if (!connectivity) {
-        await sleep(options.intervalMs ?? 1000, options.signal);
-        continue;
-      }
-      const woken = new AbortController();
-      const either = options.signal ? AbortSignal.any([options.signal, woken.signal]) : woken.signal;
-      const cap = Math.min(options.intervalMs ?? 10_000, Math.max(0, deadline - Date.now()));
-      await Promise.race([sleep(cap, either), connectivity.whenReady(either)]);
-      woken.abort();
+      // Where nothing probes (no connectivity), a fixed pause between attempts.
+      const cap = connectivity
+        ? Math.min(options.intervalMs ?? 10_000, Math.max(0, deadline - Date.now()))
+        : (options.intervalMs ?? 1000);
+      await sleepUntilReady(cap, { signal: options.signal, connectivity });
     }
   }
 }

@@ -8,7 +8,7 @@ import {
   resourcePath,
   type RuntimeLogger,
   silentLogger,
-  sleep,
+  sleepUntilReady,
   type Transport,
 } from '@nestor/core';
 import { Lease as LeaseResource } from '../client/kinds.js';
@@ -168,7 +168,7 @@ export class LeaseLock implements LeaderElection {
         const connectivity = this.transport.connectivity as Connectivity | undefined;
         outage = connectivity !== undefined && (isUnreachable(error) || connectivity.inOutage);
       }
-      await sleepOrWake(retryMs, signal, outage ? this.transport.connectivity : undefined);
+      await sleepUntilReady(retryMs, { signal, connectivity: outage ? this.transport.connectivity : undefined });
     }
   }
 
@@ -342,19 +342,6 @@ export class LeaseLock implements LeaderElection {
     }
     this.observed = record;
   }
-}
-
-/** Sleeps `ms`, or less when `connectivity` reports the API server ready or `signal` aborts first. */
-async function sleepOrWake(
-  ms: number,
-  signal: AbortSignal,
-  connectivity: Pick<Connectivity, 'whenReady'> | undefined,
-): Promise<void> {
-  if (!connectivity) return sleep(ms, signal);
-  const woken = new AbortController();
-  const either = AbortSignal.any([signal, woken.signal]);
-  await Promise.race([sleep(ms, either), connectivity.whenReady(either)]);
-  woken.abort();
 }
 
 /** A write refused because this replica does not hold, or may no longer hold, the lease. */
