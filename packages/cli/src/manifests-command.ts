@@ -9,14 +9,14 @@ import {
   manifestFiles,
   MANIFEST_FOLDERS,
   operatorManifests,
-  webhookConfigurationsOf,
   webhookNames,
   webhooksOfModule,
   yamlDocuments,
   type WebhookCertificates,
   type OperatorManifests,
   type ScannedController,
-} from '@nestor/operator';
+} from '@nestor/operator/manifests';
+import { webhookConfigurationsOf } from '@nestor/operator';
 import { writeManifestFiles } from './manifest-output.js';
 import { writeHelmChart } from './helm/write-helm-chart.js';
 import {

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { operatorManifests, type Manifest } from '@nestor/operator';
+import { operatorManifests, type Manifest } from '@nestor/operator/manifests';
 import { parse } from 'yaml';
 import { CHART_IMAGE, CHART_NAMESPACE, helmChart, imageParts } from './helm-chart.js';
 import { manifestsCommand } from '../manifests-command.js';
