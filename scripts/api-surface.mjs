@@ -18,7 +18,9 @@ const option = (name) => {
   const i = args.indexOf(name);
   return i >= 0 ? Number(args[i + 1]) : undefined;
 };
-const dir = resolve(args.find((a, i) => !a.startsWith('--') && !args[i - 1]?.startsWith('--max')) ?? 'packages/operator');
+const dir = resolve(
+  args.find((a, i) => !a.startsWith('--') && !args[i - 1]?.startsWith('--max')) ?? 'packages/operator',
+);
 const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
 
 const entries = Object.entries(pkg.exports ?? { '.': { types: pkg.types } })
@@ -28,15 +30,33 @@ const entries = Object.entries(pkg.exports ?? { '.': { types: pkg.types } })
 
 const program = ts.createProgram(
   entries.map(([, file]) => file),
-  { module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, target: ts.ScriptTarget.ES2023, skipLibCheck: true, noEmit: true },
+  {
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    target: ts.ScriptTarget.ES2023,
+    skipLibCheck: true,
+    noEmit: true,
+  },
 );
 const checker = program.getTypeChecker();
 
 /** Whether a declaration carries a TSDoc comment of its own (`/** ... *\/` right before it). */
+/** Whether the name is exported deprecated (`export { /** @deprecated ... *\/ name }`): kept for a release. */
+function deprecated(symbol) {
+  return (symbol.declarations ?? []).some((declaration) =>
+    ts.getJSDocTags(declaration).some((tag) => tag.tagName.text === 'deprecated'),
+  );
+}
+
 function documented(symbol) {
-  const target = symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(symbol) : symbol;
-  if (target.getDocumentationComment(checker).length > 0) return true;
-  return (target.declarations ?? []).some((declaration) => ts.getJSDocCommentsAndTags(declaration).length > 0);
+  // The declaration, or a re-export on the way to it (`export { /** ... */ name } from`).
+  for (let step = symbol; step;) {
+    if (step.getDocumentationComment(checker).length > 0) return true;
+    if ((step.declarations ?? []).some((declaration) => ts.getJSDocCommentsAndTags(declaration).length > 0))
+      return true;
+    step = step.flags & ts.SymbolFlags.Alias ? checker.getImmediateAliasedSymbol(step) : undefined;
+  }
+  return false;
 }
 
 let failed = false;
@@ -47,11 +67,20 @@ for (const [key, file] of entries) {
   const moduleSymbol = checker.getSymbolAtLocation(source);
   const exports = moduleSymbol ? checker.getExportsOfModule(moduleSymbol) : [];
   const names = exports.map((symbol) => symbol.getName()).sort();
-  const undocumented = exports.filter((symbol) => !documented(symbol)).map((symbol) => symbol.getName()).sort();
+  const undocumented = exports
+    .filter((symbol) => !documented(symbol))
+    .map((symbol) => symbol.getName())
+    .sort();
   const entry = `${pkg.name}${key === '.' ? '' : key.slice(1)}`;
-  report.push({ entry, names: names.length, undocumented: undocumented.length });
+  report.push({
+    entry,
+    names: names.length,
+    deprecated: exports.filter(deprecated).length,
+    undocumented: undocumented.length,
+  });
   if (flag('--names')) console.log(`${entry}\n${names.map((n) => `  ${n}`).join('\n')}`);
-  if (flag('--undocumented') && undocumented.length) console.log(`${entry}: no TSDoc\n${undocumented.map((n) => `  ${n}`).join('\n')}`);
+  if (flag('--undocumented') && undocumented.length)
+    console.log(`${entry}: no TSDoc\n${undocumented.map((n) => `  ${n}`).join('\n')}`);
   if (key === '.') {
     const max = option('--max-root');
     if (max !== undefined && names.length > max) {
