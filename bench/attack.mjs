@@ -15,7 +15,7 @@ import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { OPERATOR_NODE_OPTIONS } from '@nestor/operator';
+import { OPERATOR_NODE_OPTIONS } from '@nestor/operator/manifests';
 import * as arrayBomb from './lib/attacks/array-bomb.mjs';
 import * as conversionData from './lib/attacks/conversion-data.mjs';
 import * as deepObject from './lib/attacks/deep-object.mjs';

@@ -17,7 +17,7 @@ import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { OPERATOR_NODE_OPTIONS } from '@nestor/operator';
+import { OPERATOR_NODE_OPTIONS } from '@nestor/operator/manifests';
 import { parallel, TestEnvironment } from '@nestor/testing';
 import { halfOpen } from './lib/chaos/half-open.mjs';
 import { ThreadedRelay } from './lib/chaos/relay-worker.mjs';

@@ -18,7 +18,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Transport } from '@nestor/core';
-import { OPERATOR_NODE_OPTIONS } from '@nestor/operator';
+import { OPERATOR_NODE_OPTIONS } from '@nestor/operator/manifests';
 import { parallel, TestEnvironment } from '@nestor/testing';
 import { OperatorProcess, killAllChildren, processCpuSeconds, processMemory } from './lib/child.mjs';
 import {

@@ -27,7 +27,7 @@ import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { HashRing, objectShardKey } from '@nestor/operator';
+import { HashRing, objectShardKey } from '@nestor/operator/sharding';
 import { parallel, TestEnvironment } from '@nestor/testing';
 import { OperatorProcess, killAllChildren, processCpuSeconds, processMemory } from './lib/child.mjs';
 import { nowUs, sleep } from './lib/common.mjs';

@@ -3,7 +3,7 @@
 // (CPU time), ns per shardFor() lookup, and the spread of 9,000 keys over random shard-name
 // sets (fullest and emptiest shard relative to a fair share).
 //   npm run build && node bench/micro/hash-ring.mjs [keys=1000000] [sets=200]
-import { HashRing, ringPosition } from '@nestor/operator/runtime';
+import { HashRing, ringPosition } from '@nestor/operator/sharding';
 
 const count = Number(process.argv[2] ?? 1_000_000);
 const sets = Number(process.argv[3] ?? 200);

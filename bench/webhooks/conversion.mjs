@@ -23,7 +23,8 @@ export const spokeV2 = {
 /** Whether this build has Nestor's conversion API (the peers then serve /convert). */
 export async function conversionAvailable() {
   const operator = await import('@nestor/operator');
-  return typeof operator.Conversion === 'function' && typeof operator.ConversionWebhook === 'function';
+  const webhooks = await import('@nestor/operator/webhooks').catch(() => operator);
+  return typeof operator.Conversion === 'function' && typeof webhooks.ConversionWebhook === 'function';
 }
 
 /** A route for the plain server: (body, res, query) => void. */

@@ -4,12 +4,12 @@ import {
   deploymentSettings,
   operatorManifests,
   operatorOptionsOfModule,
-  webhookConfigurationsOf,
   webhookNames,
   webhooksOfModule,
   type OperatorManifests,
   type ScannedController,
-} from '@nestor/operator';
+} from '@nestor/operator/manifests';
+import { webhookConfigurationsOf } from '@nestor/operator';
 import type { ManifestsArguments } from './manifests-arguments.js';
 import { loadModuleClass } from './root-module.js';
 

@@ -7,7 +7,7 @@ import {
   grafanaDashboards,
   grafanaDashboardsConfigMap,
   yamlDocuments,
-} from '@nestor/operator';
+} from '@nestor/operator/manifests';
 import { writeManifestFiles } from './manifest-output.js';
 
 export const GRAFANA_USAGE = `  --grafana <dir>      also write Grafana dashboards of the operator's metrics there

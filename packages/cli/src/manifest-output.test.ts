@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { GENERATED_NOTICE } from '@nestor/operator';
+import { GENERATED_NOTICE } from '@nestor/operator/manifests';
 import { ManifestWriteError, writeManifestFiles } from './manifest-output.js';
 
 const generated = (text: string) => `# ${GENERATED_NOTICE}\n${text}`;

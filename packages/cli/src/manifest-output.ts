@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { lstat, mkdir, readdir, readFile, rename, rm, rmdir, stat, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { GENERATED_NOTICE, MANIFEST_FOLDERS } from '@nestor/operator';
+import { GENERATED_NOTICE, MANIFEST_FOLDERS } from '@nestor/operator/manifests';
 
 /**
  * What `nestor manifests` wrote at the top of --out before the CRDs, the namespace and

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { WebhookCertificates } from '@nestor/operator';
+import type { WebhookCertificates } from '@nestor/operator/manifests';
 import { UsageError } from './command-io.js';
 import { GRAFANA_OPTIONS, GRAFANA_USAGE, grafanaArguments, type GrafanaArguments } from './grafana-output.js';
 

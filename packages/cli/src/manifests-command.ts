@@ -1,5 +1,5 @@
 import { join, resolve } from 'node:path';
-import { manifestFiles, MANIFEST_FOLDERS, yamlDocuments, type OperatorManifests } from '@nestor/operator';
+import { manifestFiles, MANIFEST_FOLDERS, yamlDocuments, type OperatorManifests } from '@nestor/operator/manifests';
 import { UsageError, type CommandIo } from './command-io.js';
 import { generateManifests } from './generate-manifests.js';
 import { writeGrafanaDashboards } from './grafana-output.js';

@@ -11,7 +11,10 @@ export function withAbortSignal<T>(signal: AbortSignal, fn: () => T): T {
   return scope.run(signal, fn);
 }
 
-/** The ambient abort signal, if the caller runs inside withAbortSignal(). */
+/**
+ * The ambient abort signal, if the caller runs inside withAbortSignal().
+ * @internal
+ */
 export function ambientSignal(): AbortSignal | undefined {
   return scope.getStore();
 }

@@ -14,6 +14,7 @@ export interface ObjectMeta {
   managedFields?: unknown[];
 }
 
+/** A reference from an object to its owner (metadata.ownerReferences): garbage collection and `Owns` follow it. */
 export interface OwnerReference {
   apiVersion: string;
   kind: string;

@@ -268,10 +268,14 @@ describe('architecture', () => {
     assert.deepEqual(violations, []);
   });
 
-  it('loads no @nestjs module when a program imports @nestor/operator/runtime or /fake', () => {
-    // What a Nest-free user runs: the loaded specifiers are recorded by a resolve hook.
+  it('loads no @nestjs module when a program imports @nestor/operator/runtime, /sharding, /webhooks or /fake', () => {
+    // What a Nest-free user runs: the loaded specifiers are recorded by a resolve hook. The
+    // sharding and webhooks entries are their folders' index files, Nest-free by the layering
+    // above; checked here too since a user imports them beside /runtime.
     for (const [entry, name] of [
       ['@nestor/operator/runtime', 'Manager'],
+      ['@nestor/operator/sharding', 'HashRing'],
+      ['@nestor/operator/webhooks', 'ConversionWebhook'],
       ['@nestor/operator/fake', 'FakeKubeClient'],
     ]) {
       const program = [

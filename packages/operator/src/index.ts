@@ -1,5 +1,11 @@
-// The public API of @nestor/operator. `@nestor/operator/runtime` is the same without the
-// Nest layer; everything it exports is exported here too.
+// The public API of @nestor/operator: what an operator written with Nest imports. The Nest
+// layer (OperatorModule, the decorators, the reconcile context, the webhook and conversion
+// decorators), the objects it handles (built-in kinds, custom resource classes, conditions,
+// quantities), the client, results and predicates, and the providers a Nest app injects.
+// Everything else sits behind an entry of its own, by concern: `/runtime` (controllers
+// without Nest), `/sharding`, `/webhooks` (handlers and formats without Nest), `/manifests`
+// (what `nestor manifests` builds on), `/fake` (the test double), `/terminus`.
+// docs/ARCHITECTURE.md, "Entry points"; the API reports in api/*.api.md.
 
 // Nest layer
 export { OperatorModule } from './nest/operator.module.js';
@@ -41,16 +47,6 @@ export { Timer, type TimerOptions } from './nest/decorators/timer.decorator.js';
 export { Source } from './nest/decorators/source.decorator.js';
 export { OperatorRegistry } from './nest/operator.registry.js';
 export type { ReconcileContext } from './nest/reconcile-context.js';
-export {
-  controllersOfModule,
-  conversionsOfModule,
-  describeController,
-  webhooksOfModule,
-  operatorOptionsOfModule,
-  type ScannedController,
-  type ScannedOperatorOptions,
-} from './nest/module-scanner.js';
-export { deploymentSettings, type DeploymentRequest } from './nest/deployment-settings.js';
 export { OperatorHttpServer } from './nest/operator-http.server.js';
 export {
   Webhook,
@@ -66,19 +62,78 @@ export type {
   SelfManagedCertificateOptions,
   WebhookServerOptions,
 } from './nest/interfaces/operator-options.interface.js';
-export { webhookConfigurationsOf, readWebhookDefinition, type WebhookDefinition } from './nest/webhook-metadata.js';
+export { webhookConfigurationsOf } from './nest/webhook-metadata.js';
 export {
   Conversion,
   ConvertToHub,
   ConvertFromHub,
   type ConversionOptions,
 } from './nest/decorators/conversion.decorator.js';
-export { readConversionDefinition, converterOf, type ConversionDefinition } from './nest/conversion-metadata.js';
 
-// Core, client, custom resource classes, runtime, sharding; serving, webhooks without Nest, flags
-export * from './runtime-entry.js';
+// The providers OperatorModule gives a Nest app to inject, and the cluster's configuration.
+export { ClusterConfig, Transport, type KubeConfigSource } from '@nestor/core';
+export { Manager } from './runtime/manager.js';
+export { InformerCache } from './runtime/informer-cache.js';
+export { EventRecorder } from './client/event-recorder.js';
+export { OperatorMetrics } from './metrics/operator-metrics.js';
+export { ownNamespace } from './config/own-namespace.js';
 
-// CRDs from decorated classes
+// Objects, references and errors: the base layer's vocabulary.
+export {
+  KubeApiError,
+  apiVersionOf,
+  keyOf,
+  refOf,
+  refOfObject,
+  type KubeStatus,
+  type KubeObject,
+  type ObjectMeta,
+  type OwnerReference,
+  type ObjectRef,
+  type ResourceDescriptor,
+  type RuntimeLogger,
+} from '@nestor/core';
+
+// The client and the built-in kinds (descriptors and their object types).
+export * from './client/kinds.js';
+export {
+  KubeClient,
+  type ApplyOptions,
+  type ClientScope,
+  type DeleteOptions,
+  type EventType,
+  type ListOptions,
+  type PatchType,
+} from './client/kube-client.js';
+export type { ObjectSelector } from './client/object-selector.js';
+
+// Reconciling: results, finalizers, polling, the predicates that filter events.
+export { TerminalError, ReconcileTimeoutError, type ReconcileResult } from './runtime/result.js';
+export type { ReconcileRequest } from './runtime/reconciler.js';
+export { withFinalizer, defaultFinalizerName, type FinalizerOptions } from './runtime/reconcilers/finalizer.js';
+export { poll, type PollOptions } from './runtime/poller.js';
+export {
+  generationChanged,
+  labelsChanged,
+  annotationsChanged,
+  resourceVersionChanged,
+  anyOf,
+  allOf,
+  type Predicate,
+  type ResourceEvent,
+} from './runtime/predicates.js';
+
+// Custom resource classes and their CRDs.
+export {
+  CustomResource,
+  resourceOf,
+  pluralOf,
+  allVersionsOf,
+  type CustomResourceOptions,
+  type PrinterColumn,
+  type ResourceType,
+} from './crd/custom-resource.decorator.js';
+export type { Defaulted, AsWritten } from './crd/defaulted.js';
 export {
   Field,
   type FieldOptions,
@@ -96,77 +151,70 @@ export {
   type GeneratedCustomResourceDefinition,
   type CustomResourceConversion,
 } from './crd/crd-generator.js';
-export { allVersionsOf } from './crd/custom-resource.decorator.js';
+export {
+  compareQuantities,
+  isQuantity,
+  quantityToNumber,
+  QuantityError,
+  QUANTITY_PATTERN,
+  type Quantity,
+} from './crd/quantity.js';
 
-// Manifests: CRDs, RBAC and a Deployment from the decorators (what `nestor manifests` writes)
-export { customResourcesOf, type ControllerResources } from './crd/controller-resources.js';
+// Status conditions: metav1.Condition as a @Field class, and meta's condition helpers.
+export { Condition, ConditionsField, type ConditionStatus } from './conditions/condition.js';
 export {
-  rbacRulesFor,
-  leaderElectionRules,
-  type ControllerAccess,
-  type WatchNamespaces,
-  type PolicyRule,
-  type RbacRulesOptions,
-} from './manifests/rbac.js';
+  setStatusCondition,
+  removeStatusCondition,
+  findStatusCondition,
+  isStatusConditionTrue,
+  isStatusConditionFalse,
+  isStatusConditionPresentAndEqual,
+  StatusConditions,
+  metaTime,
+  type ConditionUpdate,
+  type ConditionClockOptions,
+  type ObjectWithConditions,
+} from './conditions/status-conditions.js';
+
+// What a validating or defaulting webhook method takes and throws, and conversion's annotation.
+export { AdmissionDenied } from './webhooks/admission-denied.js';
+export type { AdmissionContext, Warnings } from './webhooks/admission-handler.js';
+export type { AdmissionOperation, UserInfo } from './webhooks/admission-review.js';
+export { CONVERSION_DATA_ANNOTATION } from './webhooks/conversion-data.js';
+
+// A Nest app may meet the Lease being lost: a fenced write then fails with this.
+export { LeaseLostError } from './runtime/leader-election.js';
+
+// Moved to an entry of their own in this release; still here, deprecated, until the next.
 export {
-  operatorManifests,
-  webhookServiceOf,
-  type OperatorManifests,
-  type OperatorManifestOptions,
-} from './manifests/operator-manifests.js';
+  /** @deprecated Import it from `@nestor/operator/runtime`; this path goes in the next release. */
+  HttpKubeClient,
+} from './client/http-kube-client.js';
 export {
+  /** @deprecated Import it from `@nestor/operator/webhooks`; this path goes in the next release. */
+  ConversionWebhook,
+  /** @deprecated Import it from `@nestor/operator/webhooks`; this path goes in the next release. */
+  HubSpokeConverter,
+  /** @deprecated Import it from `@nestor/operator/webhooks`; this path goes in the next release. */
+  jsonPatch,
+  /** @deprecated Import it from `@nestor/operator/webhooks`; this path goes in the next release. */
+  validate,
+  /** @deprecated Import it from `@nestor/operator/webhooks`; this path goes in the next release. */
+  mutate,
+} from './webhooks/index.js';
+export {
+  /** @deprecated Import it from `@nestor/operator/manifests`; this path goes in the next release. */
   webhookConversion,
+  /** @deprecated Import it from `@nestor/operator/manifests`; this path goes in the next release. */
   withWebhookConversion,
+  /** @deprecated Import it from `@nestor/operator/manifests`; this path goes in the next release. */
   hasWebhookConversion,
-  type WebhookServiceReference,
 } from './manifests/crd-conversion.js';
-export { OPERATOR_NODE_OPTIONS, type OperatorDeploymentOptions } from './manifests/deployment.js';
 export {
+  /** @deprecated Import it from `@nestor/operator/manifests`; this path goes in the next release. */
+  OPERATOR_NODE_OPTIONS,
+} from './manifests/deployment.js';
+export {
+  /** @deprecated Import it from `@nestor/operator/manifests`; this path goes in the next release. */
   terminationGracePeriodSeconds,
-  OPERATOR_VARIABLES,
-  SHUTDOWN_MARGIN_SECONDS,
-  type OperatorSettings,
-  type OperatorSetting,
 } from './manifests/operator-settings.js';
-export {
-  metricsNames,
-  metricsManifests,
-  type MetricsManifestOptions,
-  type MetricsManifests,
-} from './manifests/metrics-manifests.js';
-export {
-  networkPolicies,
-  networkPolicyNames,
-  METRICS_NAMESPACE_LABEL,
-  type NetworkPolicyOptions,
-} from './manifests/network-policy-manifests.js';
-export { watchedNamespaces } from './manifests/watched-namespace.js';
-export {
-  grafanaDashboards,
-  grafanaDashboardsConfigMap,
-  GRAFANA_SCHEMA_VERSION,
-  GRAFANA_SIDECAR_LABEL,
-  type GrafanaDashboard,
-  type GrafanaDatasource,
-  type GrafanaPanel,
-  type GrafanaRow,
-  type GrafanaTarget,
-  type GrafanaVariable,
-} from './manifests/grafana-dashboards.js';
-export type { Manifest } from './manifests/manifest.js';
-export { manifestFiles } from './manifests/manifest-files.js';
-export { MANIFEST_FOLDERS } from './manifests/manifest-folders.js';
-export {
-  INJECT_CA_FROM,
-  webhookManifests,
-  webhookNames,
-  type WebhookCertificates,
-  type WebhookManifestOptions,
-  type WebhookManifests,
-  type WebhookConfigurationManifest,
-} from './manifests/webhook-manifests.js';
-export { yamlDocuments, GENERATED_NOTICE } from './manifests/yaml-documents.js';
-
-// Metrics
-export { OperatorMetrics } from './metrics/operator-metrics.js';
-export type { WatchStatsSource } from './metrics/watch-metrics.js';

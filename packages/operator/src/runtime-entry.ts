@@ -1,20 +1,31 @@
 // @nestor/operator/runtime: everything needed to run controllers without Nest. Importing
 // it loads neither @nestjs/* nor the decorators' Nest glue (checked by architecture.test).
-// It sits outside runtime/ because it also exports what builds on the runtime: sharding and
-// the serving layer.
+// It sits outside runtime/ because it also exports what builds on the runtime: the serving
+// layer. Sharding has its own entry (`@nestor/operator/sharding`, sharding/index.ts), and so
+// have the webhooks' handlers and formats (`@nestor/operator/webhooks`, webhooks/index.ts).
 
 // Core, client, custom resource classes and the runtime.
 export * from './runtime/index.js';
 
-// Sharding: shard Leases, ring membership, consistent-hash assignment, shard labels.
-export * from './sharding/index.js';
-
 // Serving: /metrics and its authorization, the probes, the webhook HTTPS server, certificates.
 export * from './serving/index.js';
-// What the webhook server serves: admission and conversion reviews, their handlers, configurations.
-export * from './webhooks/index.js';
 // kubebuilder's manager flags and their environment variables.
 export * from './config/index.js';
 // Prometheus metrics with controller-runtime's names, which /metrics serves.
 export { OperatorMetrics } from './metrics/operator-metrics.js';
 export type { WatchStatsSource } from './metrics/watch-metrics.js';
+
+// Moved to `@nestor/operator/webhooks` in this release; still here, deprecated, until the next.
+export {
+  /** @deprecated Import it from `@nestor/operator/webhooks`; this path goes in the next release. */
+  AdmissionDenied,
+  /** @deprecated Import it from `@nestor/operator/webhooks`; this path goes in the next release. */
+  webhookConfigurations,
+} from './webhooks/index.js';
+// Moved to `@nestor/operator/sharding` in this release; still here, deprecated, until the next.
+export {
+  /** @deprecated Import it from `@nestor/operator/sharding`; this path goes in the next release. */
+  HashRing,
+  /** @deprecated Import it from `@nestor/operator/sharding`; this path goes in the next release. */
+  ringPosition,
+} from './sharding/index.js';

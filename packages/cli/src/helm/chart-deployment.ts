@@ -1,4 +1,4 @@
-import { OPERATOR_VARIABLES, type Manifest } from '@nestor/operator';
+import { OPERATOR_VARIABLES, type Manifest } from '@nestor/operator/manifests';
 import type { TemplateBlocks } from './template-blocks.js';
 
 // The chart's Deployment: the operator's, with the image, replicas, resources and pod

@@ -1,5 +1,5 @@
 import { stringify } from 'yaml';
-import { GENERATED_NOTICE, type Manifest } from '@nestor/operator';
+import { GENERATED_NOTICE, type Manifest } from '@nestor/operator/manifests';
 import type { Container } from './chart-deployment.js';
 
 // values.yaml: what an install may change, each part commented, only the parts the module

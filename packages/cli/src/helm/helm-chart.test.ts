@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { operatorManifests, type Manifest } from '@nestor/operator';
+import { operatorManifests, type Manifest } from '@nestor/operator/manifests';
 import { parse } from 'yaml';
 import { CHART_IMAGE, CHART_NAMESPACE } from './chart-placeholders.js';
 import { imageParts } from './chart-values.js';

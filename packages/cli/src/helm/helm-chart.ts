@@ -5,7 +5,12 @@
 // the placeholders turned into template expressions. Everything not in values.yaml is as
 // the decorators and the module's options make it, as in the kustomize output.
 import { stringify } from 'yaml';
-import { GENERATED_NOTICE, OPERATOR_VARIABLES, type Manifest, type OperatorManifests } from '@nestor/operator';
+import {
+  GENERATED_NOTICE,
+  OPERATOR_VARIABLES,
+  type Manifest,
+  type OperatorManifests,
+} from '@nestor/operator/manifests';
 import { chartDeployment, containerOf } from './chart-deployment.js';
 import { imageParts, valuesOf } from './chart-values.js';
 import { TemplateBlocks, type Condition } from './template-blocks.js';

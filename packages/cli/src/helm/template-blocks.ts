@@ -1,5 +1,5 @@
 import { stringify } from 'yaml';
-import type { Manifest } from '@nestor/operator';
+import type { Manifest } from '@nestor/operator/manifests';
 import { CHART_NAMESPACE } from './chart-placeholders.js';
 
 /** A condition in a template: a Go template pipeline, e.g. `.Values.crd.enable`. */

@@ -1,7 +1,7 @@
 // values.schema.json of the chart `nestor manifests --helm` writes: Helm checks the values
 // against it on install, upgrade, template and lint, so a misspelt key (`replica: 3`) or a
 // wrong type fails with the path and the reason instead of being ignored.
-import { GENERATED_NOTICE } from '@nestor/operator';
+import { GENERATED_NOTICE } from '@nestor/operator/manifests';
 
 /** Which optional sections values.yaml has (what the module leaves to the values). */
 export interface ValuesSections {

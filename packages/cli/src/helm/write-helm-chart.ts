@@ -2,7 +2,7 @@
 // or none), from the same objects.
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import type { OperatorManifests } from '@nestor/operator';
+import type { OperatorManifests } from '@nestor/operator/manifests';
 import { CHART_IMAGE, CHART_NAMESPACE } from './chart-placeholders.js';
 import { helmChart } from './helm-chart.js';
 import { writeManifestFiles } from '../manifest-output.js';

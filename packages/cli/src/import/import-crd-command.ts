@@ -5,7 +5,8 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { extname, join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { ClusterConfig, KubeApiError, loadKubeConfig, Transport } from '@nestor/operator';
+import { ClusterConfig, KubeApiError, Transport } from '@nestor/operator';
+import { loadKubeConfig } from '@nestor/operator/runtime';
 import type { CommandIo } from '../command-io.js';
 import { kebabCase } from '../scaffold/api-names.js';
 import { apply, effective, type FileChange } from '../scaffold/file-changes.js';

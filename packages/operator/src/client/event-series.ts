@@ -3,6 +3,7 @@
 // EventSourceObjectSpamFilter: a token bucket per object). Both are LRU maps capped at a
 // number of entries, so neither grows with the number of objects an operator ever saw.
 
+/** An Event's type. */
 export type EventType = 'Normal' | 'Warning';
 
 /** An ObjectReference as Events carry it (regarding / involvedObject, related). */

@@ -65,7 +65,10 @@ export interface KubeClientOptions {
   fence?: WriteFence;
   /** See ClientScope: set by scoped(); without it, the ambient context is read per call. */
   scope?: ClientScope;
-  /** Where the controllers' writes are noted, to know their watch events as echoes (default: the client's own). */
+  /**
+   * Where the controllers' writes are noted, to know their watch events as echoes (default: the client's own).
+   * @internal
+   */
   echoes?: WriteEchoes;
   /**
    * Labels added to each object the client creates, replaces or applies (a sharded
@@ -101,7 +104,10 @@ export class HttpKubeClient extends KubeClient {
   readonly kinds: KindRegistry;
   /** The best-effort Event recorder recordEvent hands Events to. */
   readonly events: EventRecorder;
-  /** The resourceVersions the controllers' writes returned (see WriteEchoes); shared by scoped copies. */
+  /**
+   * The resourceVersions the controllers' writes returned (see WriteEchoes); shared by scoped copies.
+   * @internal
+   */
   readonly echoes: WriteEchoes;
   /** What fences this client's writes: the scope's controller's fence when scoped. */
   private readonly fence: WriteFence | undefined;

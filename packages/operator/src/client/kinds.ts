@@ -93,12 +93,16 @@ export type {
   V1Volume,
   V1VolumeMount,
 } from '@kubernetes/client-node';
-/**
- * Every other type of @kubernetes/client-node, by its name there: `k8s.V1HorizontalPodAutoscaler`.
- * Left out of the API reference, which would otherwise copy all of client-node's.
- * @hidden
- */
-export type * as k8s from '@kubernetes/client-node';
+import type * as k8s from '@kubernetes/client-node';
+// (An import, then an export: API Extractor reads `export type { k8s }`, not `export type * as k8s`.)
+export type {
+  /**
+   * Every other type of @kubernetes/client-node, by its name there: `k8s.V1HorizontalPodAutoscaler`.
+   * Left out of the API reference, which would otherwise copy all of client-node's.
+   * @hidden
+   */
+  k8s,
+};
 
 /** The object type of a kind's descriptor: `ObjectOf<typeof StatefulSet>` is V1StatefulSet. */
 export type ObjectOf<R> = R extends ResourceDescriptor<infer T> ? T : never;
@@ -114,31 +118,52 @@ function kind<T>(
 }
 
 // Built-in kinds as typed descriptors over @kubernetes/client-node's models.
+/** Pod (core/v1, namespaced): its objects are `V1Pod`. */
 export const Pod = kind<V1Pod>('', 'v1', 'Pod', 'pods');
+/** Service (core/v1, namespaced): its objects are `V1Service`. */
 export const Service = kind<V1Service>('', 'v1', 'Service', 'services');
+/** ConfigMap (core/v1, namespaced): its objects are `V1ConfigMap`. */
 export const ConfigMap = kind<V1ConfigMap>('', 'v1', 'ConfigMap', 'configmaps');
+/** Secret (core/v1, namespaced): its objects are `V1Secret`. */
 export const Secret = kind<V1Secret>('', 'v1', 'Secret', 'secrets');
+/** ServiceAccount (core/v1, namespaced): its objects are `V1ServiceAccount`. */
 export const ServiceAccount = kind<V1ServiceAccount>('', 'v1', 'ServiceAccount', 'serviceaccounts');
+/** PersistentVolumeClaim (core/v1, namespaced): its objects are `V1PersistentVolumeClaim`. */
 export const PersistentVolumeClaim = kind<V1PersistentVolumeClaim>(
   '',
   'v1',
   'PersistentVolumeClaim',
   'persistentvolumeclaims',
 );
+/** Namespace (core/v1, cluster-scoped): its objects are `V1Namespace`. */
 export const Namespace = kind<V1Namespace>('', 'v1', 'Namespace', 'namespaces', false);
+/** Node (core/v1, cluster-scoped): its objects are `V1Node`. */
 export const Node = kind<V1Node>('', 'v1', 'Node', 'nodes', false);
+/** Event (core/v1, namespaced): its objects are `CoreV1Event`. */
 export const Event = kind<CoreV1Event>('', 'v1', 'Event', 'events');
+/** Deployment (apps/v1, namespaced): its objects are `V1Deployment`. */
 export const Deployment = kind<V1Deployment>('apps', 'v1', 'Deployment', 'deployments');
+/** StatefulSet (apps/v1, namespaced): its objects are `V1StatefulSet`. */
 export const StatefulSet = kind<V1StatefulSet>('apps', 'v1', 'StatefulSet', 'statefulsets');
+/** DaemonSet (apps/v1, namespaced): its objects are `V1DaemonSet`. */
 export const DaemonSet = kind<V1DaemonSet>('apps', 'v1', 'DaemonSet', 'daemonsets');
+/** ReplicaSet (apps/v1, namespaced): its objects are `V1ReplicaSet`. */
 export const ReplicaSet = kind<V1ReplicaSet>('apps', 'v1', 'ReplicaSet', 'replicasets');
+/** Job (batch/v1, namespaced): its objects are `V1Job`. */
 export const Job = kind<V1Job>('batch', 'v1', 'Job', 'jobs');
+/** CronJob (batch/v1, namespaced): its objects are `V1CronJob`. */
 export const CronJob = kind<V1CronJob>('batch', 'v1', 'CronJob', 'cronjobs');
+/** Ingress (networking.k8s.io/v1, namespaced): its objects are `V1Ingress`. */
 export const Ingress = kind<V1Ingress>('networking.k8s.io', 'v1', 'Ingress', 'ingresses');
+/** NetworkPolicy (networking.k8s.io/v1, namespaced): its objects are `V1NetworkPolicy`. */
 export const NetworkPolicy = kind<V1NetworkPolicy>('networking.k8s.io', 'v1', 'NetworkPolicy', 'networkpolicies');
+/** Role (rbac.authorization.k8s.io/v1, namespaced): its objects are `V1Role`. */
 export const Role = kind<V1Role>('rbac.authorization.k8s.io', 'v1', 'Role', 'roles');
+/** RoleBinding (rbac.authorization.k8s.io/v1, namespaced): its objects are `V1RoleBinding`. */
 export const RoleBinding = kind<V1RoleBinding>('rbac.authorization.k8s.io', 'v1', 'RoleBinding', 'rolebindings');
+/** ClusterRole (rbac.authorization.k8s.io/v1, cluster-scoped): its objects are `V1ClusterRole`. */
 export const ClusterRole = kind<V1ClusterRole>('rbac.authorization.k8s.io', 'v1', 'ClusterRole', 'clusterroles', false);
+/** ClusterRoleBinding (rbac.authorization.k8s.io/v1, cluster-scoped): its objects are `V1ClusterRoleBinding`. */
 export const ClusterRoleBinding = kind<V1ClusterRoleBinding>(
   'rbac.authorization.k8s.io',
   'v1',
@@ -146,8 +171,11 @@ export const ClusterRoleBinding = kind<V1ClusterRoleBinding>(
   'clusterrolebindings',
   false,
 );
+/** Lease (coordination.k8s.io/v1, namespaced): its objects are `V1Lease`. */
 export const Lease = kind<V1Lease>('coordination.k8s.io', 'v1', 'Lease', 'leases');
+/** Event (events.k8s.io/v1, namespaced): its objects are `EventsV1Event`. */
 export const EventV1 = kind<EventsV1Event>('events.k8s.io', 'v1', 'Event', 'events');
+/** CustomResourceDefinition (apiextensions.k8s.io/v1, cluster-scoped): its objects are `V1CustomResourceDefinition`. */
 export const CustomResourceDefinition = kind<V1CustomResourceDefinition>(
   'apiextensions.k8s.io',
   'v1',
@@ -156,6 +184,7 @@ export const CustomResourceDefinition = kind<V1CustomResourceDefinition>(
   false,
 );
 
+/** Every built-in kind above, for the client's kind registry. */
 export const builtinKinds: readonly ResourceDescriptor[] = [
   Pod,
   Service,

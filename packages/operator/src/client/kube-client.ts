@@ -11,8 +11,10 @@ import type { ObjectSelector } from './object-selector.js';
 
 export type { EventType };
 
+/** Which objects a list returns: namespace, label and field selectors. */
 export type ListOptions = ObjectSelector;
 
+/** Options of a server-side apply: the field manager, force, dry run. */
 export interface ApplyOptions {
   /** Makes this object the controller owner of the applied one (and lets GC delete it with the owner). */
   owner?: KubeObject;
@@ -21,6 +23,7 @@ export interface ApplyOptions {
   fieldManager?: string;
 }
 
+/** Options of a delete: propagation policy, preconditions, grace period. */
 export interface DeleteOptions {
   /** What happens to the objects it owns (default 'Background': the garbage collector deletes them after it). */
   propagationPolicy?: 'Foreground' | 'Background' | 'Orphan';

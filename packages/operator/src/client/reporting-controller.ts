@@ -10,6 +10,7 @@ const controllerScope = new AsyncLocalStorage<string>();
 /**
  * Runs `fn` with `controller` as the reporting controller of the Events recorded inside it
  * (the reconcile loop runs each reconcile in one, so `kube.recordEvent` names the controller).
+ * @internal
  */
 export function withReportingController<T>(controller: string, fn: () => T): T {
   return controllerScope.run(controller, fn);

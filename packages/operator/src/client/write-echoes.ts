@@ -15,6 +15,7 @@
  * Bounded: only the kinds a controller follows (`follow`) are recorded, one resourceVersion
  * per object (the last write's), and an object's entry goes with its next event, echo or
  * not (a write that changed nothing has no event; its entry waits for the object's next one).
+ * @internal
  */
 export class WriteEchoes {
   /** controller -> resource name (resourceName()) -> object key -> resourceVersion written. */

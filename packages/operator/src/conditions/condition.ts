@@ -5,6 +5,7 @@ import { Field, type FieldOptions } from '../crd/field.decorator.js';
 // `kubectl wait --for=condition=Ready` and every status tool read a Nestor status as a Go
 // operator's.
 
+/** A condition's status, as metav1.Condition spells it. */
 export type ConditionStatus = 'True' | 'False' | 'Unknown';
 
 /** metav1.Condition: one aspect of the current state of an object. */

@@ -12,6 +12,7 @@ export type ConditionUpdate = Omit<Condition, 'lastTransitionTime' | 'observedGe
   observedGeneration?: number;
 };
 
+/** Where setStatusCondition and StatusConditions take the time from, for tests. */
 export interface ConditionClockOptions {
   /** Time of transitions (default: the system clock). */
   clock?: Pick<Clock, 'now'>;

@@ -4,6 +4,7 @@ import type { ClassType } from './field.decorator.js';
 
 export const CUSTOM_RESOURCE_METADATA = 'nestor:custom-resource';
 
+/** A column `kubectl get` prints for a custom resource (additionalPrinterColumns). */
 export interface PrinterColumn {
   name: string;
   type: 'integer' | 'number' | 'string' | 'boolean' | 'date';
@@ -13,6 +14,7 @@ export interface PrinterColumn {
   priority?: number;
 }
 
+/** What `@CustomResource` takes: group, version, kind, scope, printer columns, storage version. */
 export interface CustomResourceOptions {
   group: string;
   version: string;

@@ -5,6 +5,7 @@ export const FIELDS_METADATA = 'nestor:crd-fields';
 
 /** A JSON type, or a class whose `@Field` properties describe an object. */
 export type ScalarType = 'string' | 'integer' | 'number' | 'boolean' | 'object' | 'array';
+/** A class, as `@Field({ type })` and the schema generator take it. */
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
 export type ClassType = Function;
 /** `() => Spec` for a nested class, `() => [Item]` for an array of them, `() => 'integer'`, `() => ['string']`. */
@@ -49,6 +50,7 @@ export interface ValueOptions extends SchemaConstraints {
   rules?: ValidationRule[];
 }
 
+/** What `@Field` takes: the property's type, whether it is required, and the value's constraints. */
 export interface FieldOptions extends ValueOptions {
   /**
    * Required unless false; a field with a default or a nullable one is optional by default.

@@ -7,15 +7,8 @@ import { after, before, describe, it } from 'node:test';
 import type { INestApplicationContext } from '@nestjs/common';
 import { selfSignedCertificate } from '@nestor/core';
 import { freePort, TestEnvironment, waitFor } from '@nestor/testing';
-import {
-  Controller,
-  Default,
-  OperatorHttpServer,
-  Reconcile,
-  ValidateCreate,
-  Webhook,
-  grafanaDashboards,
-} from '../index.js';
+import { Controller, Default, OperatorHttpServer, Reconcile, ValidateCreate, Webhook } from '../index.js';
+import { grafanaDashboards } from '../manifests-entry.js';
 import { bootOperatorApp } from '../test-support/operator-app.js';
 import { requestOnce } from '../test-support/request-once.js';
 import { WIDGET_CRD, Widget, widget } from '../test-support/widget.js';

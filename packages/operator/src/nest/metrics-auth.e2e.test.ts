@@ -13,7 +13,8 @@ import { Test, type TestingModule } from '@nestjs/testing';
 import { KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
 import { Transport } from '@nestor/core';
 import { freePort, TestEnvironment, waitFor } from '@nestor/testing';
-import { ConfigMap, Controller, OperatorModule, Reconcile, operatorManifests, type Manifest } from '../index.js';
+import { ConfigMap, Controller, OperatorModule, Reconcile } from '../index.js';
+import { operatorManifests, type Manifest } from '../manifests-entry.js';
 import { createConfigMap } from '../test-support/e2e-helpers.js';
 import { parseMetrics, valueOf } from '../test-support/prometheus.js';
 

@@ -1,5 +1,6 @@
 import { ConsoleLogger, type LogLevel } from '@nestjs/common';
 
+/** What operatorLogger takes: the format and the level. */
 export interface OperatorLoggerOptions {
   /** 'json' (one object per line, for log collectors) or 'text'. Default: LOG_FORMAT, else json unless stdout is a terminal. */
   format?: 'json' | 'text';

@@ -9,7 +9,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import type { V1ConfigMap, V1Lease } from '@kubernetes/client-node';
 import { TestEnvironment, parallel, waitFor } from '@nestor/testing';
-import { HashRing, objectShardKey } from '../index.js';
+import { HashRing, objectShardKey } from '../sharding/index.js';
 import { configMapsPath } from '../test-support/e2e-helpers.js';
 import { OperatorProcess } from '../test-support/operator-process.js';
 import { overlappingReconciles, reconcileIntervals } from '../test-support/reconcile-intervals.js';

@@ -30,6 +30,7 @@ export interface CoordinationOptions {
  * shard Lease, and the assigner while leading; and the write fence those Leases make. The
  * manager starts it as its caches start syncing (once they are, when sharded) and stops it
  * after its controllers drained.
+ * @internal
  */
 export class Coordination {
   /** What every write asks first (see LeaseFence): the Lease of whoever writes. */

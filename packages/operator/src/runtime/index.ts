@@ -2,8 +2,80 @@
 // resource classes). The package entry `@nestor/operator/runtime` is ../runtime-entry.ts,
 // which adds sharding: sharding sits on top of the runtime, so the runtime may not import it.
 
-// The base layer: transport, errors, descriptors, refs, clock, logger, CRD installation.
-export * from '@nestor/core';
+// The base layer: transport, errors, descriptors, refs, clock, logger, CRD installation,
+// certificates, defaults. Not its decoders, protobuf tables and abort plumbing: those stay
+// @nestor/core's own (import them from there).
+export {
+  DEFAULT_RETRY_AFTER_ATTEMPTS,
+  Transport,
+  type Query,
+  type RequestOptions,
+  type StreamOptions,
+  type StreamedTransportResponse,
+  type TransportOptions,
+  type TransportResponse,
+  KubeApiError,
+  describeRequest,
+  retryAfterMs,
+  type FailedRequest,
+  type KubeStatus,
+  ObjectTooDeepError,
+  type RefusedObject,
+  ClusterConfig,
+  type KubeConfigSource,
+  loadKubeConfig,
+  type KubeConfigSearch,
+  Connectivity,
+  isUnreachable,
+  type ConnectivityListener,
+  servedResources,
+  whyNotServed,
+  installCustomResourceDefinitions,
+  type InstallableCustomResourceDefinition,
+  type InstallCustomResourcesOptions,
+  apiVersionOf,
+  resourceName,
+  resourcePath,
+  type ResourceDescriptor,
+  withoutManagedFields,
+  type KubeObject,
+  type ObjectMeta,
+  type OwnerReference,
+  keyOf,
+  refOf,
+  refOfObject,
+  type ObjectRef,
+  type Clock,
+  type TimerHandle,
+  systemClock,
+  ManualClock,
+  type RuntimeLogger,
+  silentLogger,
+  consoleLogger,
+  DEFAULT_CONCURRENCY,
+  DEFAULT_SHUTDOWN_GRACE_MS,
+  DEFAULT_CACHE_SYNC_TIMEOUT_MS,
+  DEFAULT_MAX_CONCURRENT_RECONCILES,
+  DEFAULT_FIELD_MANAGER,
+  DEFAULT_WATCH_STALL_MS,
+  DEFAULT_MIN_WATCH_TIMEOUT_SECONDS,
+  DEFAULT_HTTP2_MIN_WATCH_TIMEOUT_SECONDS,
+  MAX_OBJECT_DEPTH,
+  METRICS_REVIEW_APPROVAL_TTL_MS,
+  METRICS_REVIEW_REFUSAL_TTL_MS,
+  METRICS_REVIEW_CACHE_ENTRIES,
+  METRICS_TOKEN_REVIEWS_PER_SECOND,
+  METRICS_TOKEN_REVIEW_BURST,
+  retryWhileUnreachable,
+  type RetryUnreachableOptions,
+  certificateAuthority,
+  certificateAuthorityFrom,
+  selfSignedCertificate,
+  type CertificateAuthority,
+  type CertificateAuthorityOptions,
+  type SelfSignedCertificate,
+  type SelfSignedOptions,
+} from '@nestor/core';
 
 // The client: typed reads and writes, kinds.
 export * from '../client/kinds.js'; // the descriptors, and their object types (types only)
@@ -24,10 +96,8 @@ export {
   type WriteFence,
   type KubeClientOptions,
 } from '../client/http-kube-client.js';
-export { WriteEchoes } from '../client/write-echoes.js';
 export {
   EventRecorder,
-  withReportingController,
   type EventRecorderOptions,
   type EventRecorderMetrics,
   type EventRecorderStats,
@@ -78,7 +148,7 @@ export {
 export type { ObjectSelector } from '../client/object-selector.js';
 export type { WatchEvent } from './watch-event.js';
 export type { WatchOptions, WatchTransport, WatchErrorInfo } from './watch-options.js';
-export { createWatchStats, type WatchStats } from './watch-stats.js';
+export type { WatchStats } from './watch-stats.js';
 export { watch } from './watch.js';
 export type { IndexFunc } from './store-index.js';
 export { Informer, NAMESPACE_INDEX, OWNER_INDEX, type InformerEvent, type InformerOptions } from './informer.js';
@@ -99,8 +169,6 @@ export type { ObjectTimer } from './object-timers.js';
 export { withFinalizer, defaultFinalizerName, type FinalizerOptions } from './reconcilers/finalizer.js';
 export { TerminalError, ReconcileTimeoutError, toError, type ReconcileResult } from './result.js';
 export { Manager, type ManagerOptions, type ManagerHealth, type HealthCheck, type ManagerMetrics } from './manager.js';
-export { Coordination, type CoordinationEvents, type CoordinationOptions } from './coordination.js';
-export { LeaseFence, type LeaseFenceOptions, type FencingLease } from './write-fence.js';
 export {
   LeaseLock,
   LeaseLostError,

@@ -113,6 +113,7 @@ export interface ManagedControllerOptions<T> extends ObjectSelector {
    * Where `client`'s writes are noted (the manager passes its client's): the events that
    * echo this controller's own writes to its objects and their children are queued behind
    * other changes.
+   * @internal
    */
   echoes?: WriteEchoes;
   /** Set by the manager, whose OutageGate holds dispatch while the API server is unreachable. */

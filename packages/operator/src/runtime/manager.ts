@@ -204,6 +204,7 @@ export class Manager {
    * without. When sharded, the Lease of whoever writes: the leader Lease for a `sharded:
    * false` controller's writes, the shard's Lease for every other. `manager.client` and
    * the manager's Event recorder are fenced by it.
+   * @internal
    */
   get writeFence(): LeaseFence | undefined {
     const fence = this.coordination.fence;

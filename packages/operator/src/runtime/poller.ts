@@ -9,6 +9,7 @@ import { toError } from './result.js';
 // list, and emits the requests whose item appeared, changed or vanished. The reconciler then
 // asks that API for the item's current state, so the queue's guarantees hold as for a kind.
 
+/** What poll takes: the read, the condition it waits for, the interval and the timeout. */
 export interface PollOptions<T> {
   /** Time from the start of one call to the start of the next (a slower call is followed at once). */
   intervalMs: number;

@@ -38,6 +38,7 @@ const open: WriteFence = { assertWritable: () => {} };
  * that (a stalled connection, a slow etcd; its deadline is 60 s) may land after another
  * replica took over: only a precondition on the resourceVersion read (an update carrying
  * it) catches that; a patch or an apply without one does not.
+ * @internal
  */
 export class LeaseFence implements WriteFence {
   /** The leader Lease's fence (undefined without one): the assigner's writes need it. */

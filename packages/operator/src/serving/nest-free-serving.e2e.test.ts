@@ -9,7 +9,6 @@ import { after, before, describe, it } from 'node:test';
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import { freePort, TestEnvironment, waitFor, type LocalWebhooks } from '@nestor/testing';
 import {
-  AdmissionDenied,
   ConfigMap,
   KubeApiError,
   Manager,
@@ -17,8 +16,8 @@ import {
   OperatorMetrics,
   Transport,
   WebhookHttpsServer,
-  webhookConfigurations,
 } from '../runtime-entry.js';
+import { AdmissionDenied, webhookConfigurations } from '../webhooks/index.js';
 import { parseMetrics, valueOf } from '../test-support/prometheus.js';
 import { requestOnce } from '../test-support/request-once.js';
 

@@ -1,6 +1,7 @@
 // What the operator's listening sockets take: the metrics and probe ports, the webhook
 // server. OperatorModule's options and the Nest-free servers share these shapes.
 
+/** Where /metrics is served, and how it is secured. */
 export interface MetricsServerOptions {
   /** Default 8443 (8080 with `secure: false`), kubebuilder's; 0 turns /metrics off. */
   port?: number;
@@ -27,6 +28,7 @@ export interface MetricsServerOptions {
   keyName?: string;
 }
 
+/** Where the kubelet probes (/healthz, /readyz) are served. */
 export interface HealthServerOptions {
   /** Default 8081; 0 turns the probes off. It may equal the metrics port only when metrics are plain HTTP. */
   port?: number;
@@ -95,6 +97,7 @@ export interface WebhookServingOptions {
   http2?: boolean;
 }
 
+/** The webhook server's own CA and certificate, kept in a Secret, and the configurations whose caBundle it patches. */
 export interface SelfManagedCertificateOptions {
   /** The Secret holding the CA and the certificate (default 'webhook-server-cert', as kubebuilder's; env WEBHOOK_SECRET_NAME). */
   secretName?: string;

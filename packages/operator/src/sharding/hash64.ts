@@ -98,7 +98,10 @@ export function ringPosition(key: string): number {
   return out[0]! * 0x200000 + (out[1]! >>> 11);
 }
 
-/** The full 64-bit hash of `key` (FNV-1a 64 then fmix64), for tests and interoperability. */
+/**
+ * The full 64-bit hash of `key` (FNV-1a 64 then fmix64), for tests and interoperability.
+ * @internal
+ */
 export function hash64(key: string): bigint {
   fnv1a64Into(key);
   fmix64();

@@ -1,7 +1,7 @@
 // Built-in sharding: membership by shard Leases, assignment by consistent hashing, the labels
-// that carry an object's shard. Exported through `@nestor/operator/runtime`.
+// that carry an object's shard. The package entry `@nestor/operator/sharding`.
 export { HashRing, DEFAULT_TOKENS_PER_SHARD, type HashRingOptions } from './hash-ring.js';
-export { hash64, ringPosition } from './hash64.js';
+export { ringPosition } from './hash64.js';
 export { shardKeyOf, objectShardKey, type ShardKind } from './shard-key.js';
 export {
   shardLabels,
@@ -28,5 +28,4 @@ export {
 } from './assignment-plan.js';
 export { ShardAssigner, type ShardAssignerOptions, type ShardedKind, type AssignerStats } from './shard-assigner.js';
 export { ShardCoordinator, type ShardingOptions } from './shard-coordinator.js';
-export { ShardGuard, type ShardGuardOptions } from './shard-guard.js';
 export { patchLabels, type LabelWrite } from './label-writes.js';

@@ -57,6 +57,7 @@ export interface ShardGuardOptions {
  *   child informers get them from writes older than the one that shows it the object. A child
  *   this shard wrote just before the hand-over, which its cache showed only after it,
  *   follows its owner when it shows up (`childSeen`).
+ * @internal
  */
 export class ShardGuard {
   /** Runs of each object going on now on this shard, by object id. */

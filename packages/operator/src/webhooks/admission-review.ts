@@ -3,6 +3,7 @@
 import type { ReviewEnvelopeFields } from './json-scanner.js';
 import { isRecord, MalformedReviewError, readReviewEnvelope, shown } from './review-envelope.js';
 
+/** The operation an admission review is about. */
 export type AdmissionOperation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
 
 const OPERATIONS: readonly string[] = ['CREATE', 'UPDATE', 'DELETE', 'CONNECT'];
@@ -22,6 +23,7 @@ export interface GroupVersionResource {
   resource: string;
 }
 
+/** Who sent the request an admission review is about. */
 export interface UserInfo {
   username?: string;
   uid?: string;

@@ -1,5 +1,6 @@
 // Webhooks without Nest: admission and conversion reviews, their handlers, the
-// configurations, self-managed certificates. The serving layer's WebhookHttpsServer serves them.
+// configurations, self-managed certificates. The package entry `@nestor/operator/webhooks`; the serving
+// layer's WebhookHttpsServer (`@nestor/operator/runtime`) serves them.
 
 // Admission webhooks without Nest: the wire format, the handlers' semantics, the configurations
 export { AdmissionDenied } from './admission-denied.js';

@@ -5,6 +5,7 @@ import type { ResourceDescriptor } from '@nestor/core';
 import { OPERATOR_CONTROLLER_METADATA } from '../operator.constants.js';
 import type { ObjectSelector } from '../../client/object-selector.js';
 
+/** What `@Controller` takes: the kind to reconcile, the kinds it owns, its selector, concurrency and cache settings. */
 export interface ControllerOptions extends ObjectSelector {
   /** Unique name: metrics label and log field (default: the class name). */
   name?: string;

@@ -2,6 +2,7 @@ import { SetMetadata } from '@nestjs/common';
 import type { ClassType } from '../../crd/field.decorator.js';
 import { OPERATOR_CONVERSION_METADATA, OPERATOR_CONVERSION_METHOD_METADATA } from '../operator.constants.js';
 
+/** What `@Conversion` takes besides the hub class. */
 export interface ConversionOptions {
   /**
    * Keep the hub's data a spoke cannot hold in the `nestor.dev/conversion-data` annotation on

@@ -1,6 +1,7 @@
 import { SetMetadata } from '@nestjs/common';
 import { OPERATOR_FINALIZER_METADATA } from '../operator.constants.js';
 
+/** What `@Finalizer` records on a controller class: the finalizer's name and its method. */
 export interface FinalizerMetadata {
   /** The finalizer's name on the object (default `<group>/finalizer`, `nestor.dev/finalizer` for core kinds). */
   name?: string;

@@ -1,6 +1,7 @@
 import { SetMetadata } from '@nestjs/common';
 import { OPERATOR_TIMER_METADATA } from '../operator.constants.js';
 
+/** What `@Timer` takes: the interval, and whether it runs on every replica or on the leader only. */
 export interface TimerOptions {
   /** From the end of one run to the start of the next, in milliseconds. */
   intervalMs: number;

@@ -11,6 +11,7 @@ import type { ObjectSelector } from '../../client/object-selector.js';
  */
 export type NamespaceOf = (moduleNamespace: string | undefined) => string;
 
+/** What `@Watches` takes besides the kind: the mapper to the reconciled objects, selectors, predicates. */
 export interface WatchesOptions extends Omit<ObjectSelector, 'namespace'> {
   /**
    * Only objects in this namespace (default: the module's `namespace` option, else all).

@@ -9,6 +9,7 @@ export interface WebhookMetadata {
   options: WebhookOptions;
 }
 
+/** Which admission method a webhook class's method is: one of the four decorators. */
 export type WebhookHandlerKind = 'validateCreate' | 'validateUpdate' | 'validateDelete' | 'default';
 
 /**

@@ -12,6 +12,7 @@ import type {
 // The listening sockets' settings belong to the serving layer; the module takes them as they are.
 export type { HealthServerOptions, MetricsServerOptions, SelfManagedCertificateOptions };
 
+/** What `OperatorModule.forRoot` takes: the cluster, leader election, the servers, the cache, sharding, webhooks. */
 export interface OperatorModuleOptions {
   /**
    * Where to find the cluster: a `ClusterConfig` or client-node `KubeConfig`, a kubeconfig
@@ -82,6 +83,7 @@ export interface OperatorModuleOptions {
   readFlags?: boolean;
 }
 
+/** The webhook HTTPS server of OperatorModule: port, certificates, limits. */
 export interface WebhookServerOptions extends WebhookServingOptions {
   /**
    * Run the application's global guards, interceptors and filters (`useGlobalGuards`,

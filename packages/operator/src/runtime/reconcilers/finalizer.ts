@@ -2,6 +2,7 @@ import type { KubeObject, ResourceDescriptor } from '@nestor/core';
 import type { KubeClient } from '../../client/kube-client.js';
 import type { ReconcileRequest, Reconciler } from '../reconciler.js';
 
+/** What withFinalizer takes: the finalizer's name, the cleanup, and the reconcile of a live object. */
 export interface FinalizerOptions<T extends KubeObject> {
   /** The finalizer's name on the object (see defaultFinalizerName). */
   name: string;
