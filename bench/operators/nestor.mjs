@@ -15,7 +15,8 @@ import { Timings } from './timings.mjs';
 // BENCH_TIMINGS=file.json writes where each second's reconciles waited (bench/operators/timings.mjs).
 const dist = process.env.NESTOR_OPERATOR_DIST;
 const operator = await import(dist ? pathToFileURL(`${dist}/runtime-entry.js`).href : '@nestor/operator/runtime');
-const { ClusterConfig, ConfigMap, InformerCache, KindRegistry, Manager, Transport, generationChanged } = operator;
+const { ClusterConfig, ConfigMap, InformerCache, KindRegistry, Manager, Transport, createOperator, generationChanged } =
+  operator;
 // Builds before the client seam (issue 26) call the HTTP client KubeClient.
 const HttpKubeClient = operator.HttpKubeClient ?? operator.KubeClient;
 /** Start-up phases (ms since process start): modules loaded, then the manager started. */
@@ -33,14 +34,45 @@ const logger = process.env.NESTOR_LOG
       ]),
     )
   : undefined;
-const transport = await Transport.fromKubeConfig(ClusterConfig.fromFile(kubeconfig), {
+const transportOptions = {
   ...(logger ? { logger } : {}),
   protobuf: process.env.NESTOR_PROTOBUF !== 'false',
   ...(process.env.NESTOR_HTTP2 ? { http2: process.env.NESTOR_HTTP2 === 'true' } : {}),
-});
+};
 send({ ev: 'hello', pid: process.pid, runtime: process.version });
 
+/**
+ * The manager and the client its reconciles write with: createOperator's (no metrics or
+ * probe ports: the bench measures the controllers), or, for builds before it, made by hand.
+ */
+async function managerAndClient() {
+  if (createOperator) {
+    const built = await createOperator({
+      kubeConfig: kubeconfig,
+      readFlags: false,
+      fieldManager: FIELD_MANAGER,
+      concurrency: workers,
+      transport: transportOptions,
+      metrics: { port: 0 },
+      health: { port: 0 },
+      ...(logger ? { logger: () => logger } : { logger: () => silent }),
+    });
+    built.client.kinds.register(WIDGETS);
+    return { manager: built.manager, kube: undefined };
+  }
+  const transport = await Transport.fromKubeConfig(ClusterConfig.fromFile(kubeconfig), transportOptions);
+  const manager = new Manager({ transport, concurrency: workers, ...(logger ? { logger } : {}) });
+  const kinds = new KindRegistry();
+  kinds.register(WIDGETS);
+  return {
+    manager,
+    kube: new HttpKubeClient(transport, { informers: manager.informers, fieldManager: FIELD_MANAGER, kinds }),
+  };
+}
+const silent = { debug() {}, info() {}, warn() {}, error() {} };
+
 if (mode === 'sync') {
+  const transport = await Transport.fromKubeConfig(ClusterConfig.fromFile(kubeconfig), transportOptions);
   onSyncCommands(async () => {
     const cache = new InformerCache(transport, {
       ...(process.env.NESTOR_STREAMING_LIST === 'true' ? { streamingList: true } : {}),
@@ -52,17 +84,16 @@ if (mode === 'sync') {
 } else {
   const recorder = new Recorder();
   const timings = new Timings(() => recorder.inFlight);
-  const manager = new Manager({ transport, concurrency: workers, ...(logger ? { logger } : {}) });
-  const kinds = new KindRegistry();
-  kinds.register(WIDGETS);
-  const kube = new HttpKubeClient(transport, { informers: manager.informers, fieldManager: FIELD_MANAGER, kinds });
+  const { manager, kube: ownClient } = await managerAndClient();
   manager.addController({
     name: 'widgets',
     resource: WIDGETS,
     namespace,
     maxConcurrentReconciles: workers,
     predicates: [generationChanged],
-    reconcile: async ({ key, object }) => {
+    reconcile: async ({ key, object, client }) => {
+      // The run's own client (fenced, cut by the run's signal); a hand-made one for older builds.
+      const kube = ownClient ?? client;
       recorder.start(key, object.metadata.annotations?.[WRITTEN_AT]);
       timings.started(object.metadata.annotations?.[WRITTEN_AT]);
       let ok = false;

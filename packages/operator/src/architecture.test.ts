@@ -25,7 +25,9 @@ const ALLOWED: Record<string, readonly string[]> = {
   webhooks: [],
   serving: ['runtime', 'webhooks'],
   config: ['serving'],
-  nest: ['runtime', 'client', 'crd', 'metrics', 'manifests', 'webhooks', 'sharding', 'serving', 'config'],
+  // createOperator: the cluster, manager, Leases, sharding, servers and metrics built from options.
+  compose: ['runtime', 'client', 'crd', 'metrics', 'sharding', 'serving', 'config'],
+  nest: ['compose', 'runtime', 'client', 'crd', 'metrics', 'manifests', 'webhooks', 'sharding', 'serving', 'config'],
   terminus: ['runtime'],
   sharding: ['runtime', 'client'],
   // The test double of the client seam (@nestor/operator/fake): ReconcileContext is a type from nest/.
@@ -44,6 +46,7 @@ const NEST_FREE = [
   'sharding',
   'serving',
   'config',
+  'compose',
   'fake',
 ];
 

@@ -73,6 +73,7 @@ export {
 // The providers OperatorModule gives a Nest app to inject, and the cluster's configuration.
 export { ClusterConfig, Transport, type KubeConfigSource } from '@nestor/core';
 export { Manager } from './runtime/manager.js';
+export { Cluster } from './runtime/cluster.js';
 export { InformerCache } from './runtime/informer-cache.js';
 export { EventRecorder } from './client/event-recorder.js';
 export { OperatorMetrics } from './metrics/operator-metrics.js';

@@ -7,6 +7,18 @@
 // Core, client, custom resource classes and the runtime.
 export * from './runtime/index.js';
 
+// One operator built from its options, as OperatorModule builds it: cluster, manager, Leases,
+// sharding, the metrics, probes and webhook servers.
+export { createOperator, type CreateOperatorOptions, type Operator } from './compose/create-operator.js';
+export type {
+  OperatorOptions,
+  CacheOptions,
+  KindCacheOptions,
+  LeaderElectionOptions,
+  ShardingModuleOptions,
+  WebhookServerOptions,
+} from './compose/operator-options.js';
+
 // Serving: /metrics and its authorization, the probes, the webhook HTTPS server, certificates.
 export * from './serving/index.js';
 // kubebuilder's manager flags and their environment variables.

@@ -12,6 +12,9 @@ export const OPERATOR_TIMER_METADATA = 'nestor:timer';
  */
 export const KUBE_CONFIG = Symbol('nestor:kube-config');
 
+/** Injection token of the `Operator` (`createOperator`'s) the module's providers are made of. */
+export const OPERATOR = Symbol('nestor:operator');
+
 export const OPERATOR_WEBHOOK_METADATA = 'nestor:webhook';
 export const OPERATOR_WEBHOOK_HANDLER_METADATA = 'nestor:webhook-handler';
 export const OPERATOR_CONVERSION_METADATA = 'nestor:conversion';

@@ -1,16 +1,14 @@
-import { Inject, Injectable, Optional, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { ExternalContextCreator, ModulesContainer } from '@nestjs/core';
-import { Transport } from '@nestor/core';
-import { EventRecorder } from '../client/event-recorder.js';
-import { OperatorMetrics } from '../metrics/operator-metrics.js';
-import type { HealthCheck } from '../runtime/manager.js';
-import { WebhookHttpsServer } from '../serving/webhook-https-server.js';
+import type { Operator } from '../compose/create-operator.js';
+import type { HealthCheck } from '../runtime/health.js';
+import type { WebhookHttpsServer } from '../serving/webhook-https-server.js';
 import type { DefaultingHandler, HandlerFailure, ValidationHandlers } from '../webhooks/admission-handler.js';
 import { converterOf } from './conversion-metadata.js';
 import { runtimeLogger } from './nest-logger.js';
 import { OPERATOR_MODULE_OPTIONS } from './operator.module-definition.js';
 import type { OperatorModuleOptions } from './interfaces/operator-options.interface.js';
-import { ownNamespace } from '../config/own-namespace.js';
+import { OPERATOR } from './operator.constants.js';
 import { WebhookEnhancers } from './webhook-enhancers.js';
 import { WebhookExplorer, type DiscoveredWebhook } from './webhook.explorer.js';
 
@@ -21,7 +19,7 @@ export { DEFAULT_MAX_WEBHOOK_BODY } from '../webhooks/review-intake.js';
 /**
  * Serves the application's `@Webhook` and `@Conversion` classes: finds them (WebhookExplorer),
  * runs their methods through their guards, interceptors and filters (WebhookEnhancers), and
- * hands them to the serving layer's `WebhookHttpsServer`, which listens during module init,
+ * hands them to the operator's `WebhookHttpsServer` (`createOperator`'s), which listens during module init,
  * so it answers before the controllers start (an API server waiting on a webhook must not
  * wait on the cache sync).
  */
@@ -29,39 +27,16 @@ export { DEFAULT_MAX_WEBHOOK_BODY } from '../webhooks/review-intake.js';
 export class WebhookServer implements OnModuleInit, OnApplicationShutdown {
   private readonly server: WebhookHttpsServer;
   private readonly logger = runtimeLogger('Webhooks');
-  /** Events about objects whose conversion data was ignored (property-injected: the constructor stays as it is). */
-  @Optional() @Inject(EventRecorder) private readonly events?: EventRecorder;
-  /** The webhook metrics' registry (property-injected too; read when the server starts). */
-  @Optional() @Inject(OperatorMetrics) private readonly metrics?: OperatorMetrics;
 
   /** @internal Created by Nest's DI. */
   constructor(
     private readonly explorer: WebhookExplorer,
     @Inject(OPERATOR_MODULE_OPTIONS) private readonly options: OperatorModuleOptions,
-    transport: Transport,
+    @Inject(OPERATOR) operator: Operator,
     private readonly modules: ModulesContainer,
     private readonly appContextCreator: ExternalContextCreator,
   ) {
-    this.server = new WebhookHttpsServer({
-      ...options.webhooks,
-      transport,
-      namespace: () => ownNamespace(options.namespace),
-      events: { record: (...args) => this.events?.record(...args) },
-      logger: runtimeLogger,
-      metrics: {
-        started: (webhook) => this.webhookMetrics?.started(webhook),
-        finished: (webhook, code, seconds) => this.webhookMetrics?.finished(webhook, code, seconds),
-        denied: (webhook, code) => this.webhookMetrics?.denied(webhook, code),
-        serving: (webhooks) => this.webhookMetrics?.serving(webhooks),
-      },
-    });
-  }
-
-  private webhookMetricsSink?: ReturnType<OperatorMetrics['webhookSink']>;
-
-  /** The metrics' sink, made once the injected metrics are there. */
-  private get webhookMetrics() {
-    return this.metrics ? (this.webhookMetricsSink ??= this.metrics.webhookSink()) : undefined;
+    this.server = operator.webhooks;
   }
 
   /** The port listened on, once listening. */

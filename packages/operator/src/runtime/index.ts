@@ -169,6 +169,7 @@ export type { ObjectTimer } from './object-timers.js';
 export { withFinalizer, defaultFinalizerName, type FinalizerOptions } from './reconcilers/finalizer.js';
 export { TerminalError, ReconcileTimeoutError, toError, type ReconcileResult } from './result.js';
 export { Manager, type ManagerOptions, type ManagerHealth, type HealthCheck, type ManagerMetrics } from './manager.js';
+export { Cluster, DEFAULT_CLUSTER_NAME, type ClusterOptions, type ClusterConnectOptions } from './cluster.js';
 export {
   LeaseLock,
   LeaseLostError,

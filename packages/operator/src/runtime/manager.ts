@@ -4,29 +4,30 @@ import {
   DEFAULT_SHUTDOWN_GRACE_MS,
   type KubeObject,
   type ResourceDescriptor,
-  resourceName,
   type RuntimeLogger,
   silentLogger,
   type Transport,
 } from '@nestor/core';
-import { EventRecorder, type EventRecorderMetrics, type EventRecorderOptions } from '../client/event-recorder.js';
+import type { EventRecorder, EventRecorderMetrics, EventRecorderOptions } from '../client/event-recorder.js';
 import type { KindRegistry } from '../client/kind-registry.js';
-import { HttpKubeClient } from '../client/http-kube-client.js';
 import type { KubeClient } from '../client/kube-client.js';
-import type { WriteEchoes } from '../client/write-echoes.js';
+import { Cluster } from './cluster.js';
+import type { HealthCheck, ManagerHealth } from './health.js';
 import { Coordination, type LeaderElection } from './coordination.js';
 import { ManagedController, type ManagedControllerOptions } from './managed-controller.js';
 import type { ControllerMetricsSink } from './reconcile-loop.js';
 import type { Informer } from './informer.js';
-import { InformerCache } from './informer-cache.js';
+import type { InformerCache } from './informer-cache.js';
+import type { InformerOptions } from './informer.js';
 import type { WorkQueue } from './queue.js';
-import type { ShardedChild, ShardScope } from './shard-scope.js';
+import type { ShardScope } from './shard-scope.js';
+import { ShardedControllers } from './sharded-controllers.js';
 import { positiveDuration, positiveInteger } from './options-check.js';
-import { OutageGate, type OutageMetrics } from './outage-gate.js';
+import type { OutageGate, OutageMetrics } from './outage-gate.js';
 import { WorkerPool } from './worker-pool.js';
 import type { LeaseFence } from './write-fence.js';
 
-export type { EventRecorderMetrics, LeaderElection };
+export type { EventRecorderMetrics, HealthCheck, LeaderElection, ManagerHealth };
 
 /** Where controllers report metrics (OperatorMetrics binds this to Prometheus). */
 export interface ManagerMetrics {
@@ -46,8 +47,12 @@ export interface ManagerOptions {
   syncTimeoutMs?: number;
   /** How long running reconciles may take to finish on stop (default 30 s). */
   shutdownGraceMs?: number;
-  /** Informer cache to share (default: one of the manager's own on the transport). */
+  /** Names the manager's cluster in logs and health checks (default 'default'). */
+  clusterName?: string;
+  /** Informer cache to share (default: one of the manager's own on the transport, with `cache`'s options). */
   informers?: InformerCache;
+  /** Options of every informer of the manager's own cache, and per resource (by `resourceName()`). */
+  cache?: { defaults?: InformerOptions; byResource?: ReadonlyMap<string, InformerOptions> };
   leaderElection?: LeaderElection;
   metrics?: ManagerMetrics;
   /**
@@ -80,49 +85,22 @@ export interface ManagerOptions {
 
 type State = 'idle' | 'starting' | 'running' | 'stopping' | 'stopped' | 'failed';
 
-/** One health check's verdict, as /readyz and the terminus indicator report it. */
-export interface HealthCheck {
-  name: string;
-  ok: boolean;
-  detail?: string;
-}
-
-export interface ManagerHealth {
-  /** The process works (liveness): false only once the manager failed or stopped. */
-  live: boolean;
-  /** It can do its job (readiness): caches synced and watches healthy; a standby is ready. */
-  ready: boolean;
-  checks: HealthCheck[];
-}
-
 /**
- * Owns the worker pool, the shared informer cache, the client and the controllers. Start
- * order: informers syncing (bounded wait) and the Lease loops (Coordination) at once ->
- * controllers once both are done (sharded: the Lease loops after the sync). Stop order
- * reverse, with a drain grace period.
+ * Owns the worker pool, the cluster (its informer cache, client, Event recorder and outage
+ * gate), the Leases and the controllers. Start order: informers syncing (bounded wait) and
+ * the Lease loops (Coordination) at once -> controllers once both are done (sharded: the
+ * Lease loops after the sync). Stop order reverse, with a drain grace period.
  */
 export class Manager {
   readonly pool: WorkerPool;
-  /** Holds dispatch while the API server does not answer. */
-  readonly outage: OutageGate;
-  readonly informers: InformerCache;
-  /** Records Events best effort (see EventRecorder); flushed on stop. */
-  readonly events: EventRecorder;
-  /**
-   * The client of this manager's controllers (controller-runtime's mgr.GetClient()): reads
-   * from its informers, writes fenced by whichever of its Leases applies, Events to its
-   * recorder. Each reconcile gets it scoped to its controller and signal as `request.client`;
-   * used as is, it reads both from the ambient context.
-   */
-  readonly client: KubeClient;
-  /** Where the client notes its controllers' writes, to know their watch events as echoes. */
-  private readonly echoes: WriteEchoes;
+  /** The API server the controllers run on: transport, informers, client, recorder, outage gate. */
+  readonly cluster: Cluster;
   /** The leader and shard Lease loops, and the write fence they make. */
   private readonly coordination: Coordination;
   private readonly controllers = new Map<string, ManagedController<KubeObject>>();
   private readonly started = new Set<ManagedController<KubeObject>>();
   /** Controllers that run on this shard's objects (sharding only); the others run on the leader. */
-  private readonly sharded = new Set<ManagedController<KubeObject>>();
+  private readonly sharded: ShardedControllers | undefined;
   private readonly log: RuntimeLogger;
   private readonly syncTimeoutMs: number;
   private readonly shutdownGraceMs: number;
@@ -138,49 +116,33 @@ export class Manager {
       ...(options.sharding ? { sharding: options.sharding } : {}),
       runsOnLeader: (name) => {
         const controller = this.controllers.get(name);
-        return controller !== undefined && !this.sharded.has(controller);
+        return controller !== undefined && !this.sharded?.has(controller);
       },
       logger: this.log,
     });
     this.pool = new WorkerPool({
       concurrency: positiveInteger(options.concurrency ?? DEFAULT_CONCURRENCY, "the manager's concurrency"),
     });
-    this.informers = options.informers ?? new InformerCache(options.transport, { logger: this.log });
-    const outageMetrics = options.metrics?.outageSink?.();
-    this.outage = new OutageGate({
-      transport: options.transport,
-      pool: this.pool,
-      logger: this.log,
-      ...(outageMetrics ? { metrics: outageMetrics } : {}),
-    });
     const fence = this.coordination.fence;
-    const eventMetrics = options.metrics?.eventSink?.();
-    const { events, fieldManager } = options;
-    this.events =
-      events instanceof EventRecorder
-        ? events
-        : new EventRecorder(options.transport, {
-            logger: this.log,
-            ...(fieldManager ? { reportingController: fieldManager } : {}),
-            ...(eventMetrics ? { metrics: eventMetrics } : {}),
-            ...events,
-            ...(fence.fences ? { fence } : {}),
-          });
-    const sharding = options.sharding;
-    // The hand-over finds an owner's children in the sharded controllers' owned informers.
-    sharding?.useChildren((owner, object) => this.childrenOf(owner, object));
-    const client = new HttpKubeClient(options.transport, {
-      informers: this.informers,
-      events: this.events,
-      ...(sharding
-        ? { childLabels: (object: KubeObject, resource: ResourceDescriptor) => this.childLabels(object, resource) }
-        : {}),
-      ...(fence.fences ? { fence } : {}),
+    const sharded = options.sharding ? new ShardedControllers(options.sharding) : undefined;
+    this.sharded = sharded;
+    const { events, fieldManager, informers, kinds, cache, metrics, clusterName } = options;
+    this.cluster = new Cluster({
+      transport: options.transport,
+      hold: this.pool,
+      logger: this.log,
+      ...(clusterName ? { name: clusterName } : {}),
+      ...(informers ? { informers } : {}),
+      ...(cache ? { cache } : {}),
+      ...(events ? { events } : {}),
       ...(fieldManager ? { fieldManager } : {}),
-      ...(options.kinds ? { kinds: options.kinds } : {}),
+      ...(kinds ? { kinds } : {}),
+      ...(metrics ? { metrics } : {}),
+      ...(fence.fences ? { fence } : {}),
+      ...(sharded
+        ? { childLabels: (object: KubeObject, resource: ResourceDescriptor) => sharded.childLabels(object, resource) }
+        : {}),
     });
-    this.client = client;
-    this.echoes = client.echoes;
     this.syncTimeoutMs = positiveDuration(
       options.syncTimeoutMs ?? DEFAULT_CACHE_SYNC_TIMEOUT_MS,
       'the cache sync timeout',
@@ -192,7 +154,32 @@ export class Manager {
   }
 
   get transport(): Transport {
-    return this.options.transport;
+    return this.cluster.transport;
+  }
+
+  /** The cluster's informer cache. */
+  get informers(): InformerCache {
+    return this.cluster.informers;
+  }
+
+  /** Holds dispatch while the API server does not answer. */
+  get outage(): OutageGate {
+    return this.cluster.outage;
+  }
+
+  /** Records Events best effort (see EventRecorder); flushed on stop. */
+  get events(): EventRecorder {
+    return this.cluster.events;
+  }
+
+  /**
+   * The client of this manager's controllers (controller-runtime's mgr.GetClient()): reads
+   * from its informers, writes fenced by whichever of its Leases applies, Events to its
+   * recorder. Each reconcile gets it scoped to its controller and signal as `request.client`;
+   * used as is, it reads both from the ambient context.
+   */
+  get client(): KubeClient {
+    return this.cluster.client;
   }
 
   get isRunning(): boolean {
@@ -221,16 +208,12 @@ export class Manager {
    * children (0 without sharding).
    */
   get shardedObjects(): number {
-    let total = 0;
-    for (const controller of this.sharded) total += controller.cachedObjects + controller.cachedChildren;
-    return total;
+    return this.sharded?.objects ?? 0;
   }
 
   /** Of these, the children (objects of the sharded controllers' owned kinds). */
   get shardedChildren(): number {
-    let total = 0;
-    for (const controller of this.sharded) total += controller.cachedChildren;
-    return total;
+    return this.sharded?.children ?? 0;
   }
 
   /** The controllers by name. */
@@ -253,45 +236,19 @@ export class Manager {
     if (this.state === 'stopping' || this.state === 'stopped')
       throw new Error(`cannot add controller ${options.name}: the manager is stopping`);
     const metrics = this.options.metrics;
-    const sharding = this.options.sharding;
-    const resource = options.resource;
-    const sharded = Boolean(sharding && resource && options.sharded !== false);
+    const sharded = this.sharded?.shards(options) ? this.sharded : undefined;
     const controller = new ManagedController<T>({
       logger: this.log,
       outageHold: true,
       events: this.events,
       client: this.client,
-      echoes: this.echoes,
+      echoes: this.cluster.echoes,
       ...(metrics ? { metrics: metrics.controllerSink(options.name, options.maxConcurrentReconciles ?? 1) } : {}),
       ...options,
-      ...(sharded
-        ? {
-            shard: {
-              selector: sharding!.selector,
-              bypass: (object: KubeObject) => sharding!.bypassesPredicates(object),
-              childSeen: (owned: ResourceDescriptor, child: KubeObject) => sharding!.childSeen(resource!, owned, child),
-            },
-            reconcile: sharding!.wrap(resource as ResourceDescriptor<T>, options.reconcile),
-            ...(options.timers
-              ? { timers: options.timers.map((timer) => sharding!.wrapTimer(resource as ResourceDescriptor<T>, timer)) }
-              : {}),
-          }
-        : {}),
+      ...sharded?.narrow(options),
     });
     const managed = controller as unknown as ManagedController<KubeObject>;
-    if (sharded) {
-      this.sharded.add(managed);
-      const owned = (options.owns ?? []).map((entry) => ('resource' in entry ? entry.resource : entry));
-      const { labelSelector, fieldSelector } = options;
-      // The objects the controller watches, in each of its namespaces: the assigner labels no others.
-      for (const namespace of options.namespaces ?? [options.namespace]) {
-        sharding!.addKinds(resource!, owned, {
-          ...(namespace ? { namespace } : {}),
-          ...(labelSelector ? { labelSelector } : {}),
-          ...(fieldSelector ? { fieldSelector } : {}),
-        });
-      }
-    }
+    sharded?.add(controller, options);
     metrics?.trackQueue(options.name, controller.queue as WorkQueue<string>);
     this.controllers.set(options.name, managed);
     if (this.state === 'running') {
@@ -322,35 +279,13 @@ export class Manager {
       },
     ];
     // Alive but not ready while the API server cannot be reached: the gate holds reconciles.
-    const outage = this.outage.state;
-    checks.push({
-      name: 'apiserver',
-      ok: !outage.holding,
-      ...(outage.holding
-        ? {
-            detail: `for ${((Date.now() - outage.since!) / 1000).toFixed(0)} s the API server ${outage.error ?? 'does not answer'}; reconciles held`,
-          }
-        : {}),
-    });
+    const [apiserver, ...informers] = this.cluster.health();
+    checks.push(apiserver!);
     for (const controller of this.controllers.values()) {
       const { ok, detail } = controller.streamsLive;
       checks.push({ name: `controller:${controller.name}`, ok, ...(detail ? { detail } : {}) });
     }
-    for (const informer of this.informers.all()) {
-      const { stats } = informer;
-      const ok = informer.synced && stats.failures === 0;
-      checks.push({
-        name: `informer:${resourceName(informer.resource)}`,
-        ok,
-        ...(ok
-          ? {}
-          : {
-              detail: informer.synced
-                ? `watch failing: ${stats.lastError ?? 'unknown error'}`
-                : `not synced yet${stats.lastError ? `: ${stats.lastError}` : ''}`,
-            }),
-      });
-    }
+    checks.push(...informers);
     return {
       live: this.state !== 'stopped' && this.state !== 'failed',
       ready: checks.every((c) => c.ok),
@@ -367,7 +302,7 @@ export class Manager {
   async start(): Promise<void> {
     if (this.state !== 'idle') throw new Error(`the manager was already started (state ${this.state})`);
     this.state = 'starting';
-    this.outage.start();
+    this.cluster.start();
     const controllers = [...this.controllers.values()];
     for (const controller of controllers) controller.prepare(this.informers);
     // Without sharding, the campaign runs while the caches sync, as controller-runtime's: a
@@ -381,7 +316,7 @@ export class Manager {
       await this.waitForSync(controllers.flatMap((c) => c.informers));
     } catch (error) {
       this.state = 'failed';
-      this.outage.stop();
+      this.cluster.outage.stop();
       // A Lease taken meanwhile is released: a standby that can sync takes over at once.
       if (early) await this.coordination.stop();
       throw error;
@@ -400,7 +335,7 @@ export class Manager {
         if (this.caches) this.lead();
       },
       lostLead: async (loss) => {
-        await this.standBy([...this.started].filter((controller) => !this.sharded.has(controller)));
+        await this.standBy([...this.started].filter((controller) => !this.sharded?.has(controller)));
         if (loss.unreachable) {
           // Nobody else is known to hold it: a restart would only add a new identity's wait
           // for this one's record to expire. The campaign takes the Lease back when the server answers.
@@ -412,61 +347,20 @@ export class Manager {
         this.options.onLeadershipLost?.();
       },
       heldShard: () => {
-        for (const controller of this.sharded) {
+        for (const controller of this.sharded ?? []) {
           if (controller.informers.every((i) => i.synced)) this.startController(controller);
         }
         this.log.info(
-          `shard ${this.options.sharding?.shardId}: holding its Lease; ${this.sharded.size} sharded controller(s) running`,
+          `shard ${this.sharded?.shardId}: holding its Lease; ${this.sharded?.size ?? 0} sharded controller(s) running`,
         );
       },
-      lostShard: () => this.standBy([...this.sharded]),
+      lostShard: () => this.standBy([...(this.sharded ?? [])]),
     });
-  }
-
-  /**
-   * The shard label of a child the client writes, when its controller owner is a cached
-   * object of a sharded controller that owns the child's kind (so, this shard's): the
-   * child is born in its owner's shard. Undefined for anything else.
-   */
-  private childLabels(child: KubeObject, resource: ResourceDescriptor): Record<string, string> | undefined {
-    const ref = child.metadata?.ownerReferences?.find((r) => r.controller === true);
-    if (!ref) return undefined;
-    for (const controller of this.sharded) {
-      const owner = controller.ownerOf(ref, child.metadata?.namespace, resource);
-      if (!owner) continue;
-      const fresh = !controller.cachesChild(resource, child);
-      return this.options.sharding!.childLabels(owner, fresh ? { resource, object: child } : undefined);
-    }
-    return undefined;
-  }
-
-  /**
-   * The cached children of a sharded owner, of every kind a sharded controller of its kind
-   * owns, except the kinds some sharded controller reconciles as its primary (those are
-   * drained on their own).
-   */
-  private childrenOf(owner: ResourceDescriptor, object: KubeObject): ShardedChild[] {
-    const name = resourceName(owner);
-    const primaries = new Set<string>();
-    for (const controller of this.sharded) primaries.add(resourceName(controller.resource!));
-    const seen = new Set<string>();
-    const children: ShardedChild[] = [];
-    for (const controller of this.sharded) {
-      if (resourceName(controller.resource!) !== name) continue;
-      for (const child of controller.childrenOf(object)) {
-        const kind = resourceName(child.resource);
-        const id = `${kind}/${child.object.metadata?.namespace ?? ''}/${child.object.metadata?.name ?? ''}`;
-        if (primaries.has(kind) || seen.has(id)) continue;
-        seen.add(id);
-        children.push(child);
-      }
-    }
-    return children;
   }
 
   /** Whether a controller may run now: its shard's Lease is held, or this replica leads. */
   private mayRun(controller: ManagedController<KubeObject>): boolean {
-    return this.sharded.has(controller) ? this.coordination.holdsShard : this.isLeader;
+    return this.sharded?.has(controller) ? this.coordination.holdsShard : this.isLeader;
   }
 
   /** Aborts the running reconciles of these controllers at once; they start again with their lease. */
@@ -479,7 +373,7 @@ export class Manager {
   /** Starts every leader's controller whose caches are synced (the others start when theirs are). */
   private lead(): void {
     for (const controller of this.controllers.values()) {
-      if (!this.sharded.has(controller) && controller.informers.every((i) => i.synced))
+      if (!this.sharded?.has(controller) && controller.informers.every((i) => i.synced))
         this.startController(controller);
     }
     this.log.info(`manager started ${this.started.size} controller(s) with ${this.pool.concurrency} workers`);
@@ -499,12 +393,11 @@ export class Manager {
     this.coordination.halt();
     const drained = await this.stopControllers();
     // Events still pending are written while this replica still holds the lease.
-    if (!(await this.events.close(this.options.eventFlushMs ?? 5_000)))
+    if (!(await this.cluster.flushEvents(this.options.eventFlushMs ?? 5_000)))
       this.log.warn('some Events were still unwritten when the flush bound ran out; they are dropped');
     // The Leases last: the reconciles and the Events above were written while they were held.
     await this.coordination.stop();
-    this.informers.stopAll();
-    this.outage.stop();
+    this.cluster.stop();
     this.state = 'stopped';
     this.log.info(`manager stopped${drained ? '' : ' (some reconciles were aborted after the grace period)'}`);
   }
@@ -514,31 +407,7 @@ export class Manager {
     return results.every(Boolean);
   }
 
-  private async waitForSync(informers: Informer<KubeObject>[]): Promise<void> {
-    const pending = [...new Set(informers)];
-    // A timer that keeps the process alive (AbortSignal.timeout's does not): while the API
-    // server is down nothing else is pending, and Node would end a process still starting.
-    const timeout = new AbortController();
-    const timer = setTimeout(
-      () => timeout.abort(new Error(`no sync within ${this.syncTimeoutMs} ms`)),
-      this.syncTimeoutMs,
-    );
-    const signal = AbortSignal.any([timeout.signal, this.abort.signal]);
-    try {
-      await Promise.all(pending.map((informer) => informer.whenSynced(signal)));
-    } catch (error) {
-      if (this.abort.signal.aborted) return;
-      const stuck = pending.filter((i) => !i.synced);
-      const detail = stuck
-        .map((i) => `${resourceName(i.resource)}${i.stats.lastError ? `: ${i.stats.lastError}` : ''}`)
-        .join('; ');
-      throw new Error(
-        `caches did not sync within ${this.syncTimeoutMs} ms: ${detail || (error as Error).message}. ` +
-          `Check that the API server is reachable, the CRDs are installed and the operator's RBAC allows list and watch.`,
-        { cause: error },
-      );
-    } finally {
-      clearTimeout(timer);
-    }
+  private waitForSync(informers: Informer<KubeObject>[]): Promise<void> {
+    return this.cluster.waitForSync(informers, { timeoutMs: this.syncTimeoutMs, signal: this.abort.signal });
   }
 }

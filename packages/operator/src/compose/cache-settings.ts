@@ -2,7 +2,7 @@ import { resourceName } from '@nestor/core';
 import { resourceOf } from '../crd/custom-resource.decorator.js';
 import type { InformerOptions } from '../runtime/informer.js';
 import { positiveDuration } from '../runtime/options-check.js';
-import type { CacheOptions } from './interfaces/operator-options.interface.js';
+import type { CacheOptions } from './operator-options.js';
 
 /** What the shared InformerCache is built with: settings for every informer, and per kind. */
 export interface CacheSettings {
