@@ -1,4 +1,4 @@
-import { HttpException, type ArgumentsHost, type ExecutionContext } from '@nestjs/common';
+import { HttpException, IntrinsicException, type ExecutionContext } from '@nestjs/common';
 import { ExternalContextCreator, type ModulesContainer, type NestContainer } from '@nestjs/core';
 import { AdmissionDenied } from '../webhooks/admission-denied.js';
 import type { AdmissionContext } from '../webhooks/admission-handler.js';
@@ -44,7 +44,7 @@ export class WebhookEnhancers {
     const creator = inheritAppConfig
       ? appCreator
       : ExternalContextCreator.fromContainer({ getModules: () => modules } as unknown as NestContainer);
-    this.creator = withQuietDenials(creator);
+    this.creator = creator;
   }
 
   /** The method of `instance` as a function that runs through its enhancers. */
@@ -72,38 +72,15 @@ export class WebhookEnhancers {
   }
 }
 
-/** The part of Nest's exception handler for a handler run through ExternalContextCreator that this reaches. */
-interface ExternalExceptionsHandler {
-  next(exception: unknown, host: ArgumentsHost): unknown;
-  invokeCustomFilters(exception: unknown, host: ArgumentsHost): unknown;
-}
-
 /**
- * The creator with one change to the exception handlers it makes: an AdmissionDenied that no
- * filter of the webhook's catches is thrown on to the webhook server as it is. Nest's last
- * resort would log it as `ERROR [ExceptionsHandler]` with its stack, as it does any Error
- * that is not one of its own HttpExceptions; a denial is a verdict, not a failure. Guards,
- * interceptors and the webhook's own filters still see the AdmissionDenied itself. The
- * change is made on an object derived from the creator, so the application's own creator is
- * left as it is.
+ * A denial is a verdict, not a failure: Nest's last-resort exception filter logs every Error
+ * as `ERROR [ExceptionsHandler]` with its stack but an IntrinsicException, its public way to
+ * mark an exception that is not one (Nest 11 and 12). AdmissionDenied is made in webhooks/,
+ * which loads no Nest; the Nest layer makes it one when it loads. Guards, interceptors and
+ * the webhook's own filters still see the AdmissionDenied itself.
  */
-function withQuietDenials(creator: ExternalContextCreator): ExternalContextCreator {
-  const internals = creator as unknown as { filtersContextCreator: { create(...args: unknown[]): unknown } };
-  const filters = internals.filtersContextCreator;
-  const quiet = {
-    create: (...args: unknown[]) => {
-      const handler = filters.create(...args) as ExternalExceptionsHandler;
-      const next = handler.next.bind(handler);
-      handler.next = (exception, host) => {
-        if (!(exception instanceof AdmissionDenied)) return next(exception, host);
-        const handled = handler.invokeCustomFilters(exception, host);
-        if (handled !== undefined && handled !== null) return handled;
-        throw exception;
-      };
-      return handler;
-    },
-  };
-  return Object.create(creator, { filtersContextCreator: { value: quiet } }) as ExternalContextCreator;
+if (!(AdmissionDenied.prototype instanceof IntrinsicException)) {
+  Object.setPrototypeOf(AdmissionDenied.prototype, IntrinsicException.prototype);
 }
 
 function denialOf(exception: HttpException): AdmissionDenied {
