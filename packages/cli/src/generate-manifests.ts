@@ -5,6 +5,7 @@ import {
   operatorManifests,
   operatorOptionsOfModule,
   webhookNames,
+  webhookServerSettings,
   webhooksOfModule,
   type OperatorManifests,
   type ScannedController,
@@ -26,16 +27,22 @@ export async function generateManifests(
     );
   }
   const conversions = await conversionsOfModule(module as never);
-  const names = webhookNames(args.name);
-  const configurations = webhookConfigurationsOf(await webhooksOfModule(module as never), {
-    name: names.configuration,
-    service: { namespace: args.namespace, name: names.service },
-  });
+  const scanned = await operatorOptionsOfModule(module as never);
   // The ports, namespace, leader election and grace the module's options fix, else the flags'.
-  const { settings, notes } = deploymentSettings(await operatorOptionsOfModule(module as never), {
+  const { settings, notes } = deploymentSettings(scanned, {
     ...(args.metricsPort !== undefined ? { metricsPort: args.metricsPort } : {}),
     ...(args.healthPort !== undefined ? { healthPort: args.healthPort } : {}),
     ...(args.watchNamespace !== undefined ? { watchNamespace: args.watchNamespace } : {}),
+  });
+  // The webhook port and names the module fixes: the operator follows them, not the Deployment's variables.
+  const { certificates, server } = webhookServerSettings(scanned, {
+    namespace: args.namespace,
+    ...(args.webhookCertificates ? { certificates: args.webhookCertificates } : {}),
+  });
+  const names = webhookNames(args.name);
+  const configurations = webhookConfigurationsOf(await webhooksOfModule(module as never), {
+    name: server.configurationName ?? names.configuration,
+    service: { namespace: args.namespace, name: server.serviceName ?? names.service },
   });
   const manifests = operatorManifests({
     name: args.name,
@@ -49,7 +56,7 @@ export async function generateManifests(
     conversions: conversions.map((conversion) => conversion.hub),
     createNamespace: args.createNamespace ?? false,
     ...(args.noNetworkPolicy ? { networkPolicy: false } : {}),
-    webhooks: { configurations, certificates: args.webhookCertificates ?? 'cert-manager' },
+    webhooks: { configurations, certificates: certificates ?? 'cert-manager', server },
   });
   return { controllers, manifests, moduleName: name, notes };
 }

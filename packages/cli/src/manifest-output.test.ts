@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { GENERATED_NOTICE } from '@nestor/operator/manifests';
+import { makeFolders } from './make-folders.js';
 import { ManifestWriteError, writeManifestFiles } from './manifest-output.js';
 
 const generated = (text: string) => `# ${GENERATED_NOTICE}\n${text}`;
@@ -32,7 +33,11 @@ async function snapshot(dir: string): Promise<Record<string, string>> {
   const tree: Record<string, string> = {};
   for (const entry of entries) {
     const path = join(entry.parentPath, entry.name);
-    tree[relative(dir, path)] = entry.isDirectory() ? '<folder>' : await readFile(path, 'utf8');
+    tree[relative(dir, path)] = entry.isDirectory()
+      ? '<folder>'
+      : entry.isSymbolicLink()
+        ? '<link>'
+        : await readFile(path, 'utf8');
   }
   return tree;
 }
@@ -107,5 +112,40 @@ describe('writeManifestFiles', () => {
       /cannot write \S+\/file\/deploy\/more: \S+\/file is a file, where a folder must be; nothing was written$/,
     );
     assert.deepEqual(await snapshot(parent), { file: 'x' });
+  });
+
+  it('refuses an output folder under /proc or /sys at once, where a recursive mkdir never returns', async () => {
+    for (const out of ['/proc/nestor-deploy/k8s', '/proc/self/nestor-deploy', '/sys/nestor-deploy']) {
+      await assert.rejects(
+        writeManifestFiles(out, FILES),
+        new RegExp(
+          `cannot write ${out}: it is under /(proc|sys), a kernel file system where no folder or file can be made; nothing was written$`,
+        ),
+      );
+    }
+    // The folders themselves, made one level at a time: no progress is an error, not a loop.
+    await assert.rejects(makeFolders('/proc/nestor-deploy/k8s'), /no folder can be made in \/proc \(mkdir says ENOENT/);
+  });
+
+  it('writes nothing through a symbolic link inside the output folder, and names it', async () => {
+    const out = folder();
+    const elsewhere = folder();
+    await written(out, {
+      'README.md': EARLIER['README.md']!,
+      'operator/deployment.yaml': EARLIER['operator/deployment.yaml']!,
+    });
+    await written(elsewhere, { 'precious.yaml': generated('kind: Precious\n') });
+    await symlink(elsewhere, join(out, 'crds'));
+    const before = { out: await snapshot(out), elsewhere: await snapshot(elsewhere) };
+    await assert.rejects(
+      writeManifestFiles(out, FILES),
+      (error: unknown) =>
+        error instanceof ManifestWriteError &&
+        error.path === join(out, 'crds') &&
+        error.message.includes(`it is a symbolic link (to ${elsewhere}), and nothing is written through a link`) &&
+        error.message.endsWith(`nothing in ${out} was changed`),
+    );
+    assert.deepEqual(await snapshot(elsewhere), before.elsewhere, 'nothing written or removed where it points');
+    assert.deepEqual(await snapshot(out), before.out);
   });
 });

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { lstat, mkdir, readdir, readFile, rename, rm, rmdir, stat, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readdir, readFile, readlink, rename, rm, rmdir, stat, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { GENERATED_NOTICE, MANIFEST_FOLDERS } from '@nestor/operator/manifests';
+import { FolderError, kernelFileSystemOf, makeFolders } from './make-folders.js';
 
 /**
  * What `nestor manifests` wrote at the top of --out before the CRDs, the namespace and
@@ -41,6 +42,13 @@ export async function writeManifestFiles(
   files: Record<string, string>,
   layout: OutputLayout = KUSTOMIZE_LAYOUT,
 ): Promise<string[]> {
+  const kernel = await kernelFileSystemOf(out);
+  if (kernel)
+    throw new ManifestWriteError(
+      out,
+      `it is under ${kernel}, a kernel file system where no folder or file can be made`,
+      NOTHING_WRITTEN,
+    );
   const existing = await stat(out).catch(() => undefined);
   if (!existing) {
     await writeNew(out, files);
@@ -67,7 +75,7 @@ async function writeNew(out: string, files: Record<string, string>): Promise<voi
   const parent = dirname(out);
   let createdParent: string | undefined;
   try {
-    createdParent = await mkdir(parent, { recursive: true });
+    createdParent = await makeFolders(parent);
   } catch (error) {
     throw await writeError(error, out, NOTHING_WRITTEN);
   }
@@ -92,6 +100,7 @@ async function replaceIn(out: string, files: Record<string, string>, layout: Out
   const staging = join(out, `.nestor-manifests-${randomBytes(4).toString('hex')}`);
   const undo: (() => Promise<unknown>)[] = [];
   const unchanged = `nothing in ${out} was changed`;
+  await refuseLinks(out, files, layout, unchanged);
   try {
     await stage(join(staging, 'new'), files, out, unchanged);
     const removed = await formerlyGenerated(out, files, layout);
@@ -102,7 +111,7 @@ async function replaceIn(out: string, files: Record<string, string>, layout: Out
       if (!info) return;
       if (info.isDirectory()) throw new ManifestWriteError(target, 'it is a folder, not a file', unchanged);
       const aside = join(staging, 'old', path);
-      await mkdir(dirname(aside), { recursive: true });
+      await makeFolders(dirname(aside));
       await rename(target, aside);
       undo.push(() => rename(aside, target));
     };
@@ -137,18 +146,46 @@ async function replaceIn(out: string, files: Record<string, string>, layout: Out
 /** Writes every file under `folder`: where a full disk or a missing right fails, before anything is replaced. */
 async function stage(folder: string, files: Record<string, string>, out: string, outcome: string): Promise<void> {
   try {
-    // Recursive for the `new` folder inside a staging folder; the staging folder's name is new.
-    await mkdir(folder, { recursive: true });
+    // Two levels for the `new` folder inside a staging folder; the staging folder's name is new.
+    await makeFolders(folder);
   } catch (error) {
     throw await writeError(error, out, outcome);
   }
   for (const [path, text] of Object.entries(files)) {
     try {
-      await mkdir(dirname(join(folder, path)), { recursive: true });
+      await makeFolders(dirname(join(folder, path)));
       await writeFile(join(folder, path), text);
     } catch (error) {
       throw await writeError(error, join(out, path), outcome);
     }
+  }
+}
+
+/**
+ * A symbolic link where a folder of the output must be: the files would go wherever it
+ * points (another project, a system folder), and what an earlier run wrote there would be
+ * moved out of it. Refused, naming it; the link to `out` itself is the user's choice.
+ */
+async function refuseLinks(
+  out: string,
+  files: Record<string, string>,
+  layout: OutputLayout,
+  outcome: string,
+): Promise<void> {
+  const folders = new Set<string>(layout.folders);
+  for (const path of Object.keys(files)) {
+    for (let dir = dirname(path); dir !== '.'; dir = dirname(dir)) folders.add(dir);
+  }
+  for (const folder of [...folders].sort()) {
+    const path = join(out, folder);
+    if (!(await lstat(path).catch(() => undefined))?.isSymbolicLink()) continue;
+    const target = await readlink(path).catch(() => '?');
+    throw new ManifestWriteError(
+      path,
+      `it is a symbolic link (to ${target}), and nothing is written through a link inside the output folder: ` +
+        'remove the link, or give the folder it points to as the output',
+      outcome,
+    );
   }
 }
 
@@ -183,6 +220,7 @@ async function isGenerated(file: string): Promise<boolean> {
 /** The error of a failed file system call, as what a person can act on: the path and why. */
 async function writeError(error: unknown, path: string, outcome: string): Promise<Error> {
   if (error instanceof ManifestWriteError) return error;
+  if (error instanceof FolderError) return new ManifestWriteError(path, error.message, outcome);
   const code = (error as NodeJS.ErrnoException).code;
   switch (code) {
     case 'EACCES':

@@ -74,6 +74,21 @@ describe('nestor manifests, run as a process', () => {
     assert.match(cjs.stderr, new RegExp(`${join(app, 'broken.cjs')}:2:8: SyntaxError: Unexpected token ','`));
   });
 
+  it('fails, naming the module, when the module exits the process while it is imported', async () => {
+    const app = join(work, 'exiting-app');
+    await mkdir(app);
+    await writeFile(join(app, 'package.json'), '{ "type": "module" }\n');
+    // What a main.ts imported by mistake does once its bootstrap is over, or a CLI library at import.
+    await writeFile(join(app, 'app.module.js'), 'export class AppModule {}\nprocess.exit(0);\n');
+    const { code, stdout, stderr, output } = await manifests(['--module', join(app, 'app.module.js')]);
+    assert.equal(code, 1, output);
+    assert.equal(stdout, '');
+    assert.match(
+      stderr,
+      new RegExp(`nestor manifests: ${join(app, 'app.module.js')} called process.exit\\(0\\) while it was imported`),
+    );
+  });
+
   it('leaves the output folder as it was when a file cannot be written there, and says which and why', async () => {
     const out = join(work, 'deploy');
     const module = join(here, 'fixtures', 'app.module.js');

@@ -434,6 +434,51 @@ describe('nestor manifests', () => {
     );
   });
 
+  it("follows the module's webhook port and self-managed names, in the YAML and the chart", async () => {
+    const module = join(here, 'fixtures', 'webhook-options-app.module.js');
+    const { code, stdout, stderr } = await capture(manifestsCommand, ['--module', module, '--name', 'gadget-op']);
+    assert.equal(code, 0, stderr);
+    const objects = parseAllDocuments(stdout).map((d) => d.toJS() as Doc & { rules?: { resourceNames?: string[] }[] });
+    const deployment = JSON.stringify(objects.find((o) => o.kind === 'Deployment'));
+    assert.ok(deployment.includes('{"name":"webhook-server","containerPort":10443,"protocol":"TCP"}'), deployment);
+    assert.ok(deployment.includes('{"name":"WEBHOOK_CONFIGURATION_NAME","value":"gadget-hooks"}'));
+    assert.ok(deployment.includes('{"name":"WEBHOOK_SERVICE_NAME","value":"gadget-hooks-svc"}'));
+    assert.ok(deployment.includes('{"name":"WEBHOOK_SECRET_NAME","value":"gadget-tls"}'));
+    assert.doesNotMatch(deployment, /9443/);
+    const configuration = objects.find((o) => o.kind === 'ValidatingWebhookConfiguration')!;
+    assert.equal(configuration.metadata.name, 'gadget-hooks');
+    assert.match(JSON.stringify(configuration), /"service":\{"namespace":"gadget-op-system","name":"gadget-hooks-svc"/);
+    const service = objects.find((o) => o.kind === 'Service' && o.metadata.name === 'gadget-hooks-svc');
+    assert.ok(service, 'the Service the certificate names');
+    const injector = objects.find(
+      (o) => o.kind === 'ClusterRole' && o.metadata.name === 'gadget-op-webhook-ca-injector',
+    )!;
+    assert.deepEqual(injector.rules?.[0]?.resourceNames, ['gadget-hooks']);
+    const policies = JSON.stringify(objects.filter((o) => o.kind === 'NetworkPolicy'));
+    assert.match(policies, /"port":10443/);
+    assert.doesNotMatch(policies, /9443/);
+
+    const chart = await mkdtemp(join(tmpdir(), 'nestor-chart-'));
+    try {
+      const helm = await capture(manifestsCommand, ['--module', module, '--name', 'gadget-op', '--helm', chart]);
+      assert.equal(helm.code, 0, helm.stderr);
+      const templates = (await readdirRecursive(join(chart, 'templates'))).filter((f) => f.endsWith('.yaml'));
+      const text = (await Promise.all(templates.map((f) => readFile(join(chart, 'templates', f), 'utf8')))).join('\n');
+      assert.match(text, /containerPort: 10443/);
+      assert.match(text, /name: gadget-hooks\n/);
+      assert.doesNotMatch(text, /9443/);
+    } finally {
+      await rm(chart, { recursive: true, force: true });
+    }
+
+    const conflict = await capture(manifestsCommand, ['--module', module, '--webhook-certificates', 'cert-manager']);
+    assert.equal(conflict.code, 1);
+    assert.match(
+      conflict.stderr,
+      /--webhook-certificates cert-manager, but the module's OperatorModule.forRoot\(\) sets webhooks.certificates to self-managed/,
+    );
+  });
+
   it('explains a wrong module path, export or file type, with the usage and exit code 2', async () => {
     const missing = await capture(manifestsCommand, ['--module', 'nowhere.js']);
     assert.equal(missing.code, 2);

@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { writeSync } from 'node:fs';
 import { registerHooks } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -38,6 +39,17 @@ export async function importModuleFile(
   });
   const timeoutMs = options.timeoutMs ?? IMPORT_TIMEOUT_MS;
   let deadline: NodeJS.Timeout | undefined;
+  // A module that exits the process while imported (a main.ts imported by mistake) would
+  // end the command with its code, no output and no word: the exit is made a failure, named.
+  const exitGuard = (code: number) => {
+    writeSync(
+      2,
+      `nestor manifests: ${file} called process.exit(${code}) while it was imported, so nothing was generated: ` +
+        'point --module at the root module, not at the file that starts the application, and exit in main.ts only\n',
+    );
+    process.exitCode = 1;
+  };
+  process.on('exit', exitGuard);
   try {
     return await Promise.race([
       import(pathToFileURL(file).href) as Promise<Record<string, unknown>>,
@@ -60,6 +72,7 @@ export async function importModuleFile(
     throw thrownAt(error);
   } finally {
     clearTimeout(deadline);
+    process.off('exit', exitGuard);
     hooks.deregister();
   }
 }

@@ -14,7 +14,12 @@ export {
   type ScannedController,
   type ScannedOperatorOptions,
 } from './nest/module-scanner.js';
-export { deploymentSettings, type DeploymentRequest } from './nest/deployment-settings.js';
+export {
+  deploymentSettings,
+  webhookServerSettings,
+  type DeploymentRequest,
+  type WebhookRequest,
+} from './nest/deployment-settings.js';
 export { readWebhookDefinition, type WebhookDefinition } from './nest/webhook-metadata.js';
 export { readConversionDefinition, converterOf, type ConversionDefinition } from './nest/conversion-metadata.js';
 
@@ -85,6 +90,7 @@ export {
   type WebhookCertificates,
   type WebhookManifestOptions,
   type WebhookManifests,
+  type WebhookServerSettings,
   type WebhookConfigurationManifest,
 } from './manifests/webhook-manifests.js';
 export { yamlDocuments, GENERATED_NOTICE } from './manifests/yaml-documents.js';

@@ -150,7 +150,7 @@ export function operatorManifests(options: OperatorManifestOptions): OperatorMan
           name: options.name,
           namespace: options.namespace,
           ...(settings.metrics ? { metricsPort: settings.metrics.port } : {}),
-          ...(serving ? { webhookPort: WEBHOOK_PORT } : {}),
+          ...(serving ? { webhookPort: options.webhooks?.server?.port ?? WEBHOOK_PORT } : {}),
           metricsReaderNamespaces: (options.metricsReaders ?? []).map((reader) => reader.split('/')[0]!),
         });
   if (policies.length) manifests.networkPolicies = policies;
@@ -170,9 +170,13 @@ export function operatorManifests(options: OperatorManifestOptions): OperatorMan
   };
 }
 
-/** The default webhook Service of an operator: `<name>-webhook-service` in its namespace, port 443. */
+/**
+ * The default webhook Service of an operator: `<name>-webhook-service` in its namespace, port
+ * 443, or the one its module's certificate names (`webhooks.server.serviceName`).
+ */
 export function webhookServiceOf(
-  options: Pick<OperatorManifestOptions, 'name' | 'namespace'>,
+  options: Pick<OperatorManifestOptions, 'name' | 'namespace' | 'webhooks'>,
 ): WebhookServiceReference {
-  return { name: `${options.name}-webhook-service`, namespace: options.namespace, port: 443 };
+  const name = options.webhooks?.server?.serviceName ?? `${options.name}-webhook-service`;
+  return { name, namespace: options.namespace, port: 443 };
 }

@@ -267,3 +267,71 @@ describe('webhook manifests for conversion alone', () => {
     ]);
   });
 });
+
+describe("webhook manifests that follow the module's webhook server", () => {
+  const renamed = configurations.map((c) => ({ ...c, metadata: { name: 'gate-hooks' } }));
+
+  it('exposes its port and mounts its certificate where and as it reads it', () => {
+    const { deployment, networkPolicies } = operatorManifests({
+      ...base,
+      webhooks: {
+        configurations,
+        server: { port: 10443, certDir: '/certs', certName: 'cert.pem', keyName: 'key.pem' },
+      },
+    });
+    const text = JSON.stringify(deployment[0]);
+    assert.ok(text.includes('{"name":"webhook-server","containerPort":10443,"protocol":"TCP"}'));
+    assert.ok(text.includes('{"name":"webhook-certs","mountPath":"/certs","readOnly":true}'));
+    assert.ok(
+      text.includes('"items":[{"key":"tls.crt","path":"cert.pem"},{"key":"tls.key","path":"key.pem"}]'),
+      'cert-manager writes tls.crt and tls.key: projected to the names the module reads',
+    );
+    assert.match(JSON.stringify(networkPolicies), /"port":10443/);
+  });
+
+  it('names the Secret, Service and configurations as its self-managed certificate does', () => {
+    const { deployment, rbac, webhooks } = operatorManifests({
+      ...base,
+      webhookService: { namespace: 'gate-system', name: 'gate-svc', port: 443 },
+      webhooks: {
+        configurations: renamed,
+        certificates: 'self-managed',
+        server: { configurationName: 'gate-hooks', serviceName: 'gate-svc', secretName: 'gate-tls' },
+      },
+    });
+    const env = JSON.stringify(container(deployment[0]!).env);
+    assert.match(env, /"WEBHOOK_CONFIGURATION_NAME","value":"gate-hooks"/);
+    assert.match(env, /"WEBHOOK_SERVICE_NAME","value":"gate-svc"/);
+    assert.match(env, /"WEBHOOK_SECRET_NAME","value":"gate-tls"/);
+    assert.deepEqual(
+      byKind(webhooks, 'Service').map((s) => s.metadata.name),
+      ['gate-svc'],
+    );
+    const rules = JSON.stringify(rbac);
+    assert.match(rules, /"resourceNames":\["gate-tls"\]/);
+    assert.match(rules, /"resourceNames":\["gate-hooks"\]/);
+  });
+
+  it('refuses what the operator would not match: another configuration name, another Service, no port', () => {
+    assert.throws(
+      () =>
+        webhookManifests(base, [], operatorManifests(base).deployment[0]!, {
+          configurations,
+          server: { configurationName: 'gate-hooks' },
+        }),
+      /ValidatingWebhookConfiguration is named gate-operator-webhooks, but the operator's webhook configuration name is gate-hooks/,
+    );
+    assert.throws(
+      () =>
+        webhookManifests({ ...base, service: { name: 'other' } }, [], operatorManifests(base).deployment[0]!, {
+          configurations,
+          server: { serviceName: 'gate-svc' },
+        }),
+      /the webhook Service is other, but the operator's certificate names gate-svc/,
+    );
+    assert.throws(
+      () => operatorManifests({ ...base, webhooks: { configurations, server: { port: 0 } } }),
+      /the webhook server's port is 0 \(webhooks.port\), but the operator has webhooks or conversions to serve/,
+    );
+  });
+});

@@ -33,6 +33,26 @@ export interface WebhookManifestOptions {
   configurations: readonly WebhookConfigurationManifest[];
   /** Default 'cert-manager', as kubebuilder. */
   certificates?: WebhookCertificates;
+  /**
+   * What the module's `webhooks` options fix, which the operator follows whatever the
+   * Deployment's variables say: the objects must say the same (default: 9443, the
+   * certificate in WEBHOOK_CERT_DIR as tls.crt and tls.key, webhookNames).
+   */
+  server?: WebhookServerSettings;
+}
+
+/** The webhook server as the operator will run it, for the objects that must agree with it. */
+export interface WebhookServerSettings {
+  /** The port it listens on: the container's `webhook-server` port, the Service's target. */
+  port?: number;
+  /** Where it reads the certificate (cert-manager: where the Secret is mounted), and the files' names. */
+  certDir?: string;
+  certName?: string;
+  keyName?: string;
+  /** The self-managed Secret, the Service the certificate names, and the configurations it patches. */
+  secretName?: string;
+  serviceName?: string;
+  configurationName?: string;
 }
 
 /** The names kubebuilder gives these objects, with the operator's name as its namePrefix. */
@@ -72,7 +92,33 @@ export function webhookManifests(
   const names = webhookNames(name);
   const labels = operatorLabels(name);
   const mode = options.certificates ?? 'cert-manager';
-  if (operator.service) names.service = operator.service.name;
+  const server = options.server ?? {};
+  if (server.secretName) names.secret = server.secretName;
+  if (server.serviceName) names.service = server.serviceName;
+  if (server.configurationName) names.configuration = server.configurationName;
+  if (operator.service) {
+    // The operator's certificate names its Service: another one would fail every TLS handshake.
+    if (server.serviceName && operator.service.name !== server.serviceName)
+      throw new Error(
+        `the webhook Service is ${operator.service.name}, but the operator's certificate names ${server.serviceName} ` +
+          `(webhooks.selfManaged.serviceName): give both the same name`,
+      );
+    names.service = operator.service.name;
+  }
+  const port = server.port ?? WEBHOOK_PORT;
+  if (!Number.isInteger(port) || port < 1 || port > 65535)
+    throw new Error(
+      `the webhook server's port is ${port} (webhooks.port), but the operator has webhooks or conversions to serve: ` +
+        'give webhooks.port 1-65535, or leave it out for 9443',
+    );
+  for (const configuration of options.configurations) {
+    // The operator patches the caBundle of this name only (self-managed), and RBAC grants it.
+    if (configuration.metadata.name !== names.configuration)
+      throw new Error(
+        `the ${configuration.kind} is named ${configuration.metadata.name}, but the operator's webhook configuration ` +
+          `name is ${names.configuration}: give webhookConfigurationsOf the name of webhooks.selfManaged.configurationName`,
+      );
+  }
   const converted = crds.filter(hasWebhookConversion).map((crd) => crd.metadata.name);
   const injectFrom = { [INJECT_CA_FROM]: `${namespace}/${names.certificate}` };
   const annotate = <T extends { metadata: { annotations?: Record<string, string> } }>(object: T): T =>
@@ -123,7 +169,7 @@ export function webhookManifests(
         ? selfManagedRbac(operator, names, configurations.map((c) => c.kind).sort(), converted)
         : [],
     crds: crds.map((crd) => (hasWebhookConversion(crd) ? annotate(crd) : crd)),
-    deployment: webhookDeployment(deployment, mode, names, converted),
+    deployment: webhookDeployment(deployment, mode, names, converted, { ...server, port }),
   };
 }
 
@@ -213,20 +259,30 @@ function webhookDeployment(
   mode: WebhookCertificates,
   names: ReturnType<typeof webhookNames>,
   crds: string[],
+  server: WebhookServerSettings & { port: number },
 ): Manifest {
   const copy = structuredClone(deployment) as Manifest & { spec: { template: { spec: PodSpec } } };
   const pod = copy.spec.template.spec;
   const container = pod.containers[0]!;
   container.ports = [
     ...(container.ports ?? []),
-    { name: 'webhook-server', containerPort: WEBHOOK_PORT, protocol: 'TCP' },
+    { name: 'webhook-server', containerPort: server.port, protocol: 'TCP' },
   ];
   if (mode === 'cert-manager') {
     container.volumeMounts = [
       ...(container.volumeMounts ?? []),
-      { name: 'webhook-certs', mountPath: WEBHOOK_CERT_DIR, readOnly: true },
+      { name: 'webhook-certs', mountPath: server.certDir ?? WEBHOOK_CERT_DIR, readOnly: true },
     ];
-    pod.volumes = [...(pod.volumes ?? []), { name: 'webhook-certs', secret: { secretName: names.secret } }];
+    // cert-manager's Secret holds tls.crt and tls.key: other file names the module reads are projected.
+    const renamed = (server.certName ?? 'tls.crt') !== 'tls.crt' || (server.keyName ?? 'tls.key') !== 'tls.key';
+    const items = [
+      { key: 'tls.crt', path: server.certName ?? 'tls.crt' },
+      { key: 'tls.key', path: server.keyName ?? 'tls.key' },
+    ];
+    pod.volumes = [
+      ...(pod.volumes ?? []),
+      { name: 'webhook-certs', secret: { secretName: names.secret, ...(renamed ? { items } : {}) } },
+    ];
   } else {
     container.env = [
       ...(container.env ?? []),

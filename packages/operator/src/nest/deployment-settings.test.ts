@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { OPERATOR_VARIABLES } from '../manifests/operator-settings.js';
-import { deploymentSettings } from './deployment-settings.js';
+import { deploymentSettings, webhookServerSettings } from './deployment-settings.js';
 import { OPERATOR_FLAG_NAMES } from '../config/operator-flags.js';
 
 describe('deploymentSettings', () => {
@@ -95,5 +95,50 @@ describe('deploymentSettings', () => {
   it('writes only variables the operator reads (operator-flags.ts)', () => {
     const read = new Set(OPERATOR_FLAG_NAMES.map((f) => f.variable));
     for (const variable of Object.values(OPERATOR_VARIABLES)) assert.ok(read.has(variable), variable);
+  });
+});
+
+describe('webhookServerSettings', () => {
+  const settings = (
+    options: Record<string, unknown>,
+    request: { certificates?: 'cert-manager' | 'self-managed' } = {},
+  ) => webhookServerSettings({ from: 'static', options }, { namespace: 'ops', ...request });
+
+  it('takes the port and the self-managed names the module sets, and its certificate mode', () => {
+    assert.deepEqual(
+      settings({
+        webhooks: { port: 10443, certificates: 'self-managed', selfManaged: { configurationName: 'hooks' } },
+      }),
+      { certificates: 'self-managed', server: { port: 10443, configurationName: 'hooks' } },
+    );
+    assert.deepEqual(settings({}, { certificates: 'self-managed' }), { certificates: 'self-managed', server: {} });
+    assert.deepEqual(webhookServerSettings({ from: 'runtime' }, { namespace: 'ops' }), { server: {} });
+  });
+
+  it('without flags, names what the operator defaults to, since it reads no variable', () => {
+    assert.deepEqual(settings({ readFlags: false, webhooks: { certificates: 'self-managed' } }), {
+      certificates: 'self-managed',
+      server: {
+        secretName: 'webhook-server-cert',
+        serviceName: 'webhook-service',
+        configurationName: 'nestor-webhooks',
+      },
+    });
+    assert.deepEqual(settings({ readFlags: false }), { certificates: 'cert-manager', server: {} });
+  });
+
+  it('refuses a mode or a namespace the operator would not follow', () => {
+    assert.throws(
+      () => settings({ webhooks: { certificates: 'files' } }, { certificates: 'self-managed' }),
+      /--webhook-certificates self-managed, but the module's OperatorModule.forRoot\(\) sets webhooks.certificates to files/,
+    );
+    assert.throws(
+      () => settings({ readFlags: false }, { certificates: 'self-managed' }),
+      /has readFlags: false, so the operator reads its certificate from files/,
+    );
+    assert.throws(
+      () => settings({ webhooks: { certificates: 'self-managed', selfManaged: { namespace: 'elsewhere' } } }),
+      /keeps its webhook certificate in the namespace elsewhere .* but the operator runs in ops/,
+    );
   });
 });

@@ -1,5 +1,11 @@
 import type { OperatorSetting, OperatorSettings } from '../manifests/operator-settings.js';
+import type { WebhookCertificates, WebhookServerSettings } from '../manifests/webhook-manifests.js';
 import { httpEndpoints } from '../serving/http-endpoints.js';
+import {
+  DEFAULT_WEBHOOK_CONFIGURATION,
+  DEFAULT_WEBHOOK_SECRET,
+  DEFAULT_WEBHOOK_SERVICE,
+} from '../serving/webhook-certificates.js';
 import type { ScannedOperatorOptions } from './module-scanner.js';
 
 /** What `nestor manifests` is asked for on its command line. */
@@ -29,7 +35,8 @@ export function deploymentSettings(
         ? [
             'OperatorModule.forRootAsync() builds its options at start-up: the Deployment passes the ports, namespace and ' +
               'leader election as variables (--metrics-port, --health-port, --watch-namespace or their defaults); ' +
-              'what the factory sets itself wins over them and must match, and the shutdown grace is taken as 30 s',
+              'what the factory sets itself wins over them and must match (the webhook port 9443 and certificate names too), ' +
+              'and the shutdown grace is taken as 30 s',
           ]
         : [];
     return { settings: fromRequest(request), notes };
@@ -112,4 +119,61 @@ function refuseOther<T>(
       : `${flag} ${String(requested)}, but the module's OperatorModule.forRoot() has readFlags: false, so the operator ` +
           `reads no flags and ${option} is ${fixed === undefined ? 'unset' : String(fixed)}: drop ${flag}, or set ${option} in the module`,
   );
+}
+
+/** What `nestor manifests` is asked for of the webhook server on its command line. */
+export interface WebhookRequest {
+  /** `--webhook-certificates`, when given. */
+  certificates?: WebhookCertificates;
+  /** `--namespace`: where the operator runs, and so where its self-managed Secret is. */
+  namespace: string;
+}
+
+/**
+ * The webhook server as the module's `webhooks` options fix it, which the operator follows
+ * whatever the Deployment's variables say (or reads none of, with `readFlags: false`): the
+ * port, the certificate's mode and files, the self-managed names. The webhook objects are
+ * made to match; a command line or a namespace they cannot match is refused.
+ */
+export function webhookServerSettings(
+  scanned: ScannedOperatorOptions,
+  request: WebhookRequest,
+): { certificates?: WebhookCertificates; server: WebhookServerSettings } {
+  const given = request.certificates ? { certificates: request.certificates } : {};
+  if (scanned.from !== 'static') return { ...given, server: {} };
+  const readsFlags = scanned.options.readFlags !== false;
+  const webhooks = scanned.options.webhooks ?? {};
+  const selfManaged = webhooks.selfManaged ?? {};
+  // Without flags the operator keeps its own defaults: files (cert-manager's mount), kubebuilder's names.
+  const fixedMode = webhooks.certificates ?? (readsFlags ? undefined : 'files');
+  const moduleMode = fixedMode && (fixedMode === 'files' ? 'cert-manager' : 'self-managed');
+  if (request.certificates && moduleMode && request.certificates !== moduleMode)
+    throw new Error(
+      `--webhook-certificates ${request.certificates}, but the module's OperatorModule.forRoot() ` +
+        (webhooks.certificates
+          ? `sets webhooks.certificates to ${webhooks.certificates}, which wins over the flag in the operator`
+          : 'has readFlags: false, so the operator reads its certificate from files (cert-manager)') +
+        `: drop --webhook-certificates, or change webhooks.certificates in the module`,
+    );
+  const certificates = moduleMode ?? request.certificates;
+  if (certificates === 'self-managed' && selfManaged.namespace && selfManaged.namespace !== request.namespace)
+    throw new Error(
+      `the module keeps its webhook certificate in the namespace ${selfManaged.namespace} (webhooks.selfManaged.namespace), ` +
+        `but the operator runs in ${request.namespace}, where its Secret's Role is: use --namespace ${selfManaged.namespace}, ` +
+        'or leave webhooks.selfManaged.namespace out',
+    );
+  const defaults = certificates === 'self-managed' && !readsFlags;
+  const name = (set: string | undefined, fallback: string) => set ?? (defaults ? fallback : undefined);
+  const server: WebhookServerSettings = {};
+  const set = <K extends keyof WebhookServerSettings>(key: K, value: WebhookServerSettings[K] | undefined) => {
+    if (value !== undefined) server[key] = value;
+  };
+  set('port', webhooks.port);
+  set('certDir', webhooks.certDir);
+  set('certName', webhooks.certName);
+  set('keyName', webhooks.keyName);
+  set('secretName', name(selfManaged.secretName, DEFAULT_WEBHOOK_SECRET));
+  set('serviceName', name(selfManaged.serviceName, DEFAULT_WEBHOOK_SERVICE));
+  set('configurationName', name(selfManaged.configurationName, DEFAULT_WEBHOOK_CONFIGURATION));
+  return { ...(certificates ? { certificates } : {}), server };
 }

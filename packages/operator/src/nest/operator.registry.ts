@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { KubeObject } from '@nestor/core';
 import { KubeClient } from '../client/kube-client.js';
 import type { ManagedController } from '../runtime/managed-controller.js';
@@ -7,6 +7,7 @@ import { bindController } from './controller-binding.js';
 import type { DiscoveredController } from './operator.explorer.js';
 import { OPERATOR_MODULE_OPTIONS } from './operator.module-definition.js';
 import type { OperatorModuleOptions } from './interfaces/operator-options.interface.js';
+import { warnNonStorageVersions } from './storage-version-warnings.js';
 
 /** The controllers the application runs: inspect them, or add one at run time. */
 @Injectable()
@@ -15,6 +16,7 @@ export class OperatorRegistry {
     string,
     { found: DiscoveredController; controller: ManagedController<KubeObject> }
   >();
+  private readonly logger = new Logger('Operator');
 
   constructor(
     private readonly manager: Manager,
@@ -28,6 +30,7 @@ export class OperatorRegistry {
    */
   add(found: DiscoveredController): ManagedController<KubeObject> {
     const controller = this.manager.addController(bindController(found, this.kube, this.options.namespace));
+    warnNonStorageVersions(found, (message) => this.logger.warn(message));
     this.controllers.set(controller.name, { found, controller });
     return controller;
   }

@@ -163,4 +163,27 @@ describe('mutate', () => {
     assert.equal(denied.allowed, false);
     assert.equal(denied.patch, undefined);
   });
+
+  it('refuses an object nested past MAX_OBJECT_DEPTH with the server’s denial, before any recursive work', async () => {
+    // Built in a loop: 2,000 levels, as the attack sends through the defaulting webhook.
+    const deep = thing() as Thing & { spec: Record<string, unknown> };
+    let level: Record<string, unknown> = deep.spec;
+    for (let i = 0; i < 2_000; i++) level = (level.a = {}) as Record<string, unknown>;
+    let called = false;
+    const response = await mutate<Thing>(
+      (o) => {
+        called = true;
+        o.spec.size = 1;
+      },
+      request('CREATE', deep),
+    );
+    assert.equal(called, false, 'the defaulter never sees it');
+    assert.equal(response.allowed, false);
+    assert.equal(response.patch, undefined);
+    assert.equal(response.status?.code, 400);
+    assert.equal(response.status?.reason, 'BadRequest');
+    assert.match(response.status?.message ?? '', /more than 1000 deep \(MAX_OBJECT_DEPTH\)/);
+    const old = await mutate<Thing>(() => {}, request('UPDATE', thing(), deep));
+    assert.equal(old.status?.code, 400, 'the old object too');
+  });
 });

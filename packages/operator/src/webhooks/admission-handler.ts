@@ -1,7 +1,9 @@
 // What a validating or a defaulting webhook answers, from the user's handlers: the
 // semantics of controller-runtime's Validator and Defaulter, without Nest.
+import { MAX_OBJECT_DEPTH } from '@nestor/core';
 import { AdmissionDenied } from './admission-denied.js';
 import type { AdmissionOperation, AdmissionRequest, AdmissionResponse, UserInfo } from './admission-review.js';
+import { nestsDeeperThan } from './conversion-data.js';
 import { jsonPatch } from './json-patch.js';
 
 /** What a handler knows about the request beside the object. */
@@ -74,6 +76,19 @@ export async function mutate<T>(
   onFailure: HandlerFailure = () => {},
 ): Promise<AdmissionResponse> {
   if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return { uid: request.uid, allowed: true };
+  // The copy and the diff recurse: a caller other than the server (whose scanner refuses
+  // such a review unparsed) gets the same denial instead of a stack overflow.
+  if (nestsDeeperThan(request.object, MAX_OBJECT_DEPTH) || nestsDeeperThan(request.oldObject, MAX_OBJECT_DEPTH)) {
+    return {
+      uid: request.uid,
+      allowed: false,
+      status: {
+        code: 400,
+        reason: 'BadRequest',
+        message: `the object nests objects and arrays more than ${MAX_OBJECT_DEPTH} deep (MAX_OBJECT_DEPTH): no Kubernetes object needs that; refused`,
+      },
+    };
+  }
   let patch: ReturnType<typeof jsonPatch> = [];
   const response = await verdict(request, onFailure, async () => {
     const copy = structuredClone(request.object) as T;
