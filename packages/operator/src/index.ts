@@ -184,6 +184,9 @@ export { CONVERSION_DATA_ANNOTATION } from './webhooks/conversion-data.js';
 
 // A Nest app may meet the Lease being lost: a fenced write then fails with this.
 export { LeaseLostError } from './runtime/leader-election.js';
+// The injected KubeClient refuses a write outside any run when it cannot know its fence.
+export { WriteOutsideRunError } from './runtime/write-fence.js';
+export { currentRun, type RunContext } from './client/run-context.js';
 
 // Moved to an entry of their own in this release; still here, deprecated, until the next.
 export {

@@ -267,6 +267,7 @@ describe('FakeKubeClient', () => {
         attempt: 1,
         reconcileId: 'r',
         log: { info() {}, warn() {}, error() {}, debug() {} } as never,
+        client: fake,
       };
       await reconcile(request);
     };

@@ -34,9 +34,7 @@ export function bindController(
   const name = options.name ?? className;
 
   let reconcile: Reconciler<KubeObject> = (request) =>
-    call(found.reconcile, request.object ?? request.ref, contextOf(request, kube)) as ReturnType<
-      Reconciler<KubeObject>
-    >;
+    call(found.reconcile, request.object ?? request.ref, contextOf(request)) as ReturnType<Reconciler<KubeObject>>;
   const watchNamespace = options.namespaces ? undefined : (options.namespace ?? namespace);
   if (found.finalizer && resource) {
     const foreign = !found.resource || !getCustomResourceMetadata(found.resource);
@@ -53,7 +51,7 @@ export function bindController(
     const method = found.finalizer.method;
     reconcile = withFinalizer(reconcile, {
       name: found.finalizer.name ?? defaultFinalizerName(resource),
-      finalize: (object, request) => call(method, object, contextOf(request, kube)) as Promise<void>,
+      finalize: (object, request) => call(method, object, contextOf(request)) as Promise<void>,
       client: kube,
     });
   }
@@ -87,7 +85,7 @@ export function bindController(
     name: `${className}.${timer.method}()`,
     intervalMs: timer.intervalMs,
     ...(timer.initialDelayMs !== undefined ? { initialDelayMs: timer.initialDelayMs } : {}),
-    run: (request) => call(timer.method, request.object, contextOf(request, kube)) as Promise<void>,
+    run: (request) => call(timer.method, request.object, contextOf(request)) as Promise<void>,
   }));
 
   return {
@@ -113,9 +111,9 @@ export function bindController(
 }
 
 /** What a @Reconcile() or @Finalizer() method gets beside the object. */
-function contextOf(request: ReconcileRequest<KubeObject>, kube: KubeClient): ReconcileContext {
+function contextOf(request: ReconcileRequest<KubeObject>): ReconcileContext {
   return {
-    client: request.client ?? kube,
+    client: request.client,
     request: request.ref,
     key: request.key,
     signal: request.signal,

@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { SpanStatusCode, trace } from '@opentelemetry/api';
 import { ManualClock } from '@nestor/core';
 import { recordSpans, type SpanRecorder } from '../test-support/in-memory-tracing.js';
+import { FakeKubeClient } from '../fake/fake-kube-client.js';
 import { WorkQueue } from './queue.js';
 import { ReconcileLoop } from './reconcile-loop.js';
 import type { Reconciler } from './reconciler.js';
@@ -18,6 +19,7 @@ function loop(reconcile: Reconciler<unknown>, options: { timeoutMs?: number; max
     reconcile,
     read: () => undefined,
     log: silent,
+    client: new FakeKubeClient(),
     ...options,
   });
 }
