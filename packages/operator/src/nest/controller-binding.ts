@@ -1,4 +1,3 @@
-import type { KubeClient } from '../client/kube-client.js';
 import { resourceName, type KubeObject, type ObjectRef, type ResourceDescriptor } from '@nestor/core';
 import { getCustomResourceMetadata } from '../crd/custom-resource.decorator.js';
 import { isObservable, type Observable } from 'rxjs';
@@ -21,11 +20,7 @@ type Method = (...args: unknown[]) => unknown;
  * become the reconciler (wrapped with the runtime's finalizer), the mappers
  * and the sources. Behaviour lives in the runtime; this is only the translation.
  */
-export function bindController(
-  found: DiscoveredController,
-  kube: KubeClient,
-  namespace?: string,
-): ManagedControllerOptions<KubeObject> {
+export function bindController(found: DiscoveredController, namespace?: string): ManagedControllerOptions<KubeObject> {
   const { className, instance, options } = found;
   const kind = (type: Parameters<typeof describeKind>[1]) =>
     describeKind(className, type) as ResourceDescriptor<KubeObject>;
@@ -52,7 +47,6 @@ export function bindController(
     reconcile = withFinalizer(reconcile, {
       name: found.finalizer.name ?? defaultFinalizerName(resource),
       finalize: (object, request) => call(method, object, contextOf(request)) as Promise<void>,
-      client: kube,
     });
   }
 

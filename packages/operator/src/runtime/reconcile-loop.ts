@@ -9,16 +9,13 @@ import { show } from './options-check.js';
 import { endReconcileSpan, inReconcileSpan, startReconcileSpan } from './reconcile-span.js';
 import { isTerminal, ReconcileTimeoutError, toError, type ReconcileResult } from './result.js';
 
-/** How a reconcile ended, for metrics and hooks: controller-runtime's result label. */
+/**
+ * How a reconcile ended, for metrics and hooks: controller-runtime's result label, and
+ * 'fenced': a write refused by the fence (LeaseLostError), the key left to the replica that
+ * holds the Lease.
+ */
 export type ReconcileOutcome =
-  | 'success'
-  | 'requeue'
-  | 'requeue_after'
-  | 'error'
-  | 'terminal_error'
-  | 'timeout'
-  /** A write refused by the fence (LeaseLostError): the key is left to the replica that holds the Lease. */
-  | 'fenced';
+  'success' | 'requeue' | 'requeue_after' | 'error' | 'terminal_error' | 'timeout' | 'fenced';
 
 /** Metrics the controller reports; the Nest layer binds them to Prometheus. */
 export interface ControllerMetricsSink {
