@@ -176,7 +176,8 @@ export class ReconcileLoop<T> {
     const seconds = (performance.now() - started) / 1000;
     if (outcome === 'fenced') metrics?.fenced?.(seconds);
     else metrics?.reconciled(outcome, seconds, failure);
-    if (span) endReconcileSpan(span, outcome, result, failure, requeued);
+    // A fenced run is no error of the object: its span is not marked as one.
+    if (span) endReconcileSpan(span, outcome, result, outcome === 'fenced' ? undefined : failure, requeued);
   }
 
   /**
