@@ -57,7 +57,6 @@ export * from './defaults.js';
 export { retryWhileUnreachable, type RetryUnreachableOptions } from './retry-unreachable.js';
 export { sleepUntilReady, type SleepUntilReadyOptions } from './sleep-until-ready.js';
 export { resendWhenReady, SentDuringOutage } from './resend-when-ready.js';
-export { ambientSignal, withAbortSignal } from './abort-scope.js';
 export {
   certificateAuthority,
   certificateAuthorityFrom,

@@ -19,14 +19,7 @@ export type {
   ShardingModuleOptions,
 } from './nest/interfaces/operator-options.interface.js';
 export { OPERATOR_MODULE_OPTIONS } from './nest/operator.module-definition.js';
-export {
-  readOperatorFlags,
-  withOperatorFlags,
-  bindAddress,
-  OPERATOR_FLAG_NAMES,
-  type OperatorFlags,
-  type BindAddress,
-} from './config/operator-flags.js';
+export { readOperatorFlags, withOperatorFlags, type OperatorFlags } from './config/operator-flags.js';
 export { operatorLogger, type OperatorLoggerOptions } from './nest/operator.logger.js';
 export { KUBE_CONFIG } from './nest/operator.constants.js';
 export {
@@ -185,6 +178,9 @@ export { CONVERSION_DATA_ANNOTATION } from './webhooks/conversion-data.js';
 
 // A Nest app may meet the Lease being lost: a fenced write then fails with this.
 export { LeaseLostError } from './runtime/leader-election.js';
+// The injected KubeClient refuses a write outside any run when it cannot know its fence.
+export { WriteOutsideRunError } from './runtime/write-fence.js';
+export { currentRun, type RunContext } from './client/run-context.js';
 
 // Moved to an entry of their own in this release; still here, deprecated, until the next.
 export {

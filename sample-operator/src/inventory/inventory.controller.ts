@@ -8,7 +8,6 @@ import type { Observable } from 'rxjs';
 import {
   ConfigMap,
   Controller,
-  KubeClient,
   Reconcile,
   Source,
   TerminalError,
@@ -29,7 +28,6 @@ export class InventoryController {
   private readonly logger = new Logger(InventoryController.name);
 
   constructor(
-    private readonly kube: KubeClient,
     private readonly store: RecordStore,
     @Inject(INVENTORY_OPTIONS) private readonly options: InventoryOptions,
   ) {}
@@ -63,12 +61,12 @@ export class InventoryController {
     const namespace = request.namespace ?? this.options.namespace;
     const record: InventoryRecord | undefined = await this.store.get(request.name); // a throw retries with backoff
     if (!record) {
-      if (await this.kube.delete(ConfigMap, { namespace, name: configMapName(request.name) }))
+      if (await ctx.client.delete(ConfigMap, { namespace, name: configMapName(request.name) }))
         ctx.log.log(`record ${request.name} is gone: deleted its ConfigMap`);
       return;
     }
     if (!DNS_LABEL.test(record.id))
       throw new TerminalError(`record ID "${record.id}" cannot name a ConfigMap: IDs must be DNS labels`);
-    await this.kube.apply(configMapFor(record, namespace));
+    await ctx.client.apply(configMapFor(record, namespace));
   }
 }

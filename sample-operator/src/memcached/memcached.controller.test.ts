@@ -43,7 +43,7 @@ const memcached = (name: string, size: number): Memcached => ({
 /** One reconcile, as the runtime runs it: the object as it is now. */
 async function reconcile(controller: MemcachedController, fake: FakeKubeClient, name = ref.name) {
   const current = (await fake.get(MemcachedKind, { ...ref, name }))!;
-  return controller.reconcile(current, reconcileContext(current));
+  return controller.reconcile(current, reconcileContext(current, { client: fake }));
 }
 
 const read = async (fake: FakeKubeClient, name = ref.name) => (await fake.get(MemcachedKind, { ...ref, name }))!;
@@ -137,7 +137,7 @@ describe('MemcachedController against FakeKubeClient', () => {
   it('records a Warning when finalizing', async () => {
     const fake = fakeKubeClient({ kinds: [Memcached], objects: [memcached('cache', 1)] });
     const controller = await controllerWith(fake);
-    const context = reconcileContext(ref);
+    const context = reconcileContext(ref, { client: fake });
     await controller.finalize(await read(fake), context);
     assert.equal(fake.recordedEvents[0]?.reason, 'Deleting');
     assert.deepEqual(context.logs, [{ level: 'log', message: 'finalized' }]);

@@ -10,8 +10,8 @@ import {
   Controller,
   Deployment,
   Finalizer,
-  KubeClient,
   Reconcile,
+  type KubeClient,
   TerminalError,
   type ReconcileContext,
   type ReconcileResult,
@@ -29,34 +29,33 @@ export const ROLLOUT_REQUEUE_MS = 5_000;
 
 @Controller(Memcached, { owns: [Deployment] })
 export class MemcachedController {
-  constructor(
-    private readonly kube: KubeClient,
-    @Inject(MEMCACHED_IMAGE) private readonly image: string,
-  ) {}
+  constructor(@Inject(MEMCACHED_IMAGE) private readonly image: string) {}
 
   @Reconcile()
   async reconcile(memcached: Memcached, ctx: ReconcileContext): Promise<ReconcileResult | void> {
+    // The run's client: its writes fenced by this controller's Lease, cut by ctx.signal.
+    const kube = ctx.client;
     // A Deployment of that name that something else controls is not ours to take.
-    const current = await this.kube.get(Deployment, ctx.request);
+    const current = await kube.get(Deployment, ctx.request);
     const owner = current?.metadata?.ownerReferences?.find((o) => o.controller);
     if (owner && owner.uid !== memcached.metadata.uid) {
       const message = `Deployment ${ctx.request.name} is controlled by ${owner.kind} ${owner.name}: rename the Memcached or delete that Deployment`;
-      await this.degraded(memcached, undefined, 'DeploymentNotOwned', message);
+      await this.degraded(kube, memcached, undefined, 'DeploymentNotOwned', message);
       throw new TerminalError(message); // retrying cannot help: not retried until the Memcached changes
     }
 
     // Server-side apply the Deployment we want, with the Memcached as its controller owner.
-    const deployment = await this.kube
+    const deployment = await kube
       .apply(deploymentFor(memcached, this.image), { owner: memcached })
       .catch(async (error: Error) => {
-        await this.degraded(memcached, current, 'ApplyFailed', error.message);
+        await this.degraded(kube, memcached, current, 'ApplyFailed', error.message);
         throw error; // retried with backoff
       });
-    await this.recordChange(memcached, current, deployment);
+    await this.recordChange(kube, memcached, current, deployment);
 
     // Report the rollout, and look again soon while it is in progress.
     const status = memcachedStatus(memcached, deployment);
-    await this.updateStatus(memcached, status);
+    await this.updateStatus(kube, memcached, status);
     const progressing = status.conditions?.some((c) => c.type === 'Progressing' && c.status === 'True');
     if (progressing) return { requeueAfter: ROLLOUT_REQUEUE_MS };
   }
@@ -66,7 +65,7 @@ export class MemcachedController {
     // Here the Go tutorial cleans up what owner references cannot (nothing, for Memcached):
     // the garbage collector deletes the Deployment once the Memcached is gone.
     const { name, namespace } = memcached.metadata;
-    await this.kube.recordEvent(
+    await ctx.client.recordEvent(
       memcached,
       'Warning',
       'Deleting',
@@ -76,27 +75,38 @@ export class MemcachedController {
   }
 
   /** An Event for each change to the Deployment, as `kubectl describe memcached` shows them. */
-  private async recordChange(memcached: Memcached, before: DeploymentObject | undefined, after: DeploymentObject) {
+  private async recordChange(
+    kube: KubeClient,
+    memcached: Memcached,
+    before: DeploymentObject | undefined,
+    after: DeploymentObject,
+  ) {
     const name = after.metadata?.name;
     if (!before) {
       const message = `Created Deployment ${name} with ${memcached.spec.size} replicas`;
-      return this.kube.recordEvent(memcached, 'Normal', 'Created', message);
+      return kube.recordEvent(memcached, 'Normal', 'Created', message);
     }
     const changes = (['replicas', 'containerPort', 'image'] as const)
       .filter((field) => shown(before, field) !== shown(after, field))
       .map((field) => `${field} ${shown(before, field)} -> ${shown(after, field)}`);
     if (changes.length === 0) return;
     const reason = changes.length === 1 && changes[0]!.startsWith('replicas') ? 'Scaled' : 'Updated';
-    await this.kube.recordEvent(memcached, 'Normal', reason, `${reason} Deployment ${name}: ${changes.join(', ')}`);
+    await kube.recordEvent(memcached, 'Normal', reason, `${reason} Deployment ${name}: ${changes.join(', ')}`);
   }
 
-  private degraded(memcached: Memcached, deployment: DeploymentObject | undefined, reason: string, message: string) {
-    return this.updateStatus(memcached, memcachedStatus(memcached, deployment, { reason, message }));
+  private degraded(
+    kube: KubeClient,
+    memcached: Memcached,
+    deployment: DeploymentObject | undefined,
+    reason: string,
+    message: string,
+  ) {
+    return this.updateStatus(kube, memcached, memcachedStatus(memcached, deployment, { reason, message }));
   }
 
   /** Writes the status only when it changed: every write is an event that reconciles again. */
-  private async updateStatus(memcached: Memcached, status: MemcachedStatus): Promise<void> {
-    if (!isDeepStrictEqual(memcached.status, status)) await this.kube.patchStatus(memcached, status);
+  private async updateStatus(kube: KubeClient, memcached: Memcached, status: MemcachedStatus): Promise<void> {
+    if (!isDeepStrictEqual(memcached.status, status)) await kube.patchStatus(memcached, status);
   }
 }
 

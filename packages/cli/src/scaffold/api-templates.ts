@@ -47,7 +47,7 @@ export class ${kind} {
 }
 
 export function controllerSource({ kind, file }: ApiNames, project: Project): string {
-  return `import { Controller, KubeClient, Reconcile, StatusConditions, type ReconcileContext } from '@nestor/operator';
+  return `import { Controller, Reconcile, StatusConditions, type ReconcileContext } from '@nestor/operator';
 import { ${kind} } from '${importPath(project, `./${file}.resource`)}';
 
 /**
@@ -56,21 +56,20 @@ import { ${kind} } from '${importPath(project, `./${file}.resource`)}';
  */
 @Controller(${kind})
 export class ${kind}Controller {
-  constructor(private readonly kube: KubeClient) {}
-
   @Reconcile()
   async reconcile(${camel(kind)}: ${kind}, ctx: ReconcileContext): Promise<void> {
+    // Write through ctx.client: fenced by this controller's Lease, cut by ctx.signal.
     // Make the cluster match ${camel(kind)}.spec here, e.g. server-side apply what it owns:
-    //   await this.kube.apply(deploymentFor(${camel(kind)}), { owner: ${camel(kind)} });
+    //   await ctx.client.apply(deploymentFor(${camel(kind)}), { owner: ${camel(kind)} });
     // and add \`owns: [Deployment]\` to @Controller so their changes wake this up.
     const conditions = new StatusConditions(${camel(kind)});
     conditions.set({ type: 'Ready', status: 'True', reason: 'Reconciled', message: 'the spec is applied' });
     if (conditions.changed || ${camel(kind)}.status?.observedGeneration !== ${camel(kind)}.metadata.generation) {
-      await this.kube.patchStatus(${camel(kind)}, {
+      await ctx.client.patchStatus(${camel(kind)}, {
         conditions: conditions.list,
         observedGeneration: ${camel(kind)}.metadata.generation,
       });
-      await this.kube.recordEvent(${camel(kind)}, 'Normal', 'Reconciled', 'the spec is applied');
+      await ctx.client.recordEvent(${camel(kind)}, 'Normal', 'Reconciled', 'the spec is applied');
     }
     ctx.log.log(\`reconciled \${ctx.request.namespace}/\${ctx.request.name}\`);
   }

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { KubeApiError, ManualClock, type KubeObject, type RequestOptions } from '@nestor/core';
 import { qualifiedName } from './event-fields.js';
 import { EventRecorder, type EventDropReason } from './event-recorder.js';
-import { currentReportingController, withReportingController } from './reporting-controller.js';
+import { inRun } from '../test-support/in-run.js';
 import { eventName } from './event-sink.js';
 
 interface Sent {
@@ -54,22 +54,24 @@ async function settle(rounds = 5) {
 const T0 = Date.UTC(2024, 0, 1);
 
 describe('EventRecorder', () => {
-  it('asks the write fence in the context of the controller that recorded each Event', async () => {
+  it('asks a fence without of() for every Event, whichever controller recorded it', async () => {
     const { transport, sent } = fakeApi();
-    // As a sharded manager's fence: the leader-only controller's Lease is lost, the shard's is not.
+    let held = true;
     const fence = {
       assertWritable: () => {
-        if (currentReportingController() === 'audit') throw new Error('the leader Lease may have expired');
+        if (!held) throw new Error('the Lease may have expired');
       },
     };
     const recorder = new EventRecorder(transport, { clock: new ManualClock(T0), fence });
-    // One batch: both are written by the same pump, outside either reconcile's context.
-    withReportingController('audit', () => recorder.record(pod('a'), 'Normal', 'Audited', 'seen'));
-    withReportingController('shards', () => recorder.record(pod('b'), 'Normal', 'Scaled', 'scaled'));
+    inRun('audit', () => recorder.record(pod('a'), 'Normal', 'Audited', 'seen'));
+    await settle();
+    held = false;
+    // Written by the pump, outside either run: the fence applies to every write alike.
+    inRun('shards', () => recorder.record(pod('b'), 'Normal', 'Scaled', 'scaled'));
     await settle();
     assert.deepEqual(
       sent.map((s) => (s.body['regarding'] as { name: string }).name),
-      ['b'],
+      ['a'],
     );
     assert.equal(recorder.stats.dropped.fenced, 1);
   });
@@ -90,9 +92,7 @@ describe('EventRecorder', () => {
     };
     const recorder = new EventRecorder(transport, { clock: new ManualClock(T0), fence });
     recorder.record(pod('a'), 'Normal', 'Audited', 'seen', { controller: 'audit' });
-    withReportingController('audit', () =>
-      recorder.record(pod('b'), 'Normal', 'Scaled', 'scaled', { controller: 'shards' }),
-    );
+    inRun('audit', () => recorder.record(pod('b'), 'Normal', 'Scaled', 'scaled', { controller: 'shards' }));
     recorder.record(pod('c'), 'Normal', 'Seen', 'outside any controller');
     await settle();
     assert.deepEqual(asked, ['audit', 'shards', undefined]);
@@ -280,8 +280,8 @@ describe('EventRecorder', () => {
   it('names the reconciling controller as the reporting controller', async () => {
     const { transport, sent } = fakeApi();
     const recorder = new EventRecorder(transport);
-    withReportingController('MemcachedController', () => recorder.record(pod(), 'Normal', 'A', 'x'));
-    withReportingController('has spaces & symbols!', () => recorder.record(pod(), 'Normal', 'B', 'x'));
+    inRun('MemcachedController', () => recorder.record(pod(), 'Normal', 'A', 'x'));
+    inRun('has spaces & symbols!', () => recorder.record(pod(), 'Normal', 'B', 'x'));
     await settle();
     assert.deepEqual(
       sent.map((s) => s.body.reportingController),

@@ -13,11 +13,8 @@ import {
 import { EventSeriesCache, ObjectTokenBuckets, type EventSeries, type EventType } from './event-series.js';
 import { limitBytes, qualifiedName, referenceTo } from './event-fields.js';
 import { EventSink, type EventsApi } from './event-sink.js';
-import { assertWritableAs, currentReportingController } from './reporting-controller.js';
-import type { WriteFence } from './write-fence.js';
-
-// The runtime imports the scope from here, where it was first.
-export { currentReportingController, withReportingController } from './reporting-controller.js';
+import { currentRun } from './run-context.js';
+import { fenceOf, type WriteFence } from './write-fence.js';
 
 // client-go's EventRecorder and broadcaster, for one event loop. record() is synchronous and
 // O(1): it counts a repeat into its series or queues a new Event, and returns. Writes happen
@@ -175,7 +172,7 @@ export class EventRecorder {
       );
       return this.drop('invalid');
     }
-    const scope = options.controller ?? currentReportingController();
+    const scope = options.controller ?? currentRun()?.controller;
     const reportingController = qualifiedName(options.reportingController ?? scope ?? this.defaultController);
     const shortReason = limitBytes(reason, 128);
     const action = limitBytes(options.action ?? reason, 128);
@@ -287,7 +284,7 @@ export class EventRecorder {
       }
       try {
         // For the controller that recorded the Event, not whichever code runs the batch.
-        if (this.options.fence) assertWritableAs(this.options.fence, series.scope);
+        if (this.options.fence) fenceOf(this.options.fence, series.scope).assertWritable();
       } catch {
         series.state = 'idle';
         if (series.written === 0) this.series.forget(series);

@@ -1,5 +1,4 @@
 import {
-  ambientSignal,
   apiVersionOf,
   DEFAULT_FIELD_MANAGER,
   keyOf,
@@ -17,7 +16,7 @@ import {
 import { EventRecorder, type RecordOptions } from './event-recorder.js';
 import { KindRegistry } from './kind-registry.js';
 import { traced, type KubeRequest } from './request-span.js';
-import { currentReportingController } from './reporting-controller.js';
+import { currentRun } from './run-context.js';
 import type { WriteFence } from './write-fence.js';
 import { WriteEchoes } from './write-echoes.js';
 import {
@@ -319,7 +318,7 @@ export class HttpKubeClient extends KubeClient {
 
   /** A controller's write returned this object: its watch event will be an echo (WriteEchoes). */
   private written<T>(request: KubeRequest, object: T): T {
-    const controller = this.options.scope?.controller ?? currentReportingController();
+    const controller = this.options.scope?.controller ?? currentRun()?.controller;
     const metadata = (object as KubeObject | undefined)?.metadata;
     if (controller && metadata?.resourceVersion && metadata.name) {
       const key = keyOf({ namespace: metadata.namespace, name: metadata.name });
@@ -370,9 +369,9 @@ export class HttpKubeClient extends KubeClient {
   }
 }
 
-/** What cuts a client's requests: its scope's signal, else the ambient one (a reconcile's). */
+/** What cuts a client's requests: its scope's signal, else the signal of the run the caller belongs to. */
 function signalOf(scope: ClientScope | undefined): AbortSignal | undefined {
-  return scope ? scope.signal : ambientSignal();
+  return scope ? scope.signal : currentRun()?.signal;
 }
 
 /** A controller owner reference to `owner`, as controllerutil.SetControllerReference sets it. */

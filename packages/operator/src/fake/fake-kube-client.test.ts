@@ -252,7 +252,6 @@ describe('FakeKubeClient', () => {
     const reconciled: string[] = [];
     const reconcile = withFinalizer<Obj>(async ({ object }) => void reconciled.push(object!.metadata!.name!), {
       name: 'example.com/cleanup',
-      client: fake,
       finalize: (object) => void cleaned.push(object.metadata!.name!),
     });
     const ref = { namespace: 'ns', name: 'a' };
@@ -267,6 +266,7 @@ describe('FakeKubeClient', () => {
         attempt: 1,
         reconcileId: 'r',
         log: { info() {}, warn() {}, error() {}, debug() {} } as never,
+        client: fake,
       };
       await reconcile(request);
     };

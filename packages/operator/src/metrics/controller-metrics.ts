@@ -39,6 +39,7 @@ export class ControllerMetrics {
   private readonly workDuration: Histogram<'name' | 'controller'>;
   private readonly retries: Counter<'name' | 'controller'>;
   private readonly retriesExhausted: Counter<'controller'>;
+  private readonly fenced: Counter<'controller'>;
 
   constructor(registry: Registry) {
     const registers = [registry];
@@ -162,6 +163,12 @@ export class ControllerMetrics {
       labelNames: ['controller'],
       registers,
     });
+    this.fenced = new Counter({
+      name: 'nestor_reconcile_fenced_total',
+      help: 'Reconciles stopped by the write fence because this replica no longer holds the Lease (leader or shard): not errors, not retried here; the replica that holds it reconciles the object',
+      labelNames: ['controller'],
+      registers,
+    });
   }
 
   /** The sink a controller reports to; its queue's gauges are read from `queue` when scraped. */
@@ -179,6 +186,7 @@ export class ControllerMetrics {
       this.panics,
       this.timeouts,
       this.retriesExhausted,
+      this.fenced,
     ])
       counter.inc({ controller }, 0);
     this.reconcileTime.zero({ controller });
@@ -201,7 +209,9 @@ export class ControllerMetrics {
       activeWorkers: (delta) => this.activeWorkers.inc({ controller }, delta),
       streamFault: (stream, fault) => this.streamFaults.inc({ controller, stream, fault }),
       retriesExhausted: () => this.retriesExhausted.inc({ controller }),
-      reconciled: (outcome: ReconcileOutcome, seconds: number, error?: Error) => {
+      // Not in reconcile_total nor reconcile_time: the run was cut short by the fence, not finished.
+      fenced: () => this.fenced.inc({ controller }),
+      reconciled: (outcome: Exclude<ReconcileOutcome, 'fenced'>, seconds: number, error?: Error) => {
         this.reconcileTime.observe({ controller }, seconds);
         const result = outcome === 'terminal_error' || outcome === 'timeout' ? 'error' : outcome;
         this.reconcileTotal.inc({ controller, result });

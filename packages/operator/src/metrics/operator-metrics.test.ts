@@ -186,6 +186,18 @@ describe('OperatorMetrics', () => {
     assert.equal(valueOf(samples, 'nestor_events_dropped_total', { reason: 'failed' }), 2);
   });
 
+  it('counts reconciles stopped by the write fence apart from results and errors', async () => {
+    const metrics = new OperatorMetrics({ defaultMetrics: false });
+    const sink = metrics.controllerSink(controller, 1);
+    let samples = await scrape(metrics);
+    assert.equal(valueOf(samples, 'nestor_reconcile_fenced_total', { controller }), 0);
+    sink.fenced!(0.01);
+    samples = await scrape(metrics);
+    assert.equal(valueOf(samples, 'nestor_reconcile_fenced_total', { controller }), 1);
+    assert.equal(valueOf(samples, 'controller_runtime_reconcile_errors_total', { controller }), 0);
+    assert.equal(valueOf(samples, 'controller_runtime_reconcile_total', { controller, result: 'error' }), 0);
+  });
+
   it('adds the process metrics to the registry it is given, and serves the text format', async () => {
     const registry = new Registry();
     const metrics = new OperatorMetrics({ registry });

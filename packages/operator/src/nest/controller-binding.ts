@@ -1,4 +1,3 @@
-import type { KubeClient } from '../client/kube-client.js';
 import { resourceName, type KubeObject, type ObjectRef, type ResourceDescriptor } from '@nestor/core';
 import { getCustomResourceMetadata } from '../crd/custom-resource.decorator.js';
 import { isObservable, type Observable } from 'rxjs';
@@ -21,11 +20,7 @@ type Method = (...args: unknown[]) => unknown;
  * become the reconciler (wrapped with the runtime's finalizer), the mappers
  * and the sources. Behaviour lives in the runtime; this is only the translation.
  */
-export function bindController(
-  found: DiscoveredController,
-  kube: KubeClient,
-  namespace?: string,
-): ManagedControllerOptions<KubeObject> {
+export function bindController(found: DiscoveredController, namespace?: string): ManagedControllerOptions<KubeObject> {
   const { className, instance, options } = found;
   const kind = (type: Parameters<typeof describeKind>[1]) =>
     describeKind(className, type) as ResourceDescriptor<KubeObject>;
@@ -34,9 +29,7 @@ export function bindController(
   const name = options.name ?? className;
 
   let reconcile: Reconciler<KubeObject> = (request) =>
-    call(found.reconcile, request.object ?? request.ref, contextOf(request, kube)) as ReturnType<
-      Reconciler<KubeObject>
-    >;
+    call(found.reconcile, request.object ?? request.ref, contextOf(request)) as ReturnType<Reconciler<KubeObject>>;
   const watchNamespace = options.namespaces ? undefined : (options.namespace ?? namespace);
   if (found.finalizer && resource) {
     const foreign = !found.resource || !getCustomResourceMetadata(found.resource);
@@ -53,8 +46,7 @@ export function bindController(
     const method = found.finalizer.method;
     reconcile = withFinalizer(reconcile, {
       name: found.finalizer.name ?? defaultFinalizerName(resource),
-      finalize: (object, request) => call(method, object, contextOf(request, kube)) as Promise<void>,
-      client: kube,
+      finalize: (object, request) => call(method, object, contextOf(request)) as Promise<void>,
     });
   }
 
@@ -87,7 +79,7 @@ export function bindController(
     name: `${className}.${timer.method}()`,
     intervalMs: timer.intervalMs,
     ...(timer.initialDelayMs !== undefined ? { initialDelayMs: timer.initialDelayMs } : {}),
-    run: (request) => call(timer.method, request.object, contextOf(request, kube)) as Promise<void>,
+    run: (request) => call(timer.method, request.object, contextOf(request)) as Promise<void>,
   }));
 
   return {
@@ -113,9 +105,9 @@ export function bindController(
 }
 
 /** What a @Reconcile() or @Finalizer() method gets beside the object. */
-function contextOf(request: ReconcileRequest<KubeObject>, kube: KubeClient): ReconcileContext {
+function contextOf(request: ReconcileRequest<KubeObject>): ReconcileContext {
   return {
-    client: request.client ?? kube,
+    client: request.client,
     request: request.ref,
     key: request.key,
     signal: request.signal,

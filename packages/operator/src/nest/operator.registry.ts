@@ -1,6 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { KubeObject } from '@nestor/core';
-import { KubeClient } from '../client/kube-client.js';
 import type { ManagedController } from '../runtime/managed-controller.js';
 import { Manager } from '../runtime/manager.js';
 import { bindController } from './controller-binding.js';
@@ -20,7 +19,6 @@ export class OperatorRegistry {
 
   constructor(
     private readonly manager: Manager,
-    private readonly kube: KubeClient,
     @Inject(OPERATOR_MODULE_OPTIONS) private readonly options: OperatorModuleOptions,
   ) {}
 
@@ -29,7 +27,7 @@ export class OperatorRegistry {
    * @internal Called by the explorer.
    */
   add(found: DiscoveredController): ManagedController<KubeObject> {
-    const controller = this.manager.addController(bindController(found, this.kube, this.options.namespace));
+    const controller = this.manager.addController(bindController(found, this.options.namespace));
     warnNonStorageVersions(found, (message) => this.logger.warn(message));
     this.controllers.set(controller.name, { found, controller });
     return controller;

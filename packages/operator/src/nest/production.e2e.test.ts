@@ -14,6 +14,7 @@ import {
   OperatorModule,
   Reconcile,
   TerminalError,
+  WriteOutsideRunError,
   type OperatorModuleOptions,
   type ReconcileContext,
 } from '../index.js';
@@ -446,8 +447,14 @@ describe('production runtime in process', () => {
     const standby = manager.health();
     assert.equal(standby.ready, true);
     assert.equal(standby.checks.find((c) => c.name === 'manager')?.detail, 'standby');
+    // Outside any reconcile it cannot tell whose write it is: refused with what to do instead.
     await assert.rejects(
       kube.patch(ConfigMap, { namespace, name: 'before' }, { data: { from: 'standby' } }),
+      WriteOutsideRunError,
+    );
+    // Said explicitly (a write of no controller): fenced by the Lease, lost.
+    await assert.rejects(
+      kube.scoped({}).patch(ConfigMap, { namespace, name: 'before' }, { data: { from: 'standby' } }),
       /does not hold the lease .* this write is refused/,
     );
     await createConfigMap(env.client, namespace, 'while-standby');

@@ -8,7 +8,6 @@ import type { KubeObject } from '@nestor/core';
 import { ConfigMap, Secret } from '../client/kinds.js';
 import { ownNamespace } from '../config/own-namespace.js';
 import { CustomResource } from '../crd/custom-resource.decorator.js';
-import { fakeKubeClient } from '../fake/fake-kube-client.js';
 import type { ResourceEvent } from '../runtime/predicates.js';
 import { bindController } from './controller-binding.js';
 import { controllerAccess, readControllerDefinition } from './controller-metadata.js';
@@ -41,7 +40,7 @@ class CacheClusterController {
 function bound(moduleNamespace: string | undefined) {
   const definition = readControllerDefinition(CacheClusterController)!;
   const instance = new CacheClusterController() as unknown as Record<string, unknown>;
-  return bindController({ ...definition, instance }, fakeKubeClient({ kinds: [CacheCluster] }), moduleNamespace);
+  return bindController({ ...definition, instance }, moduleNamespace);
 }
 
 describe('@Watches in a namespace known at start-up', () => {

@@ -120,18 +120,18 @@ describe('Coordination', () => {
     coordination.start(events);
     assert.equal(coordination.isLeader, false);
     assert.deepEqual(events.seen, []);
-    assert.throws(() => coordination.fence.assertWritable(), /the leader Lease is not held/);
+    assert.throws(() => coordination.fence.of(undefined).assertWritable(), /the leader Lease is not held/);
 
     leader.give();
     await waitFor(() => coordination.isLeader, { what: 'the lead' });
     assert.deepEqual(events.seen, ['led']);
-    coordination.fence.assertWritable();
+    coordination.fence.of(undefined).assertWritable();
 
     leader.lose();
     await waitFor(() => events.seen.length === 2, { what: 'the loss to be told' });
     assert.deepEqual(events.seen, ['led', 'lostLead']);
     assert.equal(coordination.isLeader, false);
-    assert.throws(() => coordination.fence.assertWritable(), /the leader Lease is not held/);
+    assert.throws(() => coordination.fence.of(undefined).assertWritable(), /the leader Lease is not held/);
     await waitFor(() => leader.acquisitions === 2, { what: 'a new campaign' });
 
     leader.give();

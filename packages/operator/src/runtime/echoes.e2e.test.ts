@@ -43,7 +43,7 @@ describe('the echoes of a controller’s own writes, against a real API server',
         }
         runs.push('change');
         await sleep(120); // the work: slower than the changes come in
-        await client!.patch(ConfigMap, ref, { metadata: { annotations: { [OBSERVED]: v } } });
+        await client.patch(ConfigMap, ref, { metadata: { annotations: { [OBSERVED]: v } } });
         written++;
       },
     });

@@ -158,6 +158,8 @@ export * from './queue.js';
 export * from './rate-limiter.js';
 export * from './worker-pool.js';
 export type { ReconcileRequest, Reconciler } from './reconciler.js';
+export { currentRun, type RunContext } from '../client/run-context.js';
+export { WriteOutsideRunError } from './write-fence.js';
 export { type WatchSource, type ExternalSource } from './event-sources.js';
 export type { BackoffOptions } from './backoff.js';
 export type { OutageGate, OutageGateOptions, OutageMetrics, OutageState } from './outage-gate.js';

@@ -33,6 +33,7 @@ import type { KubeClient } from '../client/kube-client.js';
 import { isTimerItem, objectGroupOf, ObjectTimers, type ObjectTimer } from './object-timers.js';
 import { WorkQueue } from './queue.js';
 import { defaultControllerRateLimiter, type RateLimiter } from './rate-limiter.js';
+import { LeaseLostError } from './leader-election.js';
 import { ReconcileLoop, type ControllerMetricsSink } from './reconcile-loop.js';
 import type { Reconciler } from './reconciler.js';
 import { toError } from './result.js';
@@ -106,7 +107,8 @@ export interface ManagedControllerOptions<T> extends ObjectSelector {
   events?: EventRecorder;
   /**
    * Scoped to this controller and each run's signal, it is `request.client` in its
-   * reconciles and timers (the manager passes `manager.client`).
+   * reconciles and timers. Optional to `manager.addController`, which passes
+   * `manager.client`; required to `new ManagedController` (see ManagedController).
    */
   client?: KubeClient;
   /**
@@ -146,7 +148,8 @@ export class ManagedController<T extends KubeObject = KubeObject> {
   /** 'standby': prepared and its queue filling, but not dispatching (this replica lost the lease). */
   private state: 'new' | 'prepared' | 'started' | 'standby' | 'stopped' = 'new';
 
-  constructor(private readonly options: ManagedControllerOptions<T>) {
+  /** Without a manager, give it the client its runs write through (`client`): a reconcile always has one. */
+  constructor(private readonly options: ManagedControllerOptions<T> & { readonly client: KubeClient }) {
     this.name = options.name;
     this.log = options.logger ?? silentLogger;
     if (typeof options.name !== 'string' || options.name === '') {
@@ -189,7 +192,7 @@ export class ManagedController<T extends KubeObject = KubeObject> {
       ...(options.metrics ? { metrics: options.metrics } : {}),
       ...(options.maxRetries !== undefined ? { maxRetries: options.maxRetries } : {}),
       ...(options.events ? { events: options.events } : {}),
-      ...(options.client ? { client: options.client } : {}),
+      client: options.client,
     });
     if (options.timers?.length) {
       this.timers = new ObjectTimers<T>({
@@ -199,7 +202,7 @@ export class ManagedController<T extends KubeObject = KubeObject> {
         read: (key) => this.read(key),
         held: (key) => this.loop.holds(key),
         ...(options.reconcileTimeoutMs ? { timeoutMs: options.reconcileTimeoutMs } : {}),
-        ...(options.client ? { client: options.client } : {}),
+        client: options.client,
         log: this.log,
       });
     }
@@ -358,6 +361,7 @@ export class ManagedController<T extends KubeObject = KubeObject> {
   start(pool: WorkerPool): void {
     if (this.state !== 'prepared' && this.state !== 'standby')
       throw new Error(`controller ${this.name} must be prepared before it starts (state ${this.state})`);
+    if (this.state === 'standby') this.loop.resume();
     this.state = 'started';
     this.lane = pool.register({
       name: this.name,
@@ -382,7 +386,8 @@ export class ManagedController<T extends KubeObject = KubeObject> {
     this.state = 'standby';
     this.lane?.unregister();
     this.lane = undefined;
-    const lost = new Error('this replica lost the lease');
+    // A LeaseLostError: the runs it cuts end as 'fenced', left to the replica that holds the Lease.
+    const lost = new LeaseLostError('this replica lost the lease');
     this.loop.abortAll(lost);
     this.timers?.abortAll(lost);
     await Promise.all([this.loop.settled(), this.timers?.settled()]);

@@ -2,14 +2,15 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ManualClock, type KubeObject, type RequestOptions, type Transport } from '@nestor/core';
 import { waitFor } from '@nestor/testing';
-import { withReportingController } from '../client/event-recorder.js';
 import { ConfigMap } from '../client/kinds.js';
 import { HttpKubeClient } from '../client/http-kube-client.js';
 import { FakeWatchTransport } from '../test-support/fake-watch-transport.js';
+import { inRun } from '../test-support/in-run.js';
 import { InformerCache } from './informer-cache.js';
 import { Manager, type LeaderElection } from './manager.js';
 import { WorkQueue } from './queue.js';
 import { ReconcileLoop } from './reconcile-loop.js';
+import { WriteOutsideRunError } from './write-fence.js';
 import type { ReconcileRequest } from './reconciler.js';
 import type { ShardScope } from './shard-scope.js';
 
@@ -58,15 +59,15 @@ describe('the write fence of a sharded manager', () => {
     const fence = manager.writeFence!;
 
     leader.held = false; // lost the lead, still holds its shard
-    assert.throws(() => withReportingController('audit', () => fence.assertWritable()), /the leader Lease/);
-    withReportingController('shards', () => fence.assertWritable());
-    fence.assertWritable(); // outside any controller: the shard's Lease
+    assert.throws(() => inRun('audit', () => fence.assertWritable()), /the leader Lease/);
+    inRun('shards', () => fence.assertWritable());
+    fence.of(undefined).assertWritable(); // a write of no controller: the shard's Lease
 
     leader.held = true;
     shard.held = false;
-    withReportingController('audit', () => fence.assertWritable());
-    assert.throws(() => withReportingController('shards', () => fence.assertWritable()), /the shard Lease/);
-    assert.throws(() => fence.assertWritable(), /the shard Lease/);
+    inRun('audit', () => fence.assertWritable());
+    assert.throws(() => inRun('shards', () => fence.assertWritable()), /the shard Lease/);
+    assert.throws(() => fence.of(undefined).assertWritable(), /the shard Lease/);
   });
 });
 
@@ -115,13 +116,15 @@ describe("the manager's client", () => {
     await assert.rejects(manager.client.scoped({ controller: 'audit' }).create(configMap('a')), refused);
     // Ambient: the shared client inside that controller's reconcile.
     await assert.rejects(
-      withReportingController('audit', () => manager.client.create(configMap('b'))),
+      inRun('audit', () => manager.client.create(configMap('b'))),
       refused,
     );
     // The shard's controller and writes outside any controller need the shard Lease, still held.
     await manager.client.scoped({ controller: 'shards' }).create(configMap('c'));
-    await withReportingController('shards', () => manager.client.create(configMap('d')));
-    await manager.client.create(configMap('e'));
+    await inRun('shards', () => manager.client.create(configMap('d')));
+    await manager.client.scoped({}).create(configMap('e'));
+    // Outside any run, unscoped: which Lease applies is unknown, so the write is refused, not guessed.
+    await assert.rejects(manager.client.create(configMap('g')), WriteOutsideRunError);
     assert.deepEqual(
       sent.map((s) => `${s.method} ${s.path}`),
       [

@@ -1,7 +1,7 @@
-import { randomUUID } from 'node:crypto';
-import { refOf, silentLogger, withAbortSignal, type KubeObject, type RuntimeLogger } from '@nestor/core';
-import { withReportingController } from '../client/event-recorder.js';
+import { silentLogger, type KubeObject, type RuntimeLogger } from '@nestor/core';
 import type { KubeClient } from '../client/kube-client.js';
+import { ControllerRuns } from './controller-runs.js';
+import { isFenced } from './fenced-run.js';
 import type { WorkQueue } from './queue.js';
 import type { ReconcileRequest } from './reconciler.js';
 import { positiveDuration } from './options-check.js';
@@ -50,18 +50,20 @@ export interface ObjectTimersOptions<T> {
   /** Abort a run after this long (the controller's reconcile timeout). */
   timeoutMs?: number;
   /** Scoped to the controller and each run's signal: the run's `request.client`. */
-  client?: KubeClient;
+  client: KubeClient;
   log?: RuntimeLogger;
 }
 
 /** The timers of one controller's objects: scheduled on the queue, run by the worker pool. */
 export class ObjectTimers<T extends KubeObject> {
-  private readonly running = new Set<AbortController>();
-  private readonly unsettled = new Set<Promise<unknown>>();
-  private readonly log: RuntimeLogger;
+  private readonly runs: ControllerRuns;
 
   constructor(private readonly options: ObjectTimersOptions<T>) {
-    this.log = options.log ?? silentLogger;
+    this.runs = new ControllerRuns({
+      controller: options.controller,
+      client: options.client,
+      log: options.log ?? silentLogger,
+    });
     options.timers.forEach((timer) => {
       const where = `controller ${options.controller}: timer ${timer.name}`;
       positiveDuration(timer.intervalMs, `${where}: intervalMs`);
@@ -91,57 +93,43 @@ export class ObjectTimers<T extends KubeObject> {
       this.again(item, timer);
       return;
     }
-    const abort = new AbortController();
-    const ref = refOf(key);
-    const reconcileId = randomUUID();
-    const log = this.log;
-    const fields = { controller: this.options.controller, timer: timer.name, namespace: ref.namespace, name: ref.name };
-    const bound: RuntimeLogger = {
-      debug: (message, extra) => log.debug(message, { ...fields, reconcileId, ...extra }),
-      info: (message, extra) => log.info(message, { ...fields, reconcileId, ...extra }),
-      warn: (message, extra) => log.warn(message, { ...fields, reconcileId, ...extra }),
-      error: (message, extra) => log.error(message, { ...fields, reconcileId, ...extra }),
-    };
-    const { controller, client: shared } = this.options;
-    const signal = abort.signal;
-    const client = shared?.scoped({ controller, signal });
-    const run = withReportingController(controller, () =>
-      withAbortSignal(signal, async () =>
-        timer.run({ ref, key, object, signal, attempt: 1, reconcileId, log: bound, ...(client ? { client } : {}) }),
-      ),
-    );
-    this.running.add(abort);
-    this.unsettled.add(run);
+    const run = this.runs.start(key, object, 1, (request) => timer.run(request), { timer: timer.name });
     const timeoutMs = this.options.timeoutMs;
     const timeout = timeoutMs
-      ? setTimeout(() => abort.abort(new Error(`timer ${timer.name} ran longer than ${timeoutMs} ms`)), timeoutMs)
+      ? setTimeout(() => run.abort.abort(new Error(`timer ${timer.name} ran longer than ${timeoutMs} ms`)), timeoutMs)
       : undefined;
     try {
       // A run that ignores its aborted signal keeps its worker and its object until it returns:
       // the queue hands out no other key of the object meanwhile.
-      await run;
+      await run.result;
     } catch (thrown) {
       const error = toError(thrown);
-      bound.error(`timer ${timer.name} failed; it runs again in ${timer.intervalMs} ms: ${error.message}`, {
-        error: error.message,
-        ...(error.stack ? { stack: error.stack } : {}),
-      });
+      const { log, signal } = run.request;
+      if (isFenced(error, signal)) {
+        log.debug(
+          `timer ${timer.name} stopped by the write fence; this replica no longer holds the Lease: ${error.message}`,
+        );
+      } else {
+        log.error(`timer ${timer.name} failed; it runs again in ${timer.intervalMs} ms: ${error.message}`, {
+          error: error.message,
+          ...(error.stack ? { stack: error.stack } : {}),
+        });
+      }
     } finally {
       clearTimeout(timeout);
-      this.running.delete(abort);
-      this.unsettled.delete(run);
+      run.end();
     }
     this.again(item, timer);
   }
 
   /** Aborts every running timer's signal. */
   abortAll(reason: Error): void {
-    for (const abort of this.running) abort.abort(reason);
+    this.runs.abortAll(reason);
   }
 
   /** Resolves once every run started so far has returned. */
-  async settled(): Promise<void> {
-    while (this.unsettled.size > 0) await Promise.allSettled([...this.unsettled]);
+  settled(): Promise<void> {
+    return this.runs.settled();
   }
 
   private again(item: string, timer: ObjectTimer<T>): void {

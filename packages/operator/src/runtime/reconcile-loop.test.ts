@@ -1,10 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ManualClock, type RuntimeLogger } from '@nestor/core';
+import { FakeKubeClient } from '../fake/fake-kube-client.js';
+import { LeaseLostError } from './leader-election.js';
 import { ManagedController } from './managed-controller.js';
 import { WorkQueue } from './queue.js';
 import { ReconcileLoop, type ReconcileOutcome } from './reconcile-loop.js';
 import type { ReconcileResult } from './result.js';
+
+/** Every run's client: these tests write nothing. */
+const client = new FakeKubeClient();
 
 /** Runs one reconcile that returns `result` and says how it ended and what the queue does next. */
 async function runOnce(result: unknown) {
@@ -15,6 +20,7 @@ async function runOnce(result: unknown) {
   let outcome: ReconcileOutcome | undefined;
   const loop = new ReconcileLoop<unknown>({
     name: 'widgets',
+    client,
     queue,
     reconcile: () => result as ReconcileResult,
     read: () => undefined,
@@ -64,6 +70,7 @@ describe('controller options', () => {
       assert.throws(
         () =>
           new ManagedController({
+            client,
             ...base,
             resource: undefined,
             sources: [{ name: 's', stream: undefined as never }],
@@ -80,6 +87,7 @@ describe('controller options', () => {
     assert.throws(
       () =>
         new ManagedController({
+          client,
           ...base,
           sources: [{ name: 's', stream: undefined as never }],
           reconcileTimeoutMs: -5,
@@ -99,6 +107,7 @@ describe('maxRetries', () => {
     let exhausted = 0;
     const widget = { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'a', namespace: 'ns', uid: 'u' } };
     const loop = new ReconcileLoop<typeof widget>({
+      client,
       name: 'widgets',
       queue,
       reconcile: ({ attempt }) => {
@@ -172,6 +181,7 @@ describe('maxRetries', () => {
     assert.throws(
       () =>
         new ManagedController({
+          client,
           name: 'widgets',
           sources: [{ name: 's', stream: undefined as never }],
           reconcile: () => undefined,
@@ -179,5 +189,99 @@ describe('maxRetries', () => {
         }),
       /controller widgets: maxRetries must be a whole number of at least 1, got 0/,
     );
+  });
+});
+
+describe('a write refused by the fence', () => {
+  /** A loop whose reconciler fails as `fail` says, with every outcome, metric and log line kept. */
+  function fencedLoop(fail: (request: { signal: AbortSignal }) => unknown, maxRetries = 2) {
+    const queue = new WorkQueue<string>({ clock: new ManualClock() });
+    const seen = { reconciled: [] as string[], fenced: 0, exhausted: 0, errors: [] as string[], debug: [] as string[] };
+    const loop = new ReconcileLoop<unknown>({
+      client,
+      name: 'widgets',
+      queue,
+      maxRetries,
+      reconcile: async (request) => {
+        throw fail(request);
+      },
+      read: () => undefined,
+      log: {
+        debug: (message) => seen.debug.push(message),
+        info() {},
+        warn() {},
+        error: (message) => seen.errors.push(message),
+      },
+      metrics: {
+        reconciled: (outcome) => seen.reconciled.push(outcome),
+        fenced: () => seen.fenced++,
+        retriesExhausted: () => seen.exhausted++,
+        activeWorkers() {},
+      },
+    });
+    return { queue, loop, seen };
+  }
+
+  for (const [label, fail] of [
+    ['a LeaseLostError thrown by the client', () => new LeaseLostError('this replica does not hold the lease')],
+    [
+      'a LeaseLostError as the cause of the error the reconciler threw',
+      () => new Error('could not scale', { cause: new LeaseLostError('lost') }),
+    ],
+  ] as const) {
+    it(`is its own outcome, ${label}: no error, no backoff, no retry counted, the key forgotten`, async () => {
+      const { queue, loop, seen } = fencedLoop(fail);
+      for (let i = 0; i < 3; i++) {
+        queue.add('ns/a');
+        const key = queue.get()!;
+        await loop.process(key);
+        queue.done(key);
+      }
+      assert.deepEqual(seen.reconciled, [], 'not a reconcile result: neither an error nor a success');
+      assert.equal(seen.fenced, 3);
+      assert.deepEqual(seen.errors, []);
+      assert.equal(seen.exhausted, 0, 'never counted towards maxRetries (2)');
+      assert.equal(queue.length + queue.delayedCount, 0, 'not requeued: left to the replica that holds the Lease');
+      assert.equal(queue.numRequeues('ns/a'), 0, 'no backoff');
+      assert.match(seen.debug[0]!, /stopped by the write fence/);
+      // Should this replica write again (it won the Lease back), the key is queued once more.
+      loop.resume();
+      assert.equal(queue.length, 1);
+      assert.equal(queue.numRequeues('ns/a'), 0);
+    });
+  }
+
+  it('is also how a run cut by the Lease loss ends (its signal aborted with a LeaseLostError)', async () => {
+    const { queue, seen } = fencedLoop(() => new Error('never'));
+    const cut = new ReconcileLoop<unknown>({
+      client,
+      name: 'widgets',
+      queue,
+      reconcile: ({ signal }) =>
+        new Promise((_, reject) => {
+          signal.addEventListener('abort', () => reject(new DOMException('aborted', 'AbortError')));
+        }),
+      read: () => undefined,
+      log: { debug() {}, info() {}, warn() {}, error: (message) => seen.errors.push(message) },
+      metrics: { reconciled: (o) => seen.reconciled.push(o), fenced: () => seen.fenced++, activeWorkers() {} },
+    });
+    queue.add('ns/a');
+    const running = cut.process(queue.get()!);
+    await Promise.resolve();
+    cut.abortAll(new LeaseLostError('this replica lost the lease'));
+    await running;
+    assert.deepEqual(seen.reconciled, []);
+    assert.equal(seen.fenced, 1);
+    assert.deepEqual(seen.errors, []);
+    assert.equal(queue.numRequeues('ns/a'), 0);
+  });
+
+  it('leaves other errors as they were: counted, retried with backoff', async () => {
+    const { queue, loop, seen } = fencedLoop(() => new Error('the backend is down'));
+    queue.add('ns/a');
+    await loop.process(queue.get()!);
+    assert.deepEqual(seen.reconciled, ['error']);
+    assert.equal(seen.fenced, 0);
+    assert.equal(queue.numRequeues('ns/a'), 1);
   });
 });

@@ -1,20 +1,28 @@
-import { randomUUID } from 'node:crypto';
-import { isUnreachable, refOf, retryAfterMs, withAbortSignal, type KubeObject, type RuntimeLogger } from '@nestor/core';
-import { withReportingController, type EventRecorder } from '../client/event-recorder.js';
+import { isUnreachable, retryAfterMs, type KubeObject, type RuntimeLogger } from '@nestor/core';
+import type { EventRecorder } from '../client/event-recorder.js';
 import type { KubeClient } from '../client/kube-client.js';
+import { ControllerRuns } from './controller-runs.js';
+import { isFenced } from './fenced-run.js';
 import type { QueueMetricsSink, WorkQueue } from './queue.js';
 import type { Reconciler } from './reconciler.js';
 import { show } from './options-check.js';
 import { endReconcileSpan, inReconcileSpan, startReconcileSpan } from './reconcile-span.js';
 import { isTerminal, ReconcileTimeoutError, toError, type ReconcileResult } from './result.js';
 
-/** How a reconcile ended, for metrics and hooks: controller-runtime's result label. */
-export type ReconcileOutcome = 'success' | 'requeue' | 'requeue_after' | 'error' | 'terminal_error' | 'timeout';
+/**
+ * How a reconcile ended, for metrics and hooks: controller-runtime's result label, and
+ * 'fenced': a write refused by the fence (LeaseLostError), the key left to the replica that
+ * holds the Lease.
+ */
+export type ReconcileOutcome =
+  'success' | 'requeue' | 'requeue_after' | 'error' | 'terminal_error' | 'timeout' | 'fenced';
 
 /** Metrics the controller reports; the Nest layer binds them to Prometheus. */
 export interface ControllerMetricsSink {
-  /** One finished reconcile; `error` is what it threw, if anything. */
-  reconciled(outcome: ReconcileOutcome, seconds: number, error?: Error): void;
+  /** One finished reconcile; `error` is what it threw, if anything. Never 'fenced': see fenced(). */
+  reconciled(outcome: Exclude<ReconcileOutcome, 'fenced'>, seconds: number, error?: Error): void;
+  /** A reconcile stopped by the write fence (this replica lost its Lease): not an error, not retried. */
+  fenced?(seconds: number): void;
   activeWorkers(delta: 1 | -1): void;
   /** An event skipped or a source resubscribed (see StreamFault). */
   streamFault?(stream: string, kind: string): void;
@@ -51,8 +59,8 @@ export interface ReconcileLoopOptions<T> {
   maxRetries?: number;
   /** Where the Warning Event of an object given up on goes. */
   events?: Pick<EventRecorder, 'record'>;
-  /** Scoped to this controller and each run's signal: the run's `request.client`. */
-  client?: KubeClient;
+  /** Scoped to this controller and each run's signal: the run's `request.client` (the manager passes its own). */
+  client: KubeClient;
   log: RuntimeLogger;
   metrics?: ControllerMetricsSink;
 }
@@ -66,22 +74,28 @@ export const RETRIES_EXHAUSTED_REASON = 'RetriesExhausted';
  * aborted signal holds its key until it settles, so two runs of one object never overlap.
  */
 export class ReconcileLoop<T> {
-  private readonly running = new Map<string, AbortController>();
   /** Keys whose timed-out run has not settled yet: not run again until it does. */
   private readonly hung = new Map<string, { rerun: boolean }>();
-  /** Every run not settled yet, timed-out ones included: shutdown waits for them. */
-  private readonly unsettled = new Set<Promise<unknown>>();
+  /**
+   * Keys whose run the fence stopped: out of the queue, left to the replica that holds the
+   * Lease, and added back only if this replica writes again (resume()), as it may be the one.
+   */
+  private readonly fencedKeys = new Set<string>();
+  /** Every run, timed-out ones included until they settle: shutdown aborts them and waits for them. */
+  private readonly runs: ControllerRuns;
 
-  constructor(private readonly options: ReconcileLoopOptions<T>) {}
+  constructor(private readonly options: ReconcileLoopOptions<T>) {
+    this.runs = new ControllerRuns({ controller: options.name, client: options.client, log: options.log });
+  }
 
   /** Reconciles running now. */
   get inFlight(): number {
-    return this.running.size;
+    return this.runs.inFlight;
   }
 
   /** Aborts every running reconcile's signal. */
   abortAll(reason: Error): void {
-    for (const controller of this.running.values()) controller.abort(reason);
+    this.runs.abortAll(reason);
   }
 
   /** True while `key`'s timed-out run has not returned: nothing else may run for the object. */
@@ -91,17 +105,27 @@ export class ReconcileLoop<T> {
 
   /** Runs not settled yet, those that timed out and ignored their signal included. */
   get unsettledRuns(): number {
-    return this.unsettled.size;
+    return this.runs.unsettledRuns;
+  }
+
+  /**
+   * This replica writes again (it won the Lease back): the keys the fence stopped are queued
+   * once more, without backoff, since no other replica may have reconciled them meanwhile.
+   */
+  resume(): void {
+    for (const key of this.fencedKeys) this.options.queue.add(key);
+    this.fencedKeys.clear();
   }
 
   /** Resolves once every run started so far has settled (returned or thrown). */
-  async settled(): Promise<void> {
-    while (this.unsettled.size > 0) await Promise.allSettled([...this.unsettled]);
+  settled(): Promise<void> {
+    return this.runs.settled();
   }
 
   /** One run for one key. Never rejects: every outcome is turned into a queue decision. */
   async process(key: string): Promise<void> {
-    const { queue, metrics } = this.options;
+    const { queue, metrics, name, reconcile } = this.options;
+    this.fencedKeys.delete(key); // queued again (an event): an ordinary run from here
     const hung = this.hung.get(key);
     if (hung) {
       hung.rerun = true; // its timed-out run still holds the key; run again when it settles
@@ -113,62 +137,59 @@ export class ReconcileLoop<T> {
       queue.forget(key);
       return;
     }
-    const abort = new AbortController();
-    this.running.set(key, abort);
-    const ref = refOf(key);
-    const reconcileId = randomUUID();
     const attempt = queue.numRequeues(key) + 1;
-    const log = bindLogger(this.options.log, {
-      controller: this.options.name,
-      namespace: ref.namespace,
-      name: ref.name,
-      reconcileId,
-    });
     const started = performance.now();
     metrics?.activeWorkers(1);
     let outcome: ReconcileOutcome;
     let result: ReconcileResult | undefined;
     let failure: Error | undefined;
     let requeued: boolean;
-    // The controller and the signal are explicit in the run's client, and ambient too: the
-    // shared client used inside the reconcile is fenced and cut alike.
-    const { name, client: shared } = this.options;
-    const signal = abort.signal;
-    const client = shared?.scoped({ controller: name, signal });
-    const span = startReconcileSpan({ controller: name, kind: this.options.kind, ref, reconcileId, attempt });
-    const run = withReportingController(name, () =>
-      withAbortSignal(signal, async () =>
-        inReconcileSpan(span, () =>
-          this.options.reconcile({
-            ref,
-            key,
-            object,
-            signal,
-            attempt,
-            reconcileId,
-            log,
-            ...(client ? { client } : {}),
-          }),
-        ),
-      ),
-    );
-    this.unsettled.add(run);
-    const forget = () => this.unsettled.delete(run);
-    run.then(forget, forget);
+    let span: ReturnType<typeof startReconcileSpan> = undefined;
+    const run = this.runs.start(key, object, attempt, (request) => {
+      span = startReconcileSpan({
+        controller: name,
+        kind: this.options.kind,
+        ref: request.ref,
+        reconcileId: request.reconcileId,
+        attempt,
+      });
+      return inReconcileSpan(span, () => reconcile(request));
+    });
+    const { log, signal } = run.request;
     try {
-      result = checkResult(await this.withTimeout(run, abort), this.options.name);
+      result = checkResult(await this.withTimeout(run.result, run.abort), name);
       outcome = this.settle(key, result);
       requeued = outcome !== 'success';
     } catch (thrown) {
       failure = toError(thrown);
-      [outcome, requeued] = this.fail(key, failure, log, attempt, object);
-      if (failure instanceof ReconcileTimeoutError) this.holdUntilSettled(key, run);
+      if (isFenced(failure, signal)) {
+        outcome = this.fenced(key, failure, log);
+        requeued = false;
+      } else {
+        [outcome, requeued] = this.fail(key, failure, log, attempt, object);
+        if (failure instanceof ReconcileTimeoutError) this.holdUntilSettled(key, run.result);
+      }
     } finally {
-      this.running.delete(key);
+      run.end();
       metrics?.activeWorkers(-1);
     }
-    metrics?.reconciled(outcome, (performance.now() - started) / 1000, failure);
-    if (span) endReconcileSpan(span, outcome, result, failure, requeued);
+    const seconds = (performance.now() - started) / 1000;
+    if (outcome === 'fenced') metrics?.fenced?.(seconds);
+    else metrics?.reconciled(outcome, seconds, failure);
+    // A fenced run is no error of the object: its span is not marked as one.
+    if (span) endReconcileSpan(span, outcome, result, outcome === 'fenced' ? undefined : failure, requeued);
+  }
+
+  /**
+   * The fence refused a write: this replica no longer leads (or owns the object's shard).
+   * Nothing is wrong with the object, so no error, no backoff, no retry counted: the key is
+   * forgotten here and left to the replica that holds the Lease.
+   */
+  private fenced(key: string, error: Error, log: RuntimeLogger): ReconcileOutcome {
+    this.options.queue.forget(key);
+    this.fencedKeys.add(key);
+    log.debug(`reconcile stopped by the write fence; left to the replica that holds the Lease: ${error.message}`);
+    return 'fenced';
   }
 
   private withTimeout<R>(run: Promise<R>, abort: AbortController): Promise<R> {
@@ -289,14 +310,4 @@ function checkResult(result: unknown, controller: string): ReconcileResult | und
   }
   if (requeue !== undefined && typeof requeue !== 'boolean') throw bad('requeue must be true or false');
   return result as ReconcileResult;
-}
-
-function bindLogger(log: RuntimeLogger, bound: Record<string, unknown>): RuntimeLogger {
-  const fields = Object.fromEntries(Object.entries(bound).filter(([, v]) => v !== undefined));
-  return {
-    debug: (message, extra) => log.debug(message, { ...fields, ...extra }),
-    info: (message, extra) => log.info(message, { ...fields, ...extra }),
-    warn: (message, extra) => log.warn(message, { ...fields, ...extra }),
-    error: (message, extra) => log.error(message, { ...fields, ...extra }),
-  };
 }

@@ -3,6 +3,8 @@ import { after, before, describe, it } from 'node:test';
 import { SpanStatusCode, trace } from '@opentelemetry/api';
 import { ManualClock } from '@nestor/core';
 import { recordSpans, type SpanRecorder } from '../test-support/in-memory-tracing.js';
+import { FakeKubeClient } from '../fake/fake-kube-client.js';
+import { LeaseLostError } from './leader-election.js';
 import { WorkQueue } from './queue.js';
 import { ReconcileLoop } from './reconcile-loop.js';
 import type { Reconciler } from './reconciler.js';
@@ -18,6 +20,7 @@ function loop(reconcile: Reconciler<unknown>, options: { timeoutMs?: number; max
     reconcile,
     read: () => undefined,
     log: silent,
+    client: new FakeKubeClient(),
     ...options,
   });
 }
@@ -120,5 +123,16 @@ describe('reconcile spans with an OpenTelemetry SDK', () => {
     assert.equal(slow.attributes['nestor.result'], 'timeout');
     assert.equal(slow.attributes['error.type'], 'ReconcileTimeoutError');
     assert.equal(slow.status.code, SpanStatusCode.ERROR);
+  });
+
+  it('marks a run the fence stopped as fenced, not as an error, and not queued again', async () => {
+    await loop(() => {
+      throw new LeaseLostError('this replica does not hold the lease');
+    }).process('ns/fenced');
+    const fenced = spanOf('ns/fenced');
+    assert.equal(fenced.attributes['nestor.result'], 'fenced');
+    assert.equal(fenced.attributes['nestor.requeue'], false);
+    assert.equal(fenced.attributes['error.type'], undefined);
+    assert.notEqual(fenced.status.code, SpanStatusCode.ERROR);
   });
 });

@@ -41,7 +41,7 @@ export function inReconcileSpan<R>(span: Span | undefined, run: () => R): R {
 
 /**
  * Ends the span with how the run ended: `nestor.result` (controller-runtime's result label:
- * success, requeue, requeue_after, error, terminal_error, timeout), `nestor.requeue` (queued to
+ * success, requeue, requeue_after, error, terminal_error, timeout; or fenced), `nestor.requeue` (queued to
  * run again without a change of the object: asked, or retried after an error), `nestor.requeue_after_ms`, and the error.
  */
 export function endReconcileSpan(

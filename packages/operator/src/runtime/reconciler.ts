@@ -19,11 +19,11 @@ export interface ReconcileRequest<T> {
   /** A logger bound to controller, namespace, name and reconcile ID. */
   readonly log: RuntimeLogger;
   /**
-   * The manager's client for this run: its writes fenced by this controller's Lease, its
-   * requests cut by `signal`, its Events reported by this controller, all explicit (no
-   * ambient context read). Set whenever a Manager runs the controller.
+   * THE client to write with in this run: the manager's, its writes fenced by this
+   * controller's Lease, its requests cut by `signal`, its Events reported by this
+   * controller, all explicit (no ambient context read), even from a promise left running.
    */
-  readonly client?: KubeClient;
+  readonly client: KubeClient;
 }
 
 /**

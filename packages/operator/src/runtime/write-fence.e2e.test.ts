@@ -9,9 +9,11 @@ import type { V1ConfigMap, V1Lease } from '@kubernetes/client-node';
 import { Transport, type KubeObject } from '@nestor/core';
 import { TestEnvironment, waitFor } from '@nestor/testing';
 import { ConfigMap } from '../client/kinds.js';
+import { OperatorMetrics } from '../metrics/operator-metrics.js';
 import { configMapsPath, createConfigMap } from '../test-support/e2e-helpers.js';
+import { parseMetrics, valueOf } from '../test-support/prometheus.js';
 import { shardedReplica } from '../test-support/sharded-manager.js';
-import { LeaseLock, microTime } from './leader-election.js';
+import { LeaseLock, LeaseLostError, microTime } from './leader-election.js';
 import { Manager } from './manager.js';
 import type { ReconcileRequest } from './reconciler.js';
 
@@ -96,7 +98,7 @@ const patchPhase = (phase: string) => ({ data: { phase } });
 describe('a stale write after the Lease is lost', () => {
   it('is refused on the explicit path: the client the reconcile got (request.client)', async () => {
     const { stale, object } = await staleWrite('fence-explicit', async (_manager, request, phase) => {
-      await request.client!.patch(ConfigMap, request.ref, patchPhase(phase));
+      await request.client.patch(ConfigMap, request.ref, patchPhase(phase));
     });
     assert.match(String(stale), refused);
     assert.equal(object.data?.['phase'], 'leading', 'the write made while leading landed, the stale one did not');
@@ -115,7 +117,7 @@ describe('a stale write after the Lease is lost', () => {
 
   it('is dropped by the Event recorder: an Event recorded after the loss is never written', async () => {
     const { namespace, manager } = await staleWrite('fence-events', async (manager, request, phase) => {
-      await request.client!.recordEvent(request.object!, 'Normal', phase === 'leading' ? 'Leading' : 'Stale', phase);
+      await request.client.recordEvent(request.object!, 'Normal', phase === 'leading' ? 'Leading' : 'Stale', phase);
       // The Event is written in the background: the leader's lands before the Lease is taken over.
       if (phase === 'leading') {
         await waitFor(() => manager.events.stats.created === 1, { what: "the leader's Event to be written" });
@@ -165,11 +167,11 @@ describe('a sharded replica that lost its shard Lease but still leads', () => {
       namespace,
       reconcile: async ({ ref, client }) => {
         if (++runs > 1) return;
-        await client!.patch(ConfigMap, ref, patchPhase('leading'));
+        await client.patch(ConfigMap, ref, patchPhase('leading'));
         leadingWrite = true;
         await waitFor(shardFenceRefuses, { timeoutMs: 20_000, what: 'the shard Lease to be taken over' });
         outcome = {
-          explicit: await settle(client!.patch(ConfigMap, ref, patchPhase('stale'))),
+          explicit: await settle(client.patch(ConfigMap, ref, patchPhase('stale'))),
           ambient: await settle(manager.client.patch(ConfigMap, ref, patchPhase('stale'))),
           // The leader's controller writes under the leader Lease, still held.
           leader: await settle(
@@ -195,6 +197,63 @@ describe('a sharded replica that lost its shard Lease but still leads', () => {
     } finally {
       await manager.stop();
       own.close();
+    }
+  });
+});
+
+describe('a reconcile whose write the fence refuses', () => {
+  it('ends as its own outcome: counted as fenced, not as an error, and not retried', async () => {
+    const namespace = await env.createNamespace('fence-outcome');
+    const lock = new LeaseLock(transport, {
+      name: LEASE,
+      namespace,
+      identity: 'fenced-leader',
+      leaseDurationMs: 4000,
+      renewDeadlineMs: 3000,
+      retryPeriodMs: 200,
+    });
+    const metrics = new OperatorMetrics({ defaultMetrics: false });
+    const manager = new Manager({ transport, leaderElection: lock, metrics, shutdownGraceMs: 5000 });
+    const controller = 'fenced-writer';
+    let thrown: unknown;
+    let runs = 0;
+    manager.addController({
+      name: controller,
+      resource: ConfigMap,
+      namespace,
+      reconcile: async ({ ref, client }) => {
+        if (++runs > 1) return;
+        await client.patch(ConfigMap, ref, patchPhase('leading'));
+        // The run outlives the Lease and writes on: the fence refuses, and the reconciler lets the error go.
+        await waitFor(() => !manager.isLeader, { timeoutMs: 20_000, what: 'the Lease to be taken over' });
+        try {
+          await client.patch(ConfigMap, ref, patchPhase('stale'));
+        } catch (error) {
+          thrown = error;
+          throw error;
+        }
+      },
+    });
+    const sample = async (name: string) => valueOf(parseMetrics(await metrics.scrape()), name, { controller });
+    await manager.start();
+    try {
+      await waitFor(() => manager.isLeader, { what: 'the lead' });
+      await createConfigMap(env.client, namespace, 'target', { data: { phase: 'created' } });
+      await waitFor(() => runs === 1, { what: 'the first reconcile' });
+      await usurp(namespace);
+      await waitFor(async () => (await sample('nestor_reconcile_fenced_total')) === 1, {
+        timeoutMs: 20_000,
+        what: 'the fenced reconcile to be counted',
+      });
+      assert.ok(thrown instanceof LeaseLostError, `the write was refused by the fence: ${String(thrown)}`);
+      assert.equal(await sample('controller_runtime_reconcile_errors_total'), 0, 'not an error');
+      assert.equal(await sample('workqueue_retries_total'), 0, 'no retry with backoff');
+      assert.equal(await sample('nestor_reconcile_retries_exhausted_total'), 0);
+      assert.equal(manager.getController(controller)!.queue.numRequeues(`${namespace}/target`), 0);
+      const object = await env.client.request<V1ConfigMap>('GET', configMapsPath(namespace, 'target'));
+      assert.equal(object.data?.['phase'], 'leading', 'the stale write never landed');
+    } finally {
+      await manager.stop();
     }
   });
 });

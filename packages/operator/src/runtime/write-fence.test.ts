@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { withReportingController } from '../client/event-recorder.js';
-import { LeaseFence } from './write-fence.js';
+import { inRun } from '../test-support/in-run.js';
+import { LeaseFence, WriteOutsideRunError } from './write-fence.js';
 
 /** A Lease whose fence refuses writes while `held` is false. */
 function lease(name: string): { held: boolean; assertWritable(): void } {
@@ -23,7 +23,7 @@ describe('LeaseFence', () => {
     assert.equal(fence.leading, undefined);
     fence.of('audit').assertWritable();
     fence.of(undefined).assertWritable();
-    fence.assertWritable();
+    fence.assertWritable(); // outside any run too: nothing fences
   });
 
   it('without sharding, asks the leader Lease for every write, explicit or ambient', () => {
@@ -35,8 +35,7 @@ describe('LeaseFence', () => {
     for (const controller of ['audit', 'shards', undefined]) {
       assert.throws(() => fence.of(controller).assertWritable(), /the leader Lease/);
     }
-    assert.throws(() => fence.assertWritable(), /the leader Lease/);
-    assert.throws(() => withReportingController('shards', () => fence.assertWritable()), /the leader Lease/);
+    assert.throws(() => inRun('shards', () => fence.assertWritable()), /the leader Lease/);
     assert.throws(() => fence.leading!.assertWritable(), /the leader Lease/);
   });
 
@@ -49,17 +48,28 @@ describe('LeaseFence', () => {
     fence.of('shards').assertWritable();
     fence.of(undefined).assertWritable(); // outside any controller: the shard's Lease
     // The ambient path reads the controller from the context and gives the same answers.
-    assert.throws(() => withReportingController('audit', () => fence.assertWritable()), /the leader Lease/);
-    withReportingController('shards', () => fence.assertWritable());
-    fence.assertWritable();
+    assert.throws(() => inRun('audit', () => fence.assertWritable()), /the leader Lease/);
+    inRun('shards', () => fence.assertWritable());
 
     leader.held = true;
     shard.held = false;
     fence.of('audit').assertWritable();
-    withReportingController('audit', () => fence.assertWritable());
+    inRun('audit', () => fence.assertWritable());
     assert.throws(() => fence.of('shards').assertWritable(), /the shard Lease/);
     assert.throws(() => fence.of(undefined).assertWritable(), /the shard Lease/);
-    assert.throws(() => withReportingController('shards', () => fence.assertWritable()), /the shard Lease/);
-    assert.throws(() => fence.assertWritable(), /the shard Lease/);
+    assert.throws(() => inRun('shards', () => fence.assertWritable()), /the shard Lease/);
+  });
+
+  it('refuses an ambient write outside any run while a Lease fences, rather than guess which', () => {
+    const leader = lease('the leader Lease');
+    for (const fence of [
+      new LeaseFence({ leader, runsOnLeader }),
+      new LeaseFence({ leader, shard: leader, runsOnLeader }),
+    ]) {
+      assert.throws(() => fence.assertWritable(), WriteOutsideRunError);
+      assert.throws(() => fence.assertWritable(), /outside any reconcile or timer run.*ctx\.client.*scoped/s);
+      inRun('shards', () => fence.assertWritable()); // inside a run: the run's controller says which
+      fence.of(undefined).assertWritable(); // explicit: a write of no controller
+    }
   });
 });

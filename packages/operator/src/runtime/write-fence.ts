@@ -1,4 +1,4 @@
-import { currentReportingController } from '../client/event-recorder.js';
+import { currentRun } from '../client/run-context.js';
 import type { WriteFence } from '../client/write-fence.js';
 
 /** A Lease that fences writes: LeaseLock and the shard's Lease. */
@@ -25,8 +25,10 @@ const open: WriteFence = { assertWritable: () => {} };
  * Without leader election nothing is fenced.
  *
  * `of(controller)` is the explicit path (the client a reconcile gets, the Event recorder);
- * `assertWritable()` reads the controller from the ambient context (the shared client in a
- * user's nested helper) and asks `of` for it.
+ * `assertWritable()` reads the controller from the run the caller belongs to (the shared
+ * client in a user's nested helper) and asks `of` for it. Outside any run it does not guess:
+ * when a Lease fences writes it refuses (WriteOutsideRunError), as a write there may be a
+ * controller's that outlived its run or a start-up hook's that no Lease covers.
  *
  * The window between the check and the request: the check passes while the last renewal
  * was sent at most renewDeadline ago (monotonic clock). Another replica takes the Lease no
@@ -62,8 +64,26 @@ export class LeaseFence implements WriteFence {
   }
 
   assertWritable(): void {
-    // Only sharding makes the answer depend on the controller: read the context only then.
-    this.of(this.options.shard ? currentReportingController() : undefined).assertWritable();
+    const run = currentRun();
+    if (run) this.of(run.controller).assertWritable();
+    else if (this.fences) throw new WriteOutsideRunError();
+  }
+}
+
+/**
+ * The injected client (`manager.client`) was asked to write outside any reconcile or timer
+ * run while leader election is on: which Lease fences the write is unknown, so it is refused
+ * rather than guessed.
+ */
+export class WriteOutsideRunError extends Error {
+  override readonly name = 'WriteOutsideRunError';
+  constructor() {
+    super(
+      'the injected KubeClient (manager.client) refused a write made outside any reconcile or timer run: with leader ' +
+        'election on it cannot tell which Lease fences it. Write from the reconcile with its client (ctx.client in Nest, ' +
+        "request.client without), or say whose write it is: kube.scoped({ controller: '<controller name>' }), or " +
+        'kube.scoped({}) for a write of no controller (fenced by the leader Lease, or the shard Lease when sharded)',
+    );
   }
 }
 

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { KubeApiError, silentLogger, type KubeObject, type ResourceDescriptor } from '@nestor/core';
 import { ConfigMap as ConfigMapKind } from '../client/kinds.js';
+import { FakeKubeClient } from '../fake/fake-kube-client.js';
 import type { ReconcileRequest } from '../runtime/reconciler.js';
 import { ShardGuard } from './shard-guard.js';
 import { shardLabels } from './shard-labels.js';
@@ -55,6 +56,7 @@ function request(object: KubeObject | undefined): ReconcileRequest<KubeObject> {
     attempt: 1,
     reconcileId: 'r',
     log: silentLogger,
+    client: new FakeKubeClient(),
   };
 }
 

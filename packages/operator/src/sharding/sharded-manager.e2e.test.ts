@@ -59,7 +59,7 @@ async function startReplica(replica: string): Promise<void> {
       const name = `${object!.metadata!.name}-child`;
       try {
         // The reconcile's client: it labels the child with its owner's shard.
-        await client!.create({
+        await client.create({
           apiVersion: 'v1',
           kind: 'Secret',
           metadata: {

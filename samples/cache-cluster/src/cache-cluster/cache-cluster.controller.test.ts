@@ -7,15 +7,7 @@ import 'reflect-metadata';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Test } from '@nestjs/testing';
-import {
-  ConfigMap,
-  KubeClient,
-  resourceOf,
-  Service,
-  StatefulSet,
-  TerminalError,
-  type KubeObject,
-} from '@nestor/operator';
+import { ConfigMap, resourceOf, Service, StatefulSet, TerminalError, type KubeObject } from '@nestor/operator';
 import { fakeKubeClient, reconcileContext, type FakeKubeClient } from '@nestor/operator/fake';
 import { CacheDirectory, InMemoryCacheDirectory } from './cache-directory.js';
 import { CacheClusterController } from './cache-cluster.controller.js';
@@ -47,17 +39,13 @@ async function setUp(...objects: KubeObject[]) {
   const fake = fakeKubeClient({ kinds: [CacheCluster], objects });
   const directory = new InMemoryCacheDirectory();
   const module = await Test.createTestingModule({
-    providers: [
-      CacheClusterController,
-      { provide: KubeClient, useValue: fake },
-      { provide: CacheDirectory, useValue: directory },
-    ],
+    providers: [CacheClusterController, { provide: CacheDirectory, useValue: directory }],
   }).compile();
   const controller = module.get(CacheClusterController);
   /** One reconcile, as the runtime runs it: with the object as it is now. */
   const reconcile = async (name = ref.name) => {
     const current = (await fake.get(Kind, { ...ref, name }))!;
-    return controller.reconcile(current, reconcileContext(current));
+    return controller.reconcile(current, reconcileContext(current, { client: fake }));
   };
   const read = async (name = ref.name) => (await fake.get(Kind, { ...ref, name }))!;
   return { fake, directory, controller, reconcile, read };
@@ -241,11 +229,11 @@ describe('CacheClusterController', () => {
     const cluster = await read();
 
     directory.failure = new Error('directory unreachable');
-    await assert.rejects(controller.deregister(cluster, reconcileContext(cluster)), /unreachable/);
+    await assert.rejects(controller.deregister(cluster, reconcileContext(cluster, { client: fake })), /unreachable/);
     assert.ok(directory.entries.has('sessions'), 'a throw: the framework keeps the finalizer and retries');
 
     directory.failure = undefined;
-    await controller.deregister(cluster, reconcileContext(cluster));
+    await controller.deregister(cluster, reconcileContext(cluster, { client: fake }));
     assert.equal(directory.entries.has('sessions'), false);
     assert.equal(events(fake).at(-1), 'Deregistered: Removed sessions from the cache directory');
   });

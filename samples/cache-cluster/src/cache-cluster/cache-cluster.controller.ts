@@ -8,7 +8,7 @@ import {
   ConfigMap,
   Controller,
   Finalizer,
-  KubeClient,
+  type KubeClient,
   Reconcile,
   Service,
   StatefulSet,
@@ -39,13 +39,12 @@ export class CacheClusterController {
   /** The backups ConfigMap's rules as the watch last delivered them: see backupsChanged. */
   private backupRules = new Map<string, string>();
 
-  constructor(
-    private readonly kube: KubeClient,
-    private readonly directory: CacheDirectory,
-  ) {}
+  constructor(private readonly directory: CacheDirectory) {}
 
   @Reconcile()
   async reconcile(cluster: CacheCluster, ctx: ReconcileContext): Promise<void> {
+    // The run's client: its writes fenced by this controller's Lease, cut by ctx.signal.
+    const kube = ctx.client;
     const { name, namespace, uid, generation } = cluster.metadata;
     const conditions = new StatusConditions(cluster);
     const wasPaused = conditions.isTrue('Paused');
@@ -57,22 +56,22 @@ export class CacheClusterController {
         reason: 'SpecPaused',
         message: 'spec.paused is true: the StatefulSet, Service and ConfigMap are left as they are',
       });
-      if (!wasPaused) await this.kube.recordEvent(cluster, 'Normal', 'Paused', 'Paused: changes are not applied');
-      return this.updateStatus(cluster, {
+      if (!wasPaused) await kube.recordEvent(cluster, 'Normal', 'Paused', 'Paused: changes are not applied');
+      return this.updateStatus(kube, cluster, {
         ...cluster.status,
         conditions: conditions.list,
         observedGeneration: generation,
       });
     }
     conditions.set({ type: 'Paused', status: 'False', reason: 'NotPaused', message: 'changes are applied' });
-    if (wasPaused) await this.kube.recordEvent(cluster, 'Normal', 'Resumed', 'Resumed: changes are applied again');
+    if (wasPaused) await kube.recordEvent(cluster, 'Normal', 'Resumed', 'Resumed: changes are applied again');
 
     // The name must be ours in the directory. The webhook checks at creation; this catches a race.
     const entry = await this.directory.lookup(name!); // a throw (the directory is down) retries with backoff
     if (entry && entry.uid !== uid) {
       const message = `the cache directory already has ${name} for namespace ${entry.namespace}: rename this CacheCluster`;
       conditions.set({ type: 'Ready', status: 'False', reason: 'NameTaken', message });
-      await this.updateStatus(cluster, {
+      await this.updateStatus(kube, cluster, {
         ...cluster.status,
         conditions: conditions.list,
         observedGeneration: generation,
@@ -84,15 +83,15 @@ export class CacheClusterController {
     const rule = this.backupRules.get(backupKey(ctx.request));
     if (rule !== undefined && !isSnapshotRule(rule)) {
       const message = `the backups ConfigMap has ${JSON.stringify(rule.slice(0, 64))} for this cluster, not a snapshot rule such as "900 1": no snapshots`;
-      await this.kube.recordEvent(cluster, 'Warning', 'InvalidBackupRule', message);
+      await kube.recordEvent(cluster, 'Warning', 'InvalidBackupRule', message);
     }
     const configMap = configMapFor(cluster, rule !== undefined && isSnapshotRule(rule) ? rule : undefined);
     const hash = configHash(configMap);
-    await this.kube.apply(configMap, { owner: cluster });
-    await this.kube.apply(serviceFor(cluster), { owner: cluster });
-    const before = await this.kube.get(StatefulSet, ctx.request);
-    const statefulSet = await this.kube.apply(statefulSetFor(cluster, hash), { owner: cluster });
-    await this.recordChanges(cluster, before, hash);
+    await kube.apply(configMap, { owner: cluster });
+    await kube.apply(serviceFor(cluster), { owner: cluster });
+    const before = await kube.get(StatefulSet, ctx.request);
+    const statefulSet = await kube.apply(statefulSetFor(cluster, hash), { owner: cluster });
+    await this.recordChanges(kube, cluster, before, hash);
 
     const endpoint = endpointOf(cluster);
     const { replicas } = cluster.spec;
@@ -108,7 +107,7 @@ export class CacheClusterController {
       reason: allReady ? 'AllReplicasReady' : 'WaitingForReplicas',
       message: `${ready}/${replicas} replicas ready`,
     });
-    await this.updateStatus(cluster, {
+    await this.updateStatus(kube, cluster, {
       conditions: conditions.list,
       observedGeneration: generation,
       readyReplicas: ready,
@@ -124,7 +123,7 @@ export class CacheClusterController {
     const entry = await this.directory.lookup(name); // a throw keeps the CacheCluster and retries
     if (entry?.uid !== cluster.metadata.uid) return; // another cluster's entry, or none
     await this.directory.remove(name);
-    await this.kube.recordEvent(cluster, 'Normal', 'Deregistered', `Removed ${name} from the cache directory`);
+    await ctx.client.recordEvent(cluster, 'Normal', 'Deregistered', `Removed ${name} from the cache directory`);
     ctx.log.log(`deregistered ${name}`);
   }
 
@@ -145,26 +144,31 @@ export class CacheClusterController {
   }
 
   /** An Event for each change to the StatefulSet, as `kubectl describe cachecluster` shows them. */
-  private async recordChanges(cluster: CacheCluster, before: V1StatefulSet | undefined, hash: string): Promise<void> {
+  private async recordChanges(
+    kube: KubeClient,
+    cluster: CacheCluster,
+    before: V1StatefulSet | undefined,
+    hash: string,
+  ): Promise<void> {
     const { replicas } = cluster.spec;
     if (!before) {
       const message = `Created StatefulSet ${cluster.metadata.name} with ${replicas} replicas`;
-      return this.kube.recordEvent(cluster, 'Normal', 'Created', message);
+      return kube.recordEvent(cluster, 'Normal', 'Created', message);
     }
     const previousHash = before.spec?.template.metadata?.annotations?.[CONFIG_HASH_ANNOTATION];
     if (previousHash !== hash) {
       const message = `Configuration changed (${previousHash} -> ${hash}): rolling the pods`;
-      await this.kube.recordEvent(cluster, 'Normal', 'ConfigChanged', message);
+      await kube.recordEvent(cluster, 'Normal', 'ConfigChanged', message);
     }
     if (before.spec?.replicas !== replicas) {
       const message = `Scaled from ${before.spec?.replicas} to ${replicas} replicas`;
-      await this.kube.recordEvent(cluster, 'Normal', 'Scaled', message);
+      await kube.recordEvent(cluster, 'Normal', 'Scaled', message);
     }
   }
 
   /** Writes the status only when it changed: every write is an event that reconciles again. */
-  private async updateStatus(cluster: CacheCluster, status: CacheClusterStatus): Promise<void> {
-    if (!isDeepStrictEqual(cluster.status, status)) await this.kube.patchStatus(cluster, status);
+  private async updateStatus(kube: KubeClient, cluster: CacheCluster, status: CacheClusterStatus): Promise<void> {
+    if (!isDeepStrictEqual(cluster.status, status)) await kube.patchStatus(cluster, status);
   }
 }
 

@@ -8,8 +8,11 @@ export interface FinalizerOptions<T extends KubeObject> {
   name: string;
   /** Cleans up for an object being deleted; throw to retry. The finalizer is removed once it returns. */
   finalize(object: T, request: ReconcileRequest<T>): Promise<void> | void;
-  /** Writes the finalizer list when the request carries no client of its own (`request.client`). */
-  client: Pick<KubeClient, 'addFinalizer' | 'removeFinalizer'>;
+  /**
+   * Unused: the finalizer list is written with the run's client (`request.client`).
+   * @deprecated Every request carries its client now; leave this out.
+   */
+  client?: Pick<KubeClient, 'addFinalizer' | 'removeFinalizer'>;
   /** How long a finalized UID is remembered against a stale cache (default 60 s). */
   rememberMs?: number;
 }
@@ -35,7 +38,7 @@ export function withFinalizer<T extends KubeObject>(
   const finalized = new RecentSet(options.rememberMs ?? 60_000);
   return async (request) => {
     const object = request.object;
-    const client = request.client ?? options.client;
+    const client = request.client; // fenced and cut as the run's other writes
     if (!object) return reconcile(request);
     const finalizers = object.metadata?.finalizers ?? [];
     if (object.metadata?.deletionTimestamp) {
