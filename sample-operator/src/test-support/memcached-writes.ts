@@ -9,8 +9,16 @@ import type { Memcached } from '../memcached/memcached.resource.js';
 export const memcacheds = (namespace: string, version: string, name = '') =>
   `/apis/cache.example.com/${version}/namespaces/${namespace}/memcacheds/${name}`;
 
-/** Writes the size of `name` through v1beta1 (even sizes) or v1alpha1 (odd); creates it when missing. */
-export async function writeSize(client: ApiClient, namespace: string, name: string, size: number): Promise<void> {
+/**
+ * Writes the size of `name` through v1beta1 (even sizes) or v1alpha1 (odd); creates it when
+ * missing. Returns the version written through.
+ */
+export async function writeSize(
+  client: ApiClient,
+  namespace: string,
+  name: string,
+  size: number,
+): Promise<'v1alpha1' | 'v1beta1'> {
   const beta = size % 2 === 0;
   const spec = beta ? { replicas: size } : { size };
   const version = beta ? 'v1beta1' : 'v1alpha1';
@@ -25,6 +33,7 @@ export async function writeSize(client: ApiClient, namespace: string, name: stri
       spec,
     });
   }
+  return version;
 }
 
 /**

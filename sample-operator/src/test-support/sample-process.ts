@@ -20,10 +20,13 @@ export interface SampleProcessOptions {
 
 export class SampleProcess {
   readonly lines: string[] = [];
+  /** When each line arrived, in ms after the spawn (as `lines`). */
+  readonly linesAt: number[] = [];
   readonly exited: Promise<void>;
   private readonly child: ChildProcess;
 
   constructor(options: SampleProcessOptions) {
+    const spawnedAt = performance.now();
     this.child = spawn(NODE, ['--max-semi-space-size=4', MAIN], {
       env: {
         ...process.env,
@@ -47,6 +50,7 @@ export class SampleProcess {
         const lines = buffered.split('\n');
         buffered = lines.pop()!;
         this.lines.push(...lines);
+        this.linesAt.push(...lines.map(() => Math.round(performance.now() - spawnedAt)));
       });
     }
   }
@@ -54,6 +58,12 @@ export class SampleProcess {
   /** The index of the first line matching, or -1. */
   lineOf(pattern: RegExp): number {
     return this.lines.findIndex((line) => pattern.test(line));
+  }
+
+  /** How long after the spawn the first line matching arrived, or undefined. */
+  msUntil(pattern: RegExp): number | undefined {
+    const line = this.lineOf(pattern);
+    return line < 0 ? undefined : this.linesAt[line];
   }
 
   /** SIGKILL, and the exit. */
