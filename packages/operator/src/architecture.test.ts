@@ -34,6 +34,22 @@ const ALLOWED: Record<string, readonly string[]> = {
   fake: ['client', 'crd', 'nest'],
 };
 
+/**
+ * The rooms of runtime/ -> the rooms they may import, as kube-rs's runtime composes its
+ * streams: watch (list and watch one kind) -> cache (informers over watches) -> controller
+ * (event sources, queue, worker pool, reconcile loop) -> manager (cluster, Leases, start
+ * and stop); queue and leases stand alone. '.' is runtime/'s top (backoff, options checks).
+ */
+const RUNTIME_ROOMS: Record<string, readonly string[]> = {
+  '.': [],
+  watch: ['.'],
+  cache: ['.', 'watch'],
+  queue: ['.'],
+  leases: ['.'],
+  controller: ['.', 'cache', 'queue', 'leases'],
+  manager: ['.', 'watch', 'cache', 'queue', 'leases', 'controller'],
+};
+
 /** Folders that must run without Nest (the `@nestor/operator/runtime` entry loads them). */
 const NEST_FREE = [
   'crd',
@@ -238,6 +254,62 @@ describe('architecture of every package', () => {
 });
 
 describe('architecture', () => {
+  it('keeps runtime/ in rooms, each importing only the rooms below it, and few files at its top', () => {
+    const RUNTIME = join(SRC, 'runtime');
+    const roomOf = (path: string) => {
+      const rel = relative(RUNTIME, path);
+      return rel.includes(sep) ? rel.split(sep)[0]! : '.';
+    };
+    const violations: string[] = [];
+    const top: string[] = [];
+    for (const file of operatorFiles.filter((f) => f.folder === 'runtime')) {
+      const room = roomOf(file.path);
+      if (room === '.') top.push(relative(RUNTIME, file.path));
+      if (relative(RUNTIME, file.path) === 'index.ts') continue; // the room's public surface
+      const allowed = RUNTIME_ROOMS[room];
+      assert.ok(allowed, `runtime/${room} is not a room: add it to RUNTIME_ROOMS and docs/ARCHITECTURE.md`);
+      for (const specifier of file.imports) {
+        if (!specifier.startsWith('.')) continue;
+        const target = resolve(dirname(file.path), specifier);
+        if (relative(RUNTIME, target).startsWith('..')) continue; // another layer: the folder rule above
+        const to = roomOf(target);
+        if (to !== room && !allowed.includes(to)) {
+          violations.push(`${relative(SRC, file.path)} imports ${specifier} (runtime/${room} -> runtime/${to})`);
+        }
+      }
+    }
+    assert.deepEqual(violations, []);
+    assert.ok(top.length <= 12, `runtime/ holds ${top.length} source files at its top: ${top.join(', ')}`);
+  });
+
+  it('has no hand-written source file over 450 lines in packages/', () => {
+    // Data tables, fixtures and generated files aside: their length is their content.
+    const exempt = [
+      /grafana-dashboards\.ts$/,
+      /kwok-stages\.ts$/,
+      /[/\\]fixtures[/\\]/,
+      /[/\\]protobuf[/\\]schema-table/,
+    ];
+    const long: string[] = [];
+    const walk = (dir: string) => {
+      for (const entry of readdirSync(dir, { withFileTypes: true })) {
+        const path = join(dir, entry.name);
+        if (entry.isDirectory()) {
+          if (entry.name !== 'node_modules' && entry.name !== 'dist') walk(path);
+        } else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts') && !entry.name.endsWith('.d.ts')) {
+          const lines = readFileSync(path, 'utf8').split('\n').length;
+          if (lines > 450 && !exempt.some((pattern) => pattern.test(path)))
+            long.push(`${relative(REPO, path)}: ${lines}`);
+        }
+      }
+    };
+    for (const pkg of readdirSync(join(REPO, 'packages'))) {
+      const src = join(REPO, 'packages', pkg, 'src');
+      if (existsSync(src)) walk(src);
+    }
+    assert.deepEqual(long, []);
+  });
+
   it('has no import cycle between the folders of @nestor/operator', () => {
     const graph = folderGraph();
     assert.deepEqual(

@@ -65,9 +65,9 @@ export {
 
 // The providers OperatorModule gives a Nest app to inject, and the cluster's configuration.
 export { ClusterConfig, Transport, type KubeConfigSource } from '@nestor/core';
-export { Manager } from './runtime/manager.js';
-export { Cluster } from './runtime/cluster.js';
-export { InformerCache } from './runtime/informer-cache.js';
+export { Manager } from './runtime/manager/manager.js';
+export { Cluster } from './runtime/manager/cluster.js';
+export { InformerCache } from './runtime/cache/informer-cache.js';
 export { EventRecorder } from './client/event-recorder.js';
 export { OperatorMetrics } from './metrics/operator-metrics.js';
 export { ownNamespace } from './config/own-namespace.js';
@@ -102,10 +102,14 @@ export {
 export type { ObjectSelector } from './client/object-selector.js';
 
 // Reconciling: results, finalizers, polling, the predicates that filter events.
-export { TerminalError, ReconcileTimeoutError, type ReconcileResult } from './runtime/result.js';
-export type { ReconcileRequest } from './runtime/reconciler.js';
-export { withFinalizer, defaultFinalizerName, type FinalizerOptions } from './runtime/reconcilers/finalizer.js';
-export { poll, type PollOptions } from './runtime/poller.js';
+export { TerminalError, ReconcileTimeoutError, type ReconcileResult } from './runtime/controller/result.js';
+export type { ReconcileRequest } from './runtime/controller/reconciler.js';
+export {
+  withFinalizer,
+  defaultFinalizerName,
+  type FinalizerOptions,
+} from './runtime/controller/reconcilers/finalizer.js';
+export { poll, type PollOptions } from './runtime/controller/poller.js';
 export {
   generationChanged,
   labelsChanged,
@@ -115,7 +119,7 @@ export {
   allOf,
   type Predicate,
   type ResourceEvent,
-} from './runtime/predicates.js';
+} from './runtime/controller/predicates.js';
 
 // Custom resource classes and their CRDs.
 export {
@@ -177,9 +181,9 @@ export type { AdmissionOperation, UserInfo } from './webhooks/admission-review.j
 export { CONVERSION_DATA_ANNOTATION } from './webhooks/conversion-data.js';
 
 // A Nest app may meet the Lease being lost: a fenced write then fails with this.
-export { LeaseLostError } from './runtime/leader-election.js';
+export { LeaseLostError } from './runtime/leases/leader-election.js';
 // The injected KubeClient refuses a write outside any run when it cannot know its fence.
-export { WriteOutsideRunError } from './runtime/write-fence.js';
+export { WriteOutsideRunError } from './runtime/leases/lease-fence.js';
 export { currentRun, type RunContext } from './client/run-context.js';
 
 // Moved to an entry of their own in this release; still here, deprecated, until the next.

@@ -1,6 +1,6 @@
 import { resourceName } from '@nestor/core';
 import { resourceOf } from '../crd/custom-resource.decorator.js';
-import type { InformerOptions } from '../runtime/informer.js';
+import type { InformerOptions } from '../runtime/cache/informer.js';
 import { positiveDuration } from '../runtime/options-check.js';
 import type { CacheOptions } from './operator-options.js';
 

@@ -1,7 +1,7 @@
 import type { KubeConfigSource, KubeObject, TransportOptions } from '@nestor/core';
 import type { ClassType } from '../crd/field.decorator.js';
 import type { ResourceType } from '../crd/custom-resource.decorator.js';
-import type { LeaseTiming } from '../runtime/lease-timing.js';
+import type { LeaseTiming } from '../runtime/leases/lease-timing.js';
 import type {
   HealthServerOptions,
   MetricsServerOptions,

@@ -1,5 +1,5 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { OutageMetrics } from '../runtime/outage-gate.js';
+import type { OutageMetrics } from '../runtime/manager/outage-gate.js';
 
 /** What the operator sees of the API server: outages (the outage gate) and the resources it throttles. */
 export class ApiServerMetrics {

@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import type { ControllerMetricsSink, ReconcileOutcome } from '../runtime/reconcile-loop.js';
-import type { QueueMetricsSink, WorkQueue } from '../runtime/queue.js';
+import type { ControllerMetricsSink, ReconcileOutcome } from '../runtime/controller/reconcile-loop.js';
+import type { QueueMetricsSink, WorkQueue } from '../runtime/queue/queue.js';
 
 /** controller-runtime's reconcile_time_seconds buckets, so dashboards built for it read the same. */
 const RECONCILE_BUCKETS = [

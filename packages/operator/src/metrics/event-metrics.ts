@@ -1,5 +1,5 @@
 import { Counter, type Registry } from 'prom-client';
-import type { EventRecorderMetrics } from '../runtime/manager.js';
+import type { EventRecorderMetrics } from '../runtime/manager/manager.js';
 
 /** The Event recorder's writes and drops, every verb and reason from the start at 0. */
 export class EventMetrics {

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Registry } from 'prom-client';
-import { TerminalError } from '../runtime/result.js';
-import type { WorkQueue } from '../runtime/queue.js';
+import { TerminalError } from '../runtime/controller/result.js';
+import type { WorkQueue } from '../runtime/queue/queue.js';
 import { parseMetrics, valueOf, type Sample } from '../test-support/prometheus.js';
 import { OperatorMetrics } from './operator-metrics.js';
 

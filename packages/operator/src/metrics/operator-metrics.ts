@@ -1,9 +1,9 @@
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import type { EventRecorderMetrics } from '../runtime/manager.js';
-import type { OutageMetrics } from '../runtime/outage-gate.js';
-import type { ControllerMetricsSink } from '../runtime/reconcile-loop.js';
-import type { WorkQueue } from '../runtime/queue.js';
-import type { ShardingMetrics } from '../runtime/shard-scope.js';
+import type { EventRecorderMetrics } from '../runtime/manager/manager.js';
+import type { OutageMetrics } from '../runtime/manager/outage-gate.js';
+import type { ControllerMetricsSink } from '../runtime/controller/reconcile-loop.js';
+import type { WorkQueue } from '../runtime/queue/queue.js';
+import type { ShardingMetrics } from '../runtime/controller/shard-scope.js';
 import { ApiServerMetrics } from './apiserver-metrics.js';
 import { ControllerMetrics } from './controller-metrics.js';
 import { EventMetrics } from './event-metrics.js';

@@ -1,12 +1,12 @@
 import { resourceName, type KubeObject, type ObjectRef, type ResourceDescriptor } from '@nestor/core';
 import { getCustomResourceMetadata } from '../crd/custom-resource.decorator.js';
 import { isObservable, type Observable } from 'rxjs';
-import type { ManagedControllerOptions } from '../runtime/managed-controller.js';
-import type { ObjectTimer } from '../runtime/object-timers.js';
-import type { WatchSource } from '../runtime/event-sources.js';
-import type { Predicate } from '../runtime/predicates.js';
-import { defaultFinalizerName, withFinalizer } from '../runtime/reconcilers/finalizer.js';
-import type { ReconcileRequest, Reconciler } from '../runtime/reconciler.js';
+import type { ManagedControllerOptions } from '../runtime/controller/managed-controller.js';
+import type { ObjectTimer } from '../runtime/controller/object-timers.js';
+import type { WatchSource } from '../runtime/controller/event-sources.js';
+import type { Predicate } from '../runtime/controller/predicates.js';
+import { defaultFinalizerName, withFinalizer } from '../runtime/controller/reconcilers/finalizer.js';
+import type { ReconcileRequest, Reconciler } from '../runtime/controller/reconciler.js';
 import { asNestLogger } from './nest-logger.js';
 import { describeKind, isOwnedKind } from './controller-metadata.js';
 import type { DiscoveredController } from './operator.explorer.js';

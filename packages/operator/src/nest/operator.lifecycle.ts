@@ -18,7 +18,7 @@ import {
 import { customResourceDefinitions } from '../crd/crd-generator.js';
 import { allVersionsOf } from '../crd/custom-resource.decorator.js';
 import { customResourcesOf } from '../crd/controller-resources.js';
-import { Manager } from '../runtime/manager.js';
+import { Manager } from '../runtime/manager/manager.js';
 import { controllerAccess, describeKind, kindsOf } from './controller-metadata.js';
 import { runtimeLogger } from './nest-logger.js';
 import { OperatorExplorer, type DiscoveredController } from './operator.explorer.js';

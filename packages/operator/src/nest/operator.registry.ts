@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { KubeObject } from '@nestor/core';
-import type { ManagedController } from '../runtime/managed-controller.js';
-import { Manager } from '../runtime/manager.js';
+import type { ManagedController } from '../runtime/controller/managed-controller.js';
+import { Manager } from '../runtime/manager/manager.js';
 import { bindController } from './controller-binding.js';
 import type { DiscoveredController } from './operator.explorer.js';
 import { OPERATOR_MODULE_OPTIONS } from './operator.module-definition.js';

@@ -14,8 +14,8 @@ import {
   type ReconcileContext,
   type ReconcileResult,
 } from '../index.js';
-import { InformerCache } from '../runtime/informer-cache.js';
-import { Manager } from '../runtime/manager.js';
+import { InformerCache } from '../runtime/cache/informer-cache.js';
+import { Manager } from '../runtime/manager/manager.js';
 import { configMapsPath, createConfigMap, patchConfigMap } from '../test-support/e2e-helpers.js';
 import { bootOperatorApp } from '../test-support/operator-app.js';
 import { OperatorProcess } from '../test-support/operator-process.js';

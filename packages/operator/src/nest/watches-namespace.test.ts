@@ -8,7 +8,7 @@ import type { KubeObject } from '@nestor/core';
 import { ConfigMap, Secret } from '../client/kinds.js';
 import { ownNamespace } from '../config/own-namespace.js';
 import { CustomResource } from '../crd/custom-resource.decorator.js';
-import type { ResourceEvent } from '../runtime/predicates.js';
+import type { ResourceEvent } from '../runtime/controller/predicates.js';
 import { bindController } from './controller-binding.js';
 import { controllerAccess, readControllerDefinition } from './controller-metadata.js';
 import { Controller } from './decorators/controller.decorator.js';

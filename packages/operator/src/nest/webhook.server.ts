@@ -1,7 +1,7 @@
 import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { ExternalContextCreator, ModulesContainer } from '@nestjs/core';
 import type { Operator } from '../compose/create-operator.js';
-import type { HealthCheck } from '../runtime/health.js';
+import type { HealthCheck } from '../runtime/manager/health.js';
 import type { WebhookHttpsServer } from '../serving/webhook-https-server.js';
 import type { DefaultingHandler, HandlerFailure, ValidationHandlers } from '../webhooks/admission-handler.js';
 import { converterOf } from './conversion-metadata.js';

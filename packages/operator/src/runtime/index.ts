@@ -146,37 +146,57 @@ export {
 
 // The runtime: watch -> informer -> event sources -> queue -> worker pool -> reconcile loop.
 export type { ObjectSelector } from '../client/object-selector.js';
-export type { WatchEvent } from './watch-event.js';
-export type { WatchOptions, WatchTransport, WatchErrorInfo } from './watch-options.js';
-export type { WatchStats } from './watch-stats.js';
-export { watch } from './watch.js';
-export type { IndexFunc } from './store-index.js';
-export { Informer, NAMESPACE_INDEX, OWNER_INDEX, type InformerEvent, type InformerOptions } from './informer.js';
-export { InformerCache, type InformerSelector, type InformerHandle } from './informer-cache.js';
-export * from './predicates.js';
-export * from './queue.js';
-export * from './rate-limiter.js';
-export * from './worker-pool.js';
-export type { ReconcileRequest, Reconciler } from './reconciler.js';
+export type { WatchEvent } from './watch/watch-event.js';
+export type { WatchOptions, WatchTransport, WatchErrorInfo } from './watch/watch-options.js';
+export type { WatchStats } from './watch/watch-stats.js';
+export { watch } from './watch/watch.js';
+export type { IndexFunc } from './cache/store-index.js';
+export { Informer, NAMESPACE_INDEX, OWNER_INDEX, type InformerEvent, type InformerOptions } from './cache/informer.js';
+export { InformerCache, type InformerSelector, type InformerHandle } from './cache/informer-cache.js';
+export * from './controller/predicates.js';
+export * from './queue/queue.js';
+export * from './queue/rate-limiter.js';
+export * from './controller/worker-pool.js';
+export type { ReconcileRequest, Reconciler } from './controller/reconciler.js';
 export { currentRun, type RunContext } from '../client/run-context.js';
-export { WriteOutsideRunError } from './write-fence.js';
-export { type WatchSource, type ExternalSource } from './event-sources.js';
+export { WriteOutsideRunError } from './leases/lease-fence.js';
+export { type WatchSource, type ExternalSource } from './controller/event-sources.js';
 export type { BackoffOptions } from './backoff.js';
-export type { OutageGate, OutageGateOptions, OutageMetrics, OutageState } from './outage-gate.js';
-export { poll, type PollOptions } from './poller.js';
-export { type ReconcileOutcome, type ControllerMetricsSink, RETRIES_EXHAUSTED_REASON } from './reconcile-loop.js';
-export { ManagedController, type ManagedControllerOptions, type OwnedResource } from './managed-controller.js';
-export type { ChildrenOf, ShardScope, ShardedChild, ShardingMetrics, ShardedObjects } from './shard-scope.js';
-export type { ObjectTimer } from './object-timers.js';
-export { withFinalizer, defaultFinalizerName, type FinalizerOptions } from './reconcilers/finalizer.js';
-export { TerminalError, ReconcileTimeoutError, toError, type ReconcileResult } from './result.js';
-export { Manager, type ManagerOptions, type ManagerHealth, type HealthCheck, type ManagerMetrics } from './manager.js';
-export { Cluster, DEFAULT_CLUSTER_NAME, type ClusterOptions, type ClusterConnectOptions } from './cluster.js';
+export type { OutageGate, OutageGateOptions, OutageMetrics, OutageState } from './manager/outage-gate.js';
+export { poll, type PollOptions } from './controller/poller.js';
+export {
+  type ReconcileOutcome,
+  type ControllerMetricsSink,
+  RETRIES_EXHAUSTED_REASON,
+} from './controller/reconcile-loop.js';
+export {
+  ManagedController,
+  type ManagedControllerOptions,
+  type OwnedResource,
+} from './controller/managed-controller.js';
+export type {
+  ChildrenOf,
+  ShardScope,
+  ShardedChild,
+  ShardingMetrics,
+  ShardedObjects,
+} from './controller/shard-scope.js';
+export type { ObjectTimer } from './controller/object-timers.js';
+export { withFinalizer, defaultFinalizerName, type FinalizerOptions } from './controller/reconcilers/finalizer.js';
+export { TerminalError, ReconcileTimeoutError, toError, type ReconcileResult } from './controller/result.js';
+export {
+  Manager,
+  type ManagerOptions,
+  type ManagerHealth,
+  type HealthCheck,
+  type ManagerMetrics,
+} from './manager/manager.js';
+export { Cluster, DEFAULT_CLUSTER_NAME, type ClusterOptions, type ClusterConnectOptions } from './manager/cluster.js';
 export {
   LeaseLock,
   LeaseLostError,
   type LeaseLockOptions,
   type LeaseLoss,
   type LeaderElection,
-} from './leader-election.js';
-export type { LeaseTiming } from './lease-timing.js';
+} from './leases/leader-election.js';
+export type { LeaseTiming } from './leases/lease-timing.js';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { describe, it } from 'node:test';
 import { freePort } from '@nestor/testing';
-import type { ManagerHealth } from '../runtime/manager.js';
+import type { ManagerHealth } from '../runtime/manager/manager.js';
 import { MetricsAndProbesServer } from './metrics-and-probes-server.js';
 
 function get(port: number, path: string): Promise<{ status: number; text: string; type: string }> {

@@ -1,7 +1,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { silentLogger, type RuntimeLogger } from '@nestor/core';
-import type { HealthCheck, ManagerHealth } from '../runtime/manager.js';
+import type { HealthCheck, ManagerHealth } from '../runtime/manager/manager.js';
 import { apiServerReviews, type ReviewTransport } from './access-reviews.js';
 import { httpEndpoints, type HttpEndpointOptions, type MetricsEndpoint } from './http-endpoints.js';
 import { MetricsAccess } from './metrics-access.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { ManagerHealth } from '../runtime/manager.js';
+import type { ManagerHealth } from '../runtime/manager/manager.js';
 import { probeResponse } from './probe-response.js';
 
 const syncing: ManagerHealth = {

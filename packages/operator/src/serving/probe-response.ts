@@ -1,4 +1,4 @@
-import type { HealthCheck, ManagerHealth } from '../runtime/manager.js';
+import type { HealthCheck, ManagerHealth } from '../runtime/manager/manager.js';
 
 export type Probe = 'healthz' | 'readyz';
 

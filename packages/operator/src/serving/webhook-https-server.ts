@@ -8,7 +8,7 @@ import {
 } from 'node:http2';
 import { createServer, type Server } from 'node:https';
 import { silentLogger, type KubeObject, type ResourceDescriptor, type RuntimeLogger } from '@nestor/core';
-import type { HealthCheck } from '../runtime/manager.js';
+import type { HealthCheck } from '../runtime/manager/manager.js';
 import {
   mutate,
   validate,

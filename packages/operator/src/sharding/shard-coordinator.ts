@@ -1,10 +1,16 @@
 import type { KubeObject, ResourceDescriptor, RuntimeLogger, Transport } from '@nestor/core';
-import type { InformerCache } from '../runtime/informer-cache.js';
-import type { LeaderElection } from '../runtime/manager.js';
-import { leaseTiming, type LeaseTiming } from '../runtime/lease-timing.js';
-import type { ObjectTimer } from '../runtime/object-timers.js';
-import type { Reconciler } from '../runtime/reconciler.js';
-import type { ChildrenOf, ShardedChild, ShardedObjects, ShardingMetrics, ShardScope } from '../runtime/shard-scope.js';
+import type { InformerCache } from '../runtime/cache/informer-cache.js';
+import type { LeaderElection } from '../runtime/manager/manager.js';
+import { leaseTiming, type LeaseTiming } from '../runtime/leases/lease-timing.js';
+import type { ObjectTimer } from '../runtime/controller/object-timers.js';
+import type { Reconciler } from '../runtime/controller/reconciler.js';
+import type {
+  ChildrenOf,
+  ShardedChild,
+  ShardedObjects,
+  ShardingMetrics,
+  ShardScope,
+} from '../runtime/controller/shard-scope.js';
 import { ShardAssigner, type AssignerStats } from './shard-assigner.js';
 import { shardLabels, shardSelector, type ShardLabels } from './shard-labels.js';
 import { ShardLease } from './shard-lease.js';

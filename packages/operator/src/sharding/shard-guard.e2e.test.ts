@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import type { KubeObject, Transport } from '@nestor/core';
 import { TestEnvironment, waitFor } from '@nestor/testing';
 import { ConfigMap } from '../client/kinds.js';
-import type { Manager } from '../runtime/manager.js';
+import type { Manager } from '../runtime/manager/manager.js';
 import { shardedReplica } from '../test-support/sharded-manager.js';
 import { HashRing } from './hash-ring.js';
 import { objectShardKey } from './shard-key.js';

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { KubeApiError, silentLogger, type KubeObject, type ResourceDescriptor } from '@nestor/core';
 import { ConfigMap as ConfigMapKind } from '../client/kinds.js';
 import { FakeKubeClient } from '../fake/fake-kube-client.js';
-import type { ReconcileRequest } from '../runtime/reconciler.js';
+import type { ReconcileRequest } from '../runtime/controller/reconciler.js';
 import { ShardGuard } from './shard-guard.js';
 import { shardLabels } from './shard-labels.js';
 

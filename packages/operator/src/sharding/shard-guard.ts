@@ -8,9 +8,9 @@ import {
   type RuntimeLogger,
   type Transport,
 } from '@nestor/core';
-import type { ObjectTimer } from '../runtime/object-timers.js';
-import type { ReconcileRequest, Reconciler } from '../runtime/reconciler.js';
-import type { ChildrenOf, ShardedChild } from '../runtime/shard-scope.js';
+import type { ObjectTimer } from '../runtime/controller/object-timers.js';
+import type { ReconcileRequest, Reconciler } from '../runtime/controller/reconciler.js';
+import type { ChildrenOf, ShardedChild } from '../runtime/controller/shard-scope.js';
 import { patchLabels, type LabelWrite } from './label-writes.js';
 import { objectId } from './shard-key.js';
 import { DRAIN_REQUESTED_AT_ANNOTATION, isLabelToken, type ShardLabels } from './shard-labels.js';

@@ -4,7 +4,7 @@ import type { V1Lease } from '@kubernetes/client-node';
 import { TestEnvironment, waitFor } from '@nestor/testing';
 import { resourcePath, Transport } from '@nestor/core';
 import { Lease } from '../client/kinds.js';
-import { InformerCache } from '../runtime/informer-cache.js';
+import { InformerCache } from '../runtime/cache/informer-cache.js';
 import { ShardLease } from './shard-lease.js';
 import { ShardMembers, TAKEOVER_DURATION_SECONDS, TAKEOVER_IDENTITY } from './shard-members.js';
 

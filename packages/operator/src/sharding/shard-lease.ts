@@ -1,6 +1,6 @@
 import type { RuntimeLogger, Transport } from '@nestor/core';
-import { LeaseLock } from '../runtime/leader-election.js';
-import { leaseTiming, type LeaseTiming } from '../runtime/lease-timing.js';
+import { LeaseLock } from '../runtime/leases/leader-election.js';
+import { leaseTiming, type LeaseTiming } from '../runtime/leases/lease-timing.js';
 import { assertShardId, RING_LABEL, shardLabels } from './shard-labels.js';
 
 export interface ShardLeaseOptions extends LeaseTiming {

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import type { V1Lease } from '@kubernetes/client-node';
 import { KubeApiError, ManualClock, type Transport } from '@nestor/core';
 import { FakeWatchTransport, flush } from '../test-support/fake-watch-transport.js';
-import { InformerCache } from '../runtime/informer-cache.js';
+import { InformerCache } from '../runtime/cache/informer-cache.js';
 import { ShardMembers, TAKEOVER_DURATION_SECONDS, TAKEOVER_IDENTITY } from './shard-members.js';
 
 const T0 = Date.parse('2030-01-01T00:00:00.000Z');

@@ -11,8 +11,8 @@ import {
   type Transport,
 } from '@nestor/core';
 import { Lease } from '../client/kinds.js';
-import type { InformerCache, InformerHandle } from '../runtime/informer-cache.js';
-import { microTime } from '../runtime/leader-election.js';
+import type { InformerCache, InformerHandle } from '../runtime/cache/informer-cache.js';
+import { microTime } from '../runtime/leases/leader-election.js';
 import { RING_LABEL, shardLabels } from './shard-labels.js';
 import { isAvailable, nextTransition, shardIdOf, shardState, type ShardState } from './shard-state.js';
 

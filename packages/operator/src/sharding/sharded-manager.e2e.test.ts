@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import { KubeApiError, type KubeObject } from '@nestor/core';
 import { TestEnvironment, parallel, waitFor } from '@nestor/testing';
 import { ConfigMap, Secret } from '../client/kinds.js';
-import { generationChanged } from '../runtime/predicates.js';
+import { generationChanged } from '../runtime/controller/predicates.js';
 import { overlappingReconciles, type ReconcileInterval } from '../test-support/reconcile-intervals.js';
 import { shardedReplica, type ShardedReplica } from '../test-support/sharded-manager.js';
 import { HashRing } from './hash-ring.js';

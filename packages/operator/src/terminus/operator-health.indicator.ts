@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
-import { Manager } from '../runtime/manager.js';
+import { Manager } from '../runtime/manager/manager.js';
 
 /**
  * The operator's health for @nestjs/terminus, beside the app's other indicators:

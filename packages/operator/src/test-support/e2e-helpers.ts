@@ -3,7 +3,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import type { ApiClient, TestEnvironment } from '@nestor/testing';
 export { parallel } from '@nestor/testing';
 import type { Query, RequestOptions, StreamOptions, StreamedTransportResponse } from '@nestor/core';
-import type { WatchTransport } from '../runtime/watch-options.js';
+import type { WatchTransport } from '../runtime/watch/watch-options.js';
 
 export function configMapsPath(namespace: string, name = ''): string {
   return `/api/v1/namespaces/${namespace}/configmaps${name ? `/${name}` : ''}`;

@@ -1,7 +1,7 @@
 // A scripted stand-in for the Transport in unit tests of watch() and the informer: the test
 // answers each LIST and drives each WATCH stream by hand.
 import { KubeApiError, type ObjectTooDeepError, type Query, type RequestOptions, type KubeObject } from '@nestor/core';
-import type { WatchTransport } from '../runtime/watch-options.js';
+import type { WatchTransport } from '../runtime/watch/watch-options.js';
 
 export interface FakeList {
   items: KubeObject[];

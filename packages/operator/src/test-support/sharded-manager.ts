@@ -1,9 +1,9 @@
 // A sharded Manager on connections of its own, as one replica of an operator runs it, for
 // the in-process sharding e2e suites (several replicas in one test process).
 import { Transport, type KubeConfigSource } from '@nestor/core';
-import { InformerCache } from '../runtime/informer-cache.js';
-import { LeaseLock } from '../runtime/leader-election.js';
-import { Manager } from '../runtime/manager.js';
+import { InformerCache } from '../runtime/cache/informer-cache.js';
+import { LeaseLock } from '../runtime/leases/leader-election.js';
+import { Manager } from '../runtime/manager/manager.js';
 import { ShardCoordinator } from '../sharding/shard-coordinator.js';
 
 /** Short Leases, so that the suites see takeovers in seconds. */

@@ -1,6 +1,6 @@
 import { SetMetadata } from '@nestjs/common';
 import type { ResourceType } from '../../crd/custom-resource.decorator.js';
-import type { Predicate } from '../../runtime/predicates.js';
+import type { Predicate } from '../../runtime/controller/predicates.js';
 import type { ResourceDescriptor } from '@nestor/core';
 import { OPERATOR_CONTROLLER_METADATA } from '../operator.constants.js';
 import type { ObjectSelector } from '../../client/object-selector.js';

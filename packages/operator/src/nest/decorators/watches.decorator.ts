@@ -1,7 +1,7 @@
 import { SetMetadata } from '@nestjs/common';
 import type { ObjectRef } from '@nestor/core';
 import type { ResourceType } from '../../crd/custom-resource.decorator.js';
-import type { Predicate, ResourceEvent } from '../../runtime/predicates.js';
+import type { Predicate, ResourceEvent } from '../../runtime/controller/predicates.js';
 import { OPERATOR_WATCHES_METADATA } from '../operator.constants.js';
 import type { ObjectSelector } from '../../client/object-selector.js';
 

@@ -1,0 +1,229 @@
+import { Subject, type Observable } from 'rxjs';
+import {
+  type Clock,
+  keyOf,
+  type KubeObject,
+  type ObjectRef,
+  type ResourceDescriptor,
+  resourceName,
+  systemClock,
+  type TimerHandle,
+} from '@nestor/core';
+import type { ResourceEvent } from './resource-event.js';
+import { StoreIndex, type IndexFunc } from './store-index.js';
+import { watchInto } from '../watch/watch.js';
+import type { WatchEvent } from '../watch/watch-event.js';
+import type { WatchOptions, WatchTransport } from '../watch/watch-options.js';
+import { createWatchStats, type WatchStats } from '../watch/watch-stats.js';
+
+/** A change to the informer's store, emitted after the store holds it. `old` is set for updates. */
+export type InformerEvent<T> = ResourceEvent<T>;
+
+/** Built-in index: objects by namespace. */
+export const NAMESPACE_INDEX = 'namespace';
+/** Built-in index: objects by the UID of their controller owner reference. */
+export const OWNER_INDEX = 'owner';
+
+export interface InformerOptions extends Omit<WatchOptions, 'stats'> {
+  /** Re-emit every cached object as 'updated' (old === object) this often (default: never). */
+  resyncMs?: number;
+}
+
+const none: readonly string[] = [];
+const byNamespace: IndexFunc<KubeObject> = (o) => (o.metadata?.namespace ? [o.metadata.namespace] : none);
+const byOwner: IndexFunc<KubeObject> = (o) => {
+  const owner = o.metadata?.ownerReferences?.find((ref) => ref.controller);
+  return owner ? [owner.uid] : none;
+};
+
+/** An index and its function; the index is built on first use. */
+interface IndexEntry {
+  readonly fn: IndexFunc<KubeObject>;
+  index?: StoreIndex<KubeObject>;
+}
+
+/**
+ * A cache of one resource and selector fed by one watch: a store keyed by `ns/name`,
+ * indexes built on first use and kept up to date on every event after, a `synced` signal after the first full list,
+ * and the changes as a hot Observable. The cached objects are the decoded objects
+ * themselves: treat them as read-only.
+ */
+export class Informer<T extends KubeObject = KubeObject> {
+  /** Health of the underlying watch. */
+  readonly stats: WatchStats = createWatchStats();
+  /** Changes after they are in the store; hot and shared (no replay: read list() first). */
+  readonly events$: Observable<InformerEvent<T>>;
+  /** Written by the watch only (watchInto): one entry and one key per object. */
+  private readonly store = new Map<string, T>();
+  // The index and the subject are typed over KubeObject so that Informer<T> is covariant
+  // in T: an Informer<Pod> can be used as an Informer<KubeObject>.
+  private readonly indexes = new Map<string, IndexEntry>();
+  /** The built indexes, the ones each event updates. */
+  private readonly built: StoreIndex<KubeObject>[] = [];
+  private readonly changes = new Subject<InformerEvent<KubeObject>>();
+  private readonly clock: Clock;
+  private readonly waiters = new Set<{ resolve: () => void; reject: (error: unknown) => void }>();
+  private stopWatch?: () => void;
+  private resyncTimer?: TimerHandle;
+  private state: 'new' | 'running' | 'stopped' = 'new';
+  private hasSynced = false;
+
+  constructor(
+    private readonly transport: WatchTransport,
+    readonly resource: ResourceDescriptor<T>,
+    private readonly options: InformerOptions = {},
+  ) {
+    this.events$ = this.changes.asObservable() as Observable<InformerEvent<T>>;
+    this.clock = options.clock ?? systemClock;
+    this.addIndex(NAMESPACE_INDEX, byNamespace);
+    this.addIndex(OWNER_INDEX, byOwner);
+  }
+
+  /** True once the first complete list is in the store (and forever after). */
+  get synced(): boolean {
+    return this.hasSynced;
+  }
+
+  get size(): number {
+    return this.store.size;
+  }
+
+  get(ref: string | ObjectRef): T | undefined {
+    return this.store.get(typeof ref === 'string' ? ref : keyOf(ref));
+  }
+
+  /** The cached objects, in one namespace or all. */
+  list(namespace?: string): T[] {
+    if (namespace === undefined) return [...this.store.values()];
+    // An informer of one namespace needs no index to answer (nor its memory: a set entry an object).
+    const scope = this.resource.namespaced ? this.options.namespace : undefined;
+    if (scope !== undefined) return namespace === scope ? [...this.store.values()] : [];
+    return this.byIndex(NAMESPACE_INDEX, namespace);
+  }
+
+  keys(): IterableIterator<string> {
+    return this.store.keys();
+  }
+
+  /**
+   * Adds an index. It is built over the store on its first use (byIndex, indexKeys) and
+   * kept up to date from then on: an index nothing asks for costs no memory and no work.
+   */
+  addIndex(name: string, fn: IndexFunc<T>): void {
+    if (this.indexes.has(name))
+      throw new Error(`the informer for ${resourceName(this.resource)} already has an index named "${name}"`);
+    this.indexes.set(name, { fn: fn as IndexFunc<KubeObject> });
+  }
+
+  /** The objects indexed under `value`; costs the size of the result. */
+  byIndex(name: string, value: string): T[] {
+    const objects: T[] = [];
+    for (const key of this.index(name).keys(value)) objects.push(this.store.get(key)!);
+    return objects;
+  }
+
+  /** The keys indexed under `value`. */
+  indexKeys(name: string, value: string): string[] {
+    return [...this.index(name).keys(value)];
+  }
+
+  /** Resolves once synced; rejects when `signal` aborts or the informer stops first. */
+  whenSynced(signal?: AbortSignal): Promise<void> {
+    if (this.hasSynced) return Promise.resolve();
+    if (this.state === 'stopped') return Promise.reject(this.stoppedError());
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    return new Promise((resolve, reject) => {
+      const onAbort = () => settle(() => reject(signal!.reason));
+      const waiter = { resolve: () => settle(resolve), reject: (error: unknown) => settle(() => reject(error)) };
+      const settle = (how: () => void) => {
+        this.waiters.delete(waiter);
+        signal?.removeEventListener('abort', onAbort);
+        how();
+      };
+      this.waiters.add(waiter);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  /** Starts the watch; once only. */
+  start(): void {
+    if (this.state === 'running') return;
+    if (this.state === 'stopped') throw this.stoppedError();
+    this.state = 'running';
+    this.stopWatch = watchInto(
+      this.transport,
+      this.resource,
+      { ...this.options, stats: this.stats },
+      this.store,
+      (event, key, old) => this.apply(event, key!, old),
+    );
+    if (this.options.resyncMs) this.scheduleResync(this.options.resyncMs);
+  }
+
+  /** Stops the watch for good; waiters on the sync are rejected. The store keeps its last state. */
+  stop(): void {
+    if (this.state === 'stopped') return;
+    this.state = 'stopped';
+    this.stopWatch?.();
+    if (this.resyncTimer !== undefined) this.clock.clearTimeout(this.resyncTimer);
+    for (const waiter of [...this.waiters]) waiter.reject(this.stoppedError());
+    this.changes.complete();
+  }
+
+  /** An event the watch has already applied to the store; `old` is what it replaced or deleted. */
+  private apply(event: WatchEvent<T>, key: string, old: T | undefined): void {
+    if (event.type === 'SYNCED') {
+      if (!this.hasSynced) {
+        this.hasSynced = true;
+        for (const waiter of [...this.waiters]) waiter.resolve();
+      }
+      return;
+    }
+    if (this.state !== 'running') return;
+    const object = event.object;
+    if (event.type === 'DELETED') {
+      if (old === undefined) return;
+      for (const index of this.built) index.update(key, old, undefined);
+      this.changes.next({ type: 'deleted', object });
+      return;
+    }
+    for (const index of this.built) index.update(key, old, object);
+    this.changes.next(old === undefined ? { type: 'added', object } : { type: 'updated', object, old });
+  }
+
+  /** As client-go's resync: every cached object again as an update, so controllers re-check it. */
+  private scheduleResync(ms: number): void {
+    // Up to 10 % later each time, so informers started together do not resync together.
+    this.resyncTimer = this.clock.setTimeout(
+      () => {
+        if (this.state !== 'running') return;
+        if (this.hasSynced)
+          for (const object of this.store.values()) this.changes.next({ type: 'updated', object, old: object });
+        this.scheduleResync(ms);
+      },
+      ms + Math.random() * ms * 0.1,
+    );
+  }
+
+  private index(name: string): StoreIndex<KubeObject> {
+    const entry = this.indexes.get(name);
+    if (!entry) {
+      const known = [...this.indexes.keys()].join(', ');
+      throw new Error(
+        `the informer for ${resourceName(this.resource)} has no index "${name}" (it has: ${known}); add it with addIndex()`,
+      );
+    }
+    if (entry.index === undefined) {
+      // Once, over what is there; every event keeps it up to date after.
+      const index = new StoreIndex(entry.fn);
+      for (const [key, object] of this.store) index.update(key, undefined, object);
+      entry.index = index;
+      this.built.push(index);
+    }
+    return entry.index;
+  }
+
+  private stoppedError(): Error {
+    return new Error(`the informer for ${resourceName(this.resource)} was stopped`);
+  }
+}

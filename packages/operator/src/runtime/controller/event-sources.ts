@@ -1,0 +1,213 @@
+import { keyOf, refOfObject, type KubeObject, type ObjectRef, type ResourceDescriptor } from '@nestor/core';
+import { defer, mergeMap, Observable, repeat, retry, timer } from 'rxjs';
+import { Backoff } from '../backoff.js';
+import type { Informer } from '../cache/informer.js';
+import type { Predicate, ResourceEvent } from './predicates.js';
+import { toError } from './result.js';
+import type { ObjectSelector } from '../../client/object-selector.js';
+
+// The four kinds of event source a controller has, each turned into its own stream of queue
+// keys: its primary kind, the kinds it owns, the kinds it watches through a mapper, and
+// streams from outside Kubernetes. Each is isolated: a user function that throws skips its
+// event, a source that fails is subscribed again, and none can end the others.
+
+/** A related kind whose events are mapped to requests of the primary kind. */
+export interface WatchSource<R = KubeObject> extends ObjectSelector {
+  resource: ResourceDescriptor<R>;
+  /** Method syntax on purpose: a mapper of a concrete kind is a mapper of KubeObject. */
+  map(object: R, event: ResourceEvent<R>): ObjectRef[] | ObjectRef | undefined | null;
+  /** Several namespaces, one informer each (instead of `namespace`). */
+  namespaces?: readonly string[];
+  /**
+   * Cache and deliver only the objects' metadata (PartialObjectMetadata, as controller-runtime's
+   * `OnlyMetadata`): the mapper sees apiVersion, kind and metadata, no spec or status. For
+   * kinds the controller only maps, such as Secrets or Pods, it holds a fraction of the memory.
+   */
+  metadataOnly?: boolean;
+  predicates?: Predicate<R>[];
+}
+
+/** A stream of requests from outside Kubernetes, named for logs and metrics. */
+export interface ExternalSource {
+  name: string;
+  stream: Observable<ObjectRef | ObjectRef[]>;
+}
+
+/** What went wrong in one stream; the event is skipped or the source subscribed again. */
+export interface StreamFault {
+  /** The stream: `configmaps`, `owns deployments.apps`, `watches secrets`, or the source's name. */
+  stream: string;
+  /** What failed: a predicate, a mapper, a bad request from a source, or the source itself. */
+  kind: 'predicate' | 'mapper' | 'invalid-request' | 'source-error' | 'source-complete';
+  error: Error;
+  /** The object whose event was skipped, if any. */
+  object?: KubeObject;
+  /** For a failed source: how long until it is subscribed again. */
+  retryInMs?: number;
+}
+
+export type FaultReporter = (fault: StreamFault) => void;
+
+/**
+ * The request of an event that only echoes the controller's own write (see WriteEchoes):
+ * queued behind the requests of other changes.
+ */
+export class Echo {
+  constructor(readonly key: string) {}
+}
+
+/** Whether an event of the object `key` echoes the controller's own write to it (it is then forgotten). */
+export type EchoCheck = (key: string, object: KubeObject) => boolean;
+
+/**
+ * The primary kind: each event that passes the predicates requests its own object; with
+ * `echoOf`, an update that echoes the controller's own write requests it as an Echo.
+ */
+export function primaryKeys<T extends KubeObject>(
+  name: string,
+  informer: Informer<T>,
+  predicates: Predicate<T>[],
+  report: FaultReporter,
+  echoOf?: EchoCheck,
+): Observable<string | Echo> {
+  return replayThenFollow(informer).pipe(
+    mergeMap((event) => {
+      if (!passes(name, predicates, event, report)) return [];
+      const key = keyOf(refOfObject(event.object));
+      return [echoOf?.(key, event.object) && event.type === 'updated' ? new Echo(key) : key];
+    }),
+  );
+}
+
+/** The key of each object as it appears in the cache (those already there first). */
+export function addedKeys<T extends KubeObject>(informer: Informer<T>): Observable<string> {
+  return replayThenFollow(informer).pipe(
+    mergeMap((event) => (event.type === 'added' ? [keyOf(refOfObject(event.object))] : [])),
+  );
+}
+
+/**
+ * An owned kind: an event requests the controller owner (of the old and the new object)
+ * when it is of `owner`'s kind; with `echoOf`, as an Echo when the event echoes the
+ * controller's own write to that child.
+ */
+export function ownedKeys(
+  informer: Informer<KubeObject>,
+  owner: ResourceDescriptor,
+  echoOf?: EchoCheck,
+): Observable<string | Echo> {
+  return replayThenFollow(informer).pipe(
+    mergeMap((event) => {
+      const keys = new Set<string>();
+      for (const object of event.old ? [event.old, event.object] : [event.object]) {
+        const key = ownerKey(object, owner);
+        if (key) keys.add(key);
+      }
+      if (!echoOf || keys.size === 0) return [...keys];
+      const echo = echoOf(keyOf(refOfObject(event.object)), event.object) && event.type !== 'deleted';
+      return echo ? [...keys].map((key) => new Echo(key)) : [...keys];
+    }),
+  );
+}
+
+/** A watched kind: the user's mapper says which requests an event affects. */
+export function watchedKeys(
+  name: string,
+  informer: Informer<KubeObject>,
+  watch: WatchSource<KubeObject>,
+  report: FaultReporter,
+): Observable<string> {
+  const predicates = watch.predicates ?? [];
+  return replayThenFollow(informer).pipe(
+    mergeMap((event) => {
+      if (!passes(name, predicates, event, report)) return [];
+      let mapped: ObjectRef[] | ObjectRef | undefined | null;
+      try {
+        mapped = watch.map(event.object, event);
+      } catch (error) {
+        report({ stream: name, kind: 'mapper', error: toError(error), object: event.object });
+        return [];
+      }
+      return requestKeys(name, mapped, report);
+    }),
+  );
+}
+
+/**
+ * A stream from outside Kubernetes (a poller, a message stream). It is subscribed again,
+ * with jittered exponential backoff (which starts over after two quiet minutes), when it
+ * errors or completes: a source that stops would otherwise stop feeding the controller
+ * for good, silently.
+ */
+export function externalKeys(
+  source: ExternalSource,
+  report: FaultReporter,
+  backoff = new Backoff(),
+): Observable<string> {
+  const again = (kind: 'source-error' | 'source-complete', error: Error) => {
+    const retryInMs = backoff.next();
+    report({ stream: source.name, kind, error, retryInMs });
+    return timer(retryInMs);
+  };
+  return defer(() => source.stream).pipe(
+    mergeMap((refs) => requestKeys(source.name, refs, report)),
+    retry({ delay: (error: unknown) => again('source-error', toError(error)) }),
+    repeat({ delay: () => again('source-complete', new Error('the source completed')) }),
+  );
+}
+
+/** The informer's current content as 'added' events, then its live events (the queue's dedup makes overlap harmless). */
+export function replayThenFollow<T extends KubeObject>(informer: Informer<T>): Observable<ResourceEvent<T>> {
+  return new Observable<ResourceEvent<T>>((subscriber) => {
+    const live = informer.events$.subscribe(subscriber);
+    for (const object of informer.list()) subscriber.next({ type: 'added', object });
+    return live;
+  });
+}
+
+function passes<T>(name: string, predicates: Predicate<T>[], event: ResourceEvent<T>, report: FaultReporter): boolean {
+  try {
+    return predicates.every((p) => p(event));
+  } catch (error) {
+    report({ stream: name, kind: 'predicate', error: toError(error), object: event.object as KubeObject });
+    return false;
+  }
+}
+
+/** The keys of what a mapper or a source produced; anything that is not a request is reported and skipped. */
+function requestKeys(name: string, refs: unknown, report: FaultReporter): string[] {
+  if (refs === undefined || refs === null) return [];
+  const keys: string[] = [];
+  for (const ref of Array.isArray(refs) ? (refs as unknown[]) : [refs]) {
+    if (isObjectRef(ref)) keys.push(keyOf(ref));
+    else {
+      const shown = JSON.stringify(ref) ?? String(ref);
+      report({
+        stream: name,
+        kind: 'invalid-request',
+        error: new Error(`${shown} is not a request: emit { name, namespace? } with a non-empty name`),
+      });
+    }
+  }
+  return keys;
+}
+
+function isObjectRef(value: unknown): value is ObjectRef {
+  if (typeof value !== 'object' || value === null) return false;
+  const { name, namespace } = value as { name?: unknown; namespace?: unknown };
+  return typeof name === 'string' && name !== '' && (namespace === undefined || typeof namespace === 'string');
+}
+
+/** The key of the object's controller owner when it is of the given kind. */
+function ownerKey(object: KubeObject, owner: ResourceDescriptor): string | undefined {
+  const ref = object.metadata?.ownerReferences?.find((o) => o.controller);
+  // Owner references name a group/version; any version of the owner's group matches.
+  if (!ref || ref.kind !== owner.kind || groupOf(ref.apiVersion) !== owner.group) return undefined;
+  const namespace = owner.namespaced ? object.metadata?.namespace : undefined;
+  return keyOf(namespace ? { namespace, name: ref.name } : { name: ref.name });
+}
+
+function groupOf(apiVersion: string): string {
+  const slash = apiVersion.indexOf('/');
+  return slash < 0 ? '' : apiVersion.slice(0, slash);
+}

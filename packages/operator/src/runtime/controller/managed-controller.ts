@@ -1,0 +1,431 @@
+import {
+  DEFAULT_MAX_CONCURRENT_RECONCILES,
+  keyOf,
+  refOfObject,
+  resourceName,
+  silentLogger,
+  type KubeObject,
+  type ObjectRef,
+  type OwnerReference,
+  type ResourceDescriptor,
+  type RuntimeLogger,
+} from '@nestor/core';
+import type { Observable, Subscription } from 'rxjs';
+import {
+  addedKeys,
+  externalKeys,
+  ownedKeys,
+  primaryKeys,
+  watchedKeys,
+  type StreamFault,
+  type Echo,
+  type EchoCheck,
+} from './event-sources.js';
+import { OWNER_INDEX, type Informer } from '../cache/informer.js';
+import type { InformerCache, InformerHandle, InformerSelector } from '../cache/informer-cache.js';
+import type { Predicate } from './predicates.js';
+import { positiveDuration, positiveInteger, show } from '../options-check.js';
+import { checkNamespaces, type ManagedControllerOptions } from './controller-options.js';
+import type { KubeClient } from '../../client/kube-client.js';
+import { isTimerItem, objectGroupOf, ObjectTimers } from './object-timers.js';
+import { WorkQueue } from '../queue/queue.js';
+import { defaultControllerRateLimiter } from '../queue/rate-limiter.js';
+import { LeaseLostError } from '../leases/leader-election.js';
+import { ReconcileLoop } from './reconcile-loop.js';
+import { toError } from './result.js';
+import type { PoolLane, WorkerPool } from './worker-pool.js';
+
+export type { ManagedControllerOptions, OwnedResource } from './controller-options.js';
+
+/**
+ * One controller as the manager runs it: event sources -> queue -> shared worker pool ->
+ * reconcile loop, with the object read from the shared informer cache (level-based: the
+ * reconciler never sees the event, only the current state).
+ */
+export class ManagedController<T extends KubeObject = KubeObject> {
+  readonly name: string;
+  readonly queue: WorkQueue<string>;
+  private readonly log: RuntimeLogger;
+  private readonly maxConcurrent: number;
+  private readonly loop: ReconcileLoop<T>;
+  private readonly timers?: ObjectTimers<T>;
+  /** The primary kind's informers by namespace ('' when one informer holds every object). */
+  private readonly primaries = new Map<string, Informer<T>>();
+  /** The owned kinds' informers. */
+  private readonly owned: Array<{ resource: ResourceDescriptor; informer: Informer<KubeObject> }> = [];
+  private readonly handles: InformerHandle<KubeObject>[] = [];
+  private readonly subscriptions: Subscription[] = [];
+  private readonly primaryStreams: Subscription[] = [];
+  private lane?: PoolLane;
+  /** 'standby': prepared and its queue filling, but not dispatching (this replica lost the lease). */
+  private state: 'new' | 'prepared' | 'started' | 'standby' | 'stopped' = 'new';
+
+  /** Without a manager, give it the client its runs write through (`client`): a reconcile always has one. */
+  constructor(private readonly options: ManagedControllerOptions<T> & { readonly client: KubeClient }) {
+    this.name = options.name;
+    this.log = options.logger ?? silentLogger;
+    if (typeof options.name !== 'string' || options.name === '') {
+      throw new Error(`a controller needs a non-empty name, got ${show(options.name)}`);
+    }
+    this.maxConcurrent = positiveInteger(
+      options.maxConcurrentReconciles ?? DEFAULT_MAX_CONCURRENT_RECONCILES,
+      `controller ${options.name}: maxConcurrentReconciles`,
+    );
+    if (options.maxRetries !== undefined) positiveInteger(options.maxRetries, `controller ${options.name}: maxRetries`);
+    if (options.reconcileTimeoutMs !== undefined) {
+      positiveDuration(options.reconcileTimeoutMs, `controller ${options.name}: reconcileTimeoutMs`);
+    }
+    if (options.namespaces !== undefined) checkNamespaces(options.name, options.namespace, options.namespaces);
+    if (!options.resource && !options.sources?.length) {
+      throw new Error(
+        `controller ${options.name} has neither a resource nor sources: give it a kind to watch or an Observable of object refs`,
+      );
+    }
+    if (options.timers?.length && !options.resource) {
+      throw new Error(`controller ${options.name} has timers but no resource: a timer runs on each object of the kind`);
+    }
+    this.queue = new WorkQueue<string>({
+      name: options.name,
+      ...(options.timers?.length ? { groupOf: objectGroupOf } : {}),
+      rateLimiter: options.rateLimiter ?? defaultControllerRateLimiter(options.clock),
+      ...(options.clock ? { clock: options.clock } : {}),
+      ...(options.metrics?.queue ? { metrics: options.metrics.queue } : {}),
+      ...(options.echoes && options.resource ? { echo: this.echoAtDequeue(options.resource) } : {}),
+    });
+    this.loop = new ReconcileLoop<T>({
+      name: options.name,
+      ...(options.resource ? { kind: options.resource.kind } : {}),
+      queue: this.queue,
+      reconcile: options.reconcile,
+      read: (key) => this.read(key),
+      log: this.log,
+      ...(options.reconcileTimeoutMs ? { timeoutMs: options.reconcileTimeoutMs } : {}),
+      ...(options.outageHold ? { outageHold: true } : {}),
+      ...(options.metrics ? { metrics: options.metrics } : {}),
+      ...(options.maxRetries !== undefined ? { maxRetries: options.maxRetries } : {}),
+      ...(options.events ? { events: options.events } : {}),
+      client: options.client,
+    });
+    if (options.timers?.length) {
+      this.timers = new ObjectTimers<T>({
+        controller: options.name,
+        timers: options.timers,
+        queue: this.queue,
+        read: (key) => this.read(key),
+        held: (key) => this.loop.holds(key),
+        ...(options.reconcileTimeoutMs ? { timeoutMs: options.reconcileTimeoutMs } : {}),
+        client: options.client,
+        log: this.log,
+      });
+    }
+  }
+
+  /** The primary kind, if any. */
+  get resource(): ResourceDescriptor<T> | undefined {
+    return this.options.resource;
+  }
+
+  get maxConcurrentReconciles(): number {
+    return this.maxConcurrent;
+  }
+
+  /** The primary kind's informer, once prepared; with several namespaces, the first one's. */
+  get informer(): Informer<T> | undefined {
+    return this.primaries.values().next().value;
+  }
+
+  /** Objects of the primary kind in its informers. */
+  get cachedObjects(): number {
+    let total = 0;
+    for (const informer of this.primaries.values()) total += informer.size;
+    return total;
+  }
+
+  /** Objects of the owned kinds in their informers. */
+  get cachedChildren(): number {
+    let total = 0;
+    for (const { informer } of this.owned) total += informer.size;
+    return total;
+  }
+
+  /** The cached objects of the owned kinds whose controller owner is `owner` (by UID). */
+  childrenOf(owner: KubeObject): Array<{ resource: ResourceDescriptor; object: KubeObject }> {
+    const uid = owner.metadata?.uid;
+    if (!uid) return [];
+    const children: Array<{ resource: ResourceDescriptor; object: KubeObject }> = [];
+    for (const { resource, informer } of this.owned) {
+      for (const object of informer.byIndex(OWNER_INDEX, uid)) children.push({ resource, object });
+    }
+    return children;
+  }
+
+  /** Whether an owned informer of kind `resource` holds `child`. */
+  cachesChild(resource: ResourceDescriptor, child: KubeObject): boolean {
+    const name = resourceName(resource);
+    const key = keyOf({ namespace: child.metadata?.namespace, name: child.metadata?.name ?? '' });
+    return this.owned.some((entry) => resourceName(entry.resource) === name && entry.informer.get(key) !== undefined);
+  }
+
+  /**
+   * The cached primary object that `ref` names as the controller owner of an object of
+   * kind `child` in `namespace`, when this controller owns that kind; else undefined.
+   */
+  ownerOf(ref: OwnerReference, namespace: string | undefined, child: ResourceDescriptor): T | undefined {
+    const { resource } = this.options;
+    if (!resource || ref.kind !== resource.kind || groupOf(ref.apiVersion) !== resource.group) return undefined;
+    const name = resourceName(child);
+    if (!this.owned.some((entry) => resourceName(entry.resource) === name)) return undefined;
+    return this.read(resource.namespaced && namespace ? `${namespace}/${ref.name}` : ref.name) ?? undefined;
+  }
+
+  /** Informers whose sync must complete before this controller starts. */
+  get informers(): Informer<KubeObject>[] {
+    return this.handles.map((h) => h.informer);
+  }
+
+  /**
+   * Acquires the informers and subscribes to every event source. Requests queue up but are
+   * not dispatched until start(): the manager starts controllers once the caches are synced.
+   */
+  prepare(cache: InformerCache): void {
+    if (this.state !== 'new') return;
+    this.state = 'prepared';
+    const { resource, owns = [], watches = [], sources = [] } = this.options;
+    const report = (fault: StreamFault) => this.report(fault);
+    const acquire = <R>(kind: ResourceDescriptor<R>, selector: InformerSelector) => {
+      const handle = cache.acquire(kind, selector);
+      this.handles.push(handle as InformerHandle<KubeObject>);
+      return handle.informer;
+    };
+    const scope = this.scope();
+    const echoOf = (kind: ResourceDescriptor): EchoCheck | undefined => {
+      this.options.echoes?.follow(this.name, resourceName(kind));
+      return this.echoCheck(kind);
+    };
+
+    if (resource) {
+      const name = resourceName(resource);
+      const primaryEcho = echoOf(resource);
+      for (const namespace of resource.namespaced ? scope : [undefined]) {
+        const informer = acquire(resource, { ...this.selector(), ...(namespace ? { namespace } : {}) });
+        this.primaries.set(namespace ?? '', informer);
+        const keys = primaryKeys(name, informer, this.predicates(), report, primaryEcho);
+        this.primaryStreams.push(this.feed(namespace && scope.length > 1 ? `${name} in ${namespace}` : name, keys));
+        const timers = this.timers;
+        if (timers) this.subscriptions.push(addedKeys(informer).subscribe((key) => timers.start(key)));
+      }
+    }
+    const shard = this.options.shard;
+    for (const entry of owns) {
+      const { resource: owned, metadataOnly } = 'resource' in entry ? entry : { resource: entry, metadataOnly: false };
+      const childEcho = echoOf(owned);
+      for (const namespace of owned.namespaced ? scope : [undefined]) {
+        // On a shard, only its share of the children: those labelled with their owner's shard.
+        const informer = acquire(owned, {
+          ...(namespace ? { namespace } : {}),
+          ...(shard ? { labelSelector: shard.selector } : {}),
+          ...(metadataOnly ? { metadataOnly } : {}),
+        });
+        this.owned.push({ resource: owned, informer: informer as Informer<KubeObject> });
+        this.feed(`owns ${resourceName(owned)}`, ownedKeys(informer, resource!, childEcho));
+        const seen = shard?.childSeen;
+        if (seen) {
+          this.subscriptions.push(
+            informer.events$.subscribe((event) => {
+              if (event.type !== 'deleted') seen(owned, event.object);
+            }),
+          );
+        }
+      }
+    }
+    for (const watch of watches) {
+      const namespaces = watch.namespaces ?? [watch.namespace];
+      for (const namespace of watch.resource.namespaced ? namespaces : [undefined]) {
+        const informer = acquire(watch.resource, {
+          ...(namespace ? { namespace } : {}),
+          ...(watch.labelSelector ? { labelSelector: watch.labelSelector } : {}),
+          ...(watch.fieldSelector ? { fieldSelector: watch.fieldSelector } : {}),
+          ...(watch.metadataOnly ? { metadataOnly: true } : {}),
+        });
+        const name = `watches ${resourceName(watch.resource)}`;
+        this.feed(name, watchedKeys(name, informer, watch, report));
+      }
+    }
+    sources.forEach((source, i) => {
+      const named = 'stream' in source ? source : { name: `source ${i + 1}`, stream: source };
+      this.feed(named.name, externalKeys(named, report));
+    });
+  }
+
+  /**
+   * Whether every stream still feeds the queue. The primary kind's stream ends only if its
+   * informer fails for good; a controller without it reconciles nothing new.
+   */
+  get streamsLive(): { ok: boolean; detail?: string } {
+    if (this.state === 'stopped' || this.state === 'new') return { ok: true };
+    if (this.primaryStreams.some((stream) => stream.closed)) {
+      return { ok: false, detail: 'the primary kind no longer feeds the queue' };
+    }
+    return { ok: true };
+  }
+
+  /** Starts dispatching requests to the pool. */
+  start(pool: WorkerPool): void {
+    if (this.state !== 'prepared' && this.state !== 'standby')
+      throw new Error(`controller ${this.name} must be prepared before it starts (state ${this.state})`);
+    if (this.state === 'standby') this.loop.resume();
+    this.state = 'started';
+    this.lane = pool.register({
+      name: this.name,
+      queue: this.queue,
+      maxConcurrent: this.maxConcurrent,
+      process: (item) => (this.timers && isTimerItem(item) ? this.timers.process(item) : this.loop.process(item)),
+    });
+    this.log.info(`controller ${this.name} started`, {
+      resource: this.options.resource ? resourceName(this.options.resource) : undefined,
+      maxConcurrentReconciles: this.maxConcurrent,
+    });
+  }
+
+  /**
+   * Stops dispatching at once and aborts the running reconciles, without a grace period,
+   * and resolves once they returned: this replica lost the lease and must not write. The
+   * informers and the queue go on, so the controller is a warm standby; start() again
+   * when the lease is won back.
+   */
+  async standBy(): Promise<void> {
+    if (this.state !== 'started') return;
+    this.state = 'standby';
+    this.lane?.unregister();
+    this.lane = undefined;
+    // A LeaseLostError: the runs it cuts end as 'fenced', left to the replica that holds the Lease.
+    const lost = new LeaseLostError('this replica lost the lease');
+    this.loop.abortAll(lost);
+    this.timers?.abortAll(lost);
+    await Promise.all([this.loop.settled(), this.timers?.settled()]);
+  }
+
+  /** Enqueues a request directly (e.g. from an HTTP webhook). */
+  enqueue(ref: ObjectRef, afterMs = 0): void {
+    if (afterMs > 0) this.queue.addAfter(keyOf(ref), afterMs);
+    else this.queue.add(keyOf(ref));
+  }
+
+  /**
+   * Stops intake, lets running reconciles finish within the grace period, then aborts the
+   * rest and releases the informers. Resolves true when everything finished in time.
+   */
+  async stop(graceMs: number): Promise<boolean> {
+    if (this.state === 'stopped') return true;
+    const wasStarted = this.state === 'started';
+    this.state = 'stopped';
+    for (const subscription of this.subscriptions.splice(0)) subscription.unsubscribe();
+    const drained = await this.queue.shutDownWithDrain(graceMs);
+    if (!drained) {
+      this.log.warn(
+        `controller ${this.name}: ${this.loop.inFlight} reconcile(s) still running after the ${graceMs} ms grace period; aborting them`,
+      );
+      const stopping = new Error('the operator is shutting down');
+      this.loop.abortAll(stopping);
+      this.timers?.abortAll(stopping);
+    }
+    // Aborted runs (and timed-out ones that ignored their signal) may still write: nothing
+    // after this (the lease release, the user's providers' teardown) may go before they end.
+    if (this.loop.unsettledRuns > 0) {
+      this.log.info(`controller ${this.name}: waiting for ${this.loop.unsettledRuns} aborted reconcile(s) to return`);
+      await this.loop.settled();
+    }
+    await this.timers?.settled();
+    this.lane?.unregister();
+    for (const handle of this.handles.splice(0)) handle.release();
+    this.options.echoes?.unfollow(this.name);
+    if (wasStarted) this.log.info(`controller ${this.name} stopped`);
+    return drained;
+  }
+
+  /** Subscribes one stream to the queue, on its own: its end cannot end the others. */
+  private feed(name: string, keys: Observable<string | Echo>): Subscription {
+    const subscription = keys.subscribe({
+      next: (key) => (typeof key === 'string' ? this.queue.add(key) : this.queue.add(key.key, 'low')),
+      error: (error: unknown) => this.report({ stream: name, kind: 'source-error', error: toError(error) }),
+    });
+    this.subscriptions.push(subscription);
+    return subscription;
+  }
+
+  private report(fault: StreamFault): void {
+    const { stream, kind, error, object, retryInMs } = fault;
+    this.options.metrics?.streamFault?.(stream, kind);
+    const what = {
+      predicate: 'a predicate threw; the event is skipped',
+      mapper: 'the mapper threw; the event is skipped',
+      'invalid-request': 'a request is not an object reference; it is skipped',
+      'source-error': `the source failed${retryInMs !== undefined ? `; subscribing again in ${retryInMs} ms` : ''}`,
+      'source-complete': `the source completed; subscribing again in ${retryInMs ?? 0} ms`,
+    }[kind];
+    this.log.error(`controller ${this.name}, ${stream}: ${what}: ${error.message}`, {
+      controller: this.name,
+      stream,
+      fault: kind,
+      error: error.message,
+      ...(object ? { object: keyOf(refOfObject(object)) } : {}),
+    });
+  }
+
+  /** Whether an object of `kind` is as this controller's last write to it left it (see WriteEchoes). */
+  private echoCheck(kind: ResourceDescriptor): EchoCheck | undefined {
+    const echoes = this.options.echoes;
+    if (!echoes) return undefined;
+    const name = resourceName(kind);
+    return (key, object) => echoes.take(this.name, name, key, object.metadata?.resourceVersion);
+  }
+
+  /**
+   * At dequeue: whether the cached object is still as this controller's last write left it
+   * (its echo came before the write's answer, so the add could not tell).
+   */
+  private echoAtDequeue(resource: ResourceDescriptor): (key: string) => boolean {
+    const echoOf = this.echoCheck(resource)!;
+    return (key) => {
+      const object = this.read(key);
+      return !!object && echoOf(key, object);
+    };
+  }
+
+  /** The cached object of a key, from the informer of its namespace. */
+  private read(key: string): T | undefined | null {
+    if (this.primaries.size === 0) return undefined;
+    const all = this.primaries.get('');
+    if (all) return all.get(key) ?? null;
+    const slash = key.indexOf('/');
+    return (slash > 0 ? this.primaries.get(key.slice(0, slash))?.get(key) : undefined) ?? null;
+  }
+
+  /** The namespaces the primary and owned kinds are watched in (undefined: all). */
+  private scope(): readonly (string | undefined)[] {
+    const { namespace, namespaces } = this.options;
+    return namespaces ?? [namespace];
+  }
+
+  /** The primary kind's predicates; on a shard, a drain request passes them all. */
+  private predicates(): Predicate<T>[] {
+    const { predicates = [], shard } = this.options;
+    if (!shard || predicates.length === 0) return predicates;
+    return [(event) => shard.bypass(event.object) || predicates.every((predicate) => predicate(event))];
+  }
+
+  private selector(): InformerSelector {
+    const { fieldSelector, shard } = this.options;
+    const labelSelector = [this.options.labelSelector, shard?.selector].filter(Boolean).join(',');
+    return {
+      ...(labelSelector ? { labelSelector } : {}),
+      ...(fieldSelector ? { fieldSelector } : {}),
+    };
+  }
+}
+
+/** The group of an apiVersion: 'apps' of 'apps/v1', '' of 'v1'. */
+function groupOf(apiVersion: string): string {
+  const slash = apiVersion.indexOf('/');
+  return slash < 0 ? '' : apiVersion.slice(0, slash);
+}
