@@ -1,4 +1,12 @@
-import { closesContainer, COLON, isJsonSpace, OPEN_BRACKET, opensContainer, QUOTE, StreamedString } from './json-bytes.js';
+import {
+  closesContainer,
+  COLON,
+  isJsonSpace,
+  OPEN_BRACKET,
+  opensContainer,
+  QUOTE,
+  StreamedString,
+} from './json-bytes.js';
 
 /** The part of the body being read: the list without its items, an item, or between items. */
 const enum Segment {
