@@ -63,9 +63,13 @@ export { ambientSignal, withAbortSignal } from './abort-scope.js';
 export {
   certificateAuthority,
   certificateAuthorityFrom,
+  renewalTime,
   selfSignedCertificate,
+  splitPem,
   type CertificateAuthority,
+  type KeyPair,
   type CertificateAuthorityOptions,
   type SelfSignedCertificate,
   type SelfSignedOptions,
 } from './self-signed-certificate.js';
+export { refreshCertificate, type CertificateRefreshOptions } from './certificate-refresh.js';
