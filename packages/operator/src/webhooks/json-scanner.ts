@@ -85,8 +85,10 @@ export class JsonScanner {
       }
       const byte = chunk[i]!;
       if (this.inString) {
-        if (this.capture && (this.escaped || (byte !== QUOTE && byte !== BACKSLASH))) {
-          if (this.capture.bytes.length < MAX_CAPTURE) this.capture.bytes.push(byte);
+        // A captured string (an envelope field or key), byte by byte.
+        const capture = this.capture!;
+        if (this.escaped || (byte !== QUOTE && byte !== BACKSLASH)) {
+          if (capture.bytes.length < MAX_CAPTURE) capture.bytes.push(byte);
         }
         if (this.escaped) this.escaped = false;
         else if (byte === BACKSLASH) this.escaped = true;
