@@ -65,3 +65,8 @@ export const METRICS_REVIEW_CACHE_ENTRIES = 1024;
  */
 export const METRICS_TOKEN_REVIEWS_PER_SECOND = 10;
 export const METRICS_TOKEN_REVIEW_BURST = 20;
+/**
+ * Where the webhook server reads its certificate (tls.crt and tls.key), and where the
+ * Deployment `nestor manifests` writes mounts cert-manager's Secret: controller-runtime's.
+ */
+export const DEFAULT_WEBHOOK_CERT_DIR = '/tmp/k8s-webhook-server/serving-certs';

@@ -14,6 +14,8 @@ export type {
 export { KubeApiError, describeRequest, retryAfterMs, type FailedRequest, type KubeStatus } from './errors.js';
 export { JsonLineDecoder } from './json-lines.js';
 export { JsonListDecoder } from './json-list-stream.js';
+// The byte rules of JSON scanning, which the webhooks' review scanner shares (not re-exported by the operator).
+export * as jsonBytes from './json-bytes.js';
 export { ObjectTooDeepError, type RefusedObject } from './object-depth.js';
 export { ClusterConfig, type KubeConfigSource } from './cluster-config.js';
 export { loadKubeConfig, type KubeConfigSearch } from './load-kube-config.js';
@@ -60,9 +62,13 @@ export { resendWhenReady, SentDuringOutage } from './resend-when-ready.js';
 export {
   certificateAuthority,
   certificateAuthorityFrom,
+  renewalTime,
   selfSignedCertificate,
+  splitPem,
   type CertificateAuthority,
+  type KeyPair,
   type CertificateAuthorityOptions,
   type SelfSignedCertificate,
   type SelfSignedOptions,
 } from './self-signed-certificate.js';
+export { refreshCertificate, type CertificateRefreshOptions } from './certificate-refresh.js';

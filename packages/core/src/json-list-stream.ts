@@ -1,10 +1,12 @@
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
-const COLON = 0x3a;
+import {
+  closesContainer,
+  COLON,
+  isJsonSpace,
+  OPEN_BRACKET,
+  opensContainer,
+  QUOTE,
+  StreamedString,
+} from './json-bytes.js';
 
 /** The part of the body being read: the list without its items, an item, or between items. */
 const enum Segment {
@@ -21,16 +23,14 @@ const enum Segment {
  * 130 MB of JSON) costs one item's bytes at a time, plus what straddles two chunks, where
  * `JSON.parse` of the body needs the body, its string and the parsed list at once.
  *
- * It scans only for structure: string contents are skipped with `indexOf` (a quote that a
- * run of backslashes escapes does not end one), and an item's bytes go to `JSON.parse`,
- * which says what is wrong with a malformed one.
+ * It scans only for structure (json-bytes.ts: strings skipped natively, depth), and an
+ * item's bytes go to `JSON.parse`, which says what is wrong with a malformed one.
  */
 export class JsonListDecoder<T = unknown> {
   /** Open objects and arrays. */
   private depth = 0;
   private inString = false;
-  /** The chunk before ended inside a string on an odd run of backslashes. */
-  private escaped = false;
+  private readonly string = new StreamedString();
   /** Inside the top-level `items` array. */
   private inItems = false;
   private segment = Segment.Envelope;
@@ -79,7 +79,7 @@ export class JsonListDecoder<T = unknown> {
           this.key = '';
           this.keyStart = i + 1;
         }
-      } else if (byte === OPEN_BRACE || byte === OPEN_BRACKET) {
+      } else if (opensContainer(byte)) {
         if (this.inItems && this.depth === 2) {
           this.segment = Segment.Item;
           start = i;
@@ -90,7 +90,7 @@ export class JsonListDecoder<T = unknown> {
         }
         this.itemsKey = 0;
         this.depth++;
-      } else if (byte === CLOSE_BRACE || byte === CLOSE_BRACKET) {
+      } else if (closesContainer(byte)) {
         this.depth--;
         if (this.inItems && this.depth === 1) {
           this.inItems = false;
@@ -103,7 +103,7 @@ export class JsonListDecoder<T = unknown> {
         }
       } else if (byte === COLON) {
         this.itemsKey = this.itemsKey === 1 ? 2 : 0;
-      } else if (byte !== 0x20 && byte !== 0x0a && byte !== 0x0d && byte !== 0x09) {
+      } else if (!isJsonSpace(byte)) {
         this.itemsKey = 0;
       }
       i++;
@@ -139,8 +139,8 @@ export class JsonListDecoder<T = unknown> {
       }
       const byte = chunk[i]!;
       if (byte === QUOTE) this.inString = true;
-      else if (byte === OPEN_BRACE || byte === OPEN_BRACKET) depth++;
-      else if ((byte === CLOSE_BRACE || byte === CLOSE_BRACKET) && --depth === 2) {
+      else if (opensContainer(byte)) depth++;
+      else if (closesContainer(byte) && --depth === 2) {
         i++;
         break;
       }
@@ -164,28 +164,11 @@ export class JsonListDecoder<T = unknown> {
 
   /** From `i` inside a string: past its closing quote, or to the chunk's end. */
   private skipString(chunk: Buffer, i: number): number {
-    if (this.escaped) {
-      this.escaped = false;
-      i++;
-    }
-    for (;;) {
-      const quote = chunk.indexOf(QUOTE, i);
-      const end = quote < 0 ? chunk.length : quote;
-      // The run of backslashes before the quote (or the chunk's end), within this string.
-      let run = 0;
-      while (end - run - 1 >= i && chunk[end - run - 1] === BACKSLASH) run++;
-      if (quote < 0) {
-        this.escaped = run % 2 === 1;
-        return chunk.length;
-      }
-      if (run % 2 === 1) {
-        i = quote + 1;
-        continue;
-      }
-      this.inString = false;
-      if (this.depth === 1) this.endKey(chunk, quote);
-      return quote + 1;
-    }
+    const quote = this.string.close(chunk, i);
+    if (quote < 0) return chunk.length;
+    this.inString = false;
+    if (this.depth === 1) this.endKey(chunk, quote);
+    return quote + 1;
   }
 
   /** A top-level string ended at `quote`: is it the key `items`? */

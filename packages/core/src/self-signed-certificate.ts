@@ -21,6 +21,12 @@ import {
 import { isIPv4, isIPv6 } from 'node:net';
 import * as der from './der.js';
 
+/** A PEM certificate and its private key: what a TLS server presents. */
+export interface KeyPair {
+  cert: string;
+  key: string;
+}
+
 export interface SelfSignedCertificate {
   /** PEM of the certificate and of its PKCS#8 private key. */
   cert: string;
@@ -110,7 +116,7 @@ export function certificateAuthority(options: CertificateAuthorityOptions = {}):
  * key: it signs new serving certificates as the same issuer. Throws when the certificate is
  * not a CA or the key is not its key.
  */
-export function certificateAuthorityFrom(pair: { cert: string; key: string }): CertificateAuthority {
+export function certificateAuthorityFrom(pair: KeyPair): CertificateAuthority {
   const x509 = new X509Certificate(pair.cert);
   if (!x509.ca) throw new Error(`the certificate of ${x509.subject} is not a CA (basicConstraints cA is not true)`);
   if (!x509.checkPrivateKey(createPrivateKey(pair.key))) {
@@ -157,6 +163,22 @@ export function selfSignedCertificate(options: SelfSignedOptions = {}): SelfSign
     ],
   });
   return { cert, key: privateKey.export({ type: 'pkcs8', format: 'pem' }) as string, notAfter };
+}
+
+/**
+ * When a certificate valid until `notAfter` is renewed: `renewBeforeMs` before it, and from
+ * then on. One rule for the self-signed certificate a server makes again and for the
+ * self-managed webhook certificate and its CA.
+ */
+export function renewalTime(notAfter: Date | string, renewBeforeMs: number): number {
+  return new Date(notAfter).getTime() - renewBeforeMs;
+}
+
+/** The certificates of a PEM bundle, each its own block with its trailing newline. */
+export function splitPem(bundle: string): string[] {
+  return (bundle.match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g) ?? []).map(
+    (block) => `${block}\n`,
+  );
 }
 
 interface CertificateFields {

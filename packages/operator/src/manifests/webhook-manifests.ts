@@ -4,6 +4,7 @@
 // from cert-manager (a self-signed Issuer and a Certificate whose Secret the Deployment
 // mounts; cainjector fills the caBundles from the `inject-ca-from` annotation) or made by
 // the operator itself (self-managed: RBAC on its Secret and on what it patches).
+import { DEFAULT_WEBHOOK_CERT_DIR } from '@nestor/core';
 import type { GeneratedCustomResourceDefinition } from '../crd/crd-generator.js';
 import { hasWebhookConversion } from './crd-conversion.js';
 import { operatorLabels, type Manifest } from './manifest.js';
@@ -21,8 +22,6 @@ export interface WebhookConfigurationManifest {
 
 /** What cert-manager's cainjector reads on a webhook configuration or a CRD. */
 export const INJECT_CA_FROM = 'cert-manager.io/inject-ca-from';
-/** Where the Deployment mounts the certificate's Secret: controller-runtime's and Nestor's default certDir. */
-export const WEBHOOK_CERT_DIR = '/tmp/k8s-webhook-server/serving-certs';
 export const WEBHOOK_PORT = 9443;
 
 export interface WebhookManifestOptions {
@@ -36,7 +35,7 @@ export interface WebhookManifestOptions {
   /**
    * What the module's `webhooks` options fix, which the operator follows whatever the
    * Deployment's variables say: the objects must say the same (default: 9443, the
-   * certificate in WEBHOOK_CERT_DIR as tls.crt and tls.key, webhookNames).
+   * certificate in DEFAULT_WEBHOOK_CERT_DIR as tls.crt and tls.key, webhookNames).
    */
   server?: WebhookServerSettings;
 }
@@ -271,7 +270,7 @@ function webhookDeployment(
   if (mode === 'cert-manager') {
     container.volumeMounts = [
       ...(container.volumeMounts ?? []),
-      { name: 'webhook-certs', mountPath: server.certDir ?? WEBHOOK_CERT_DIR, readOnly: true },
+      { name: 'webhook-certs', mountPath: server.certDir ?? DEFAULT_WEBHOOK_CERT_DIR, readOnly: true },
     ];
     // cert-manager's Secret holds tls.crt and tls.key: other file names the module reads are projected.
     const renamed = (server.certName ?? 'tls.crt') !== 'tls.crt' || (server.keyName ?? 'tls.key') !== 'tls.key';

@@ -2,18 +2,17 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createSecureContext } from 'node:tls';
 import {
+  refreshCertificate,
+  renewalTime,
   selfSignedCertificate,
   silentLogger,
   systemClock,
   type Clock,
+  type KeyPair,
   type RuntimeLogger,
-  type TimerHandle,
 } from '@nestor/core';
 
-export interface KeyPair {
-  cert: string;
-  key: string;
-}
+export type { KeyPair };
 
 export interface ServingCertificateOptions {
   /**
@@ -47,8 +46,8 @@ const RENEW_BEFORE_MS = 30 * 24 * 3600_000;
  */
 export class ServingCertificate {
   private pair: KeyPair;
-  private notAfter?: number;
-  private timer?: TimerHandle;
+  private notAfter?: Date;
+  private refresh?: { stop(): void };
   private readonly clock: Clock;
   private readonly log: RuntimeLogger;
 
@@ -70,31 +69,29 @@ export class ServingCertificate {
 
   /** Calls `onChange` with each new pair, until stop(). */
   watch(onChange: (pair: KeyPair) => void): void {
-    let lastProblem = '';
-    const tick = () => {
-      try {
-        if (this.refresh()) onChange(this.pair);
-        lastProblem = '';
-      } catch (error) {
-        // Once per problem, not on every check.
-        const problem = (error as Error).message;
-        if (problem !== lastProblem) this.log.warn(`keeping the current serving certificate: ${problem}`);
-        lastProblem = problem;
-      }
-      this.timer = this.clock.setTimeout(tick, this.options.pollMs ?? 10_000);
-    };
-    this.timer = this.clock.setTimeout(tick, this.options.pollMs ?? 10_000);
+    const pollMs = this.options.pollMs ?? 10_000;
+    this.refresh = refreshCertificate({
+      clock: this.clock,
+      logger: this.log,
+      firstMs: pollMs,
+      check: () => {
+        if (this.changed()) onChange(this.pair);
+        return pollMs;
+      },
+      failed: () => pollMs,
+      warning: (problem) => `keeping the current serving certificate: ${problem}`,
+    });
   }
 
   stop(): void {
-    if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
-    this.timer = undefined;
+    this.refresh?.stop();
+    this.refresh = undefined;
   }
 
   /** True when the pair changed. */
-  private refresh(): boolean {
+  private changed(): boolean {
     if (!this.options.certDir) {
-      if (this.clock.now() < this.notAfter! - RENEW_BEFORE_MS) return false;
+      if (this.clock.now() < renewalTime(this.notAfter!, RENEW_BEFORE_MS)) return false;
       this.pair = this.generate();
       this.log.info('made a new self-signed serving certificate: the last one was about to expire');
       return true;
@@ -120,7 +117,7 @@ export class ServingCertificate {
       ...(this.options.hosts ? { hosts: this.options.hosts } : {}),
       now: new Date(this.clock.now()),
     });
-    this.notAfter = generated.notAfter.getTime();
+    this.notAfter = generated.notAfter;
     return { cert: generated.cert, key: generated.key };
   }
 

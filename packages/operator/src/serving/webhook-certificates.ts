@@ -1,12 +1,12 @@
 // Where the webhook server's certificate comes from: files (cert-manager's mounted Secret,
 // the default) or the operator itself (self-managed: a Secret it keeps, caBundles it patches).
-import { retryWhileUnreachable, silentLogger, type RuntimeLogger } from '@nestor/core';
+import { DEFAULT_WEBHOOK_CERT_DIR, retryWhileUnreachable, silentLogger, type RuntimeLogger } from '@nestor/core';
 import type { ApiTransport, CaBundleTarget } from '../webhooks/ca-bundle-injection.js';
 import { SelfManagedCertificates } from '../webhooks/self-managed-certificates.js';
 import { ServingCertificate, type KeyPair } from './serving-certificate.js';
 import type { WebhookServingOptions } from './serving-options.js';
 
-export const DEFAULT_WEBHOOK_CERT_DIR = '/tmp/k8s-webhook-server/serving-certs';
+export { DEFAULT_WEBHOOK_CERT_DIR };
 /** kubebuilder's names: the Secret cert-manager writes, and the Service in front of the webhook port. */
 export const DEFAULT_WEBHOOK_SECRET = 'webhook-server-cert';
 export const DEFAULT_WEBHOOK_SERVICE = 'webhook-service';

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { renewalDue, renewedCertificateSecret, splitPem, type CertificateSecretData } from './certificate-secret.js';
+import { splitPem } from '@nestor/core';
+import { renewalDue, renewedCertificateSecret, type CertificateSecretData } from './certificate-secret.js';
 
 const DAY = 24 * 3600_000;
 const HOSTS = ['hooks.ops.svc', 'hooks.ops.svc.cluster.local', '127.0.0.1'];

@@ -4,7 +4,13 @@
 // any replica renews the serving certificate from the same CA and the caBundle stays put.
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { isIP } from 'node:net';
-import { certificateAuthority, certificateAuthorityFrom, selfSignedCertificate } from '@nestor/core';
+import {
+  certificateAuthority,
+  certificateAuthorityFrom,
+  renewalTime,
+  selfSignedCertificate,
+  splitPem,
+} from '@nestor/core';
 
 /** The Secret's keys: a kubernetes.io/tls Secret's tls.crt and tls.key, with cert-manager's ca.crt, and the CA's key. */
 export interface CertificateSecretData {
@@ -41,9 +47,7 @@ export function renewedCertificateSecret(
   now: Date,
 ): { data: CertificateSecretData; reason: string } | undefined {
   if (policy.hosts.length === 0) throw new Error('a self-managed serving certificate needs at least one host name');
-  const validityMs = policy.validityMs ?? DEFAULT_VALIDITY_MS;
-  const renewBeforeMs = policy.renewBeforeMs ?? Math.floor(validityMs / 3);
-  const caValidityMs = policy.caValidityMs ?? DEFAULT_CA_VALIDITY_MS;
+  const { validityMs, renewBeforeMs, caValidityMs } = lifetimes(policy);
   if (caValidityMs < validityMs + renewBeforeMs) {
     throw new Error(
       `the CA must outlive its serving certificates: caValidityMs ${caValidityMs} < validityMs ${validityMs} + renewBeforeMs ${renewBeforeMs}`,
@@ -80,8 +84,7 @@ export function renewedCertificateSecret(
   const ca = cas[0]!;
   const stillValid = (cert: X509Certificate) => new Date(cert.validTo).getTime() > now.getTime();
   const caPems = cas.filter(stillValid).map((cert) => cert.toString());
-  // A new serving certificate must not outlive the CA that signs it.
-  if (new Date(ca.validTo).getTime() - now.getTime() < validityMs + renewBeforeMs) {
+  if (now.getTime() >= caRenewalTime(ca, policy)) {
     return newCa(`its CA expires on ${new Date(ca.validTo).toISOString()}`, caPems);
   }
   const caPair = { cert: ca.toString(), key: current['ca.key']! };
@@ -100,9 +103,8 @@ export function renewedCertificateSecret(
     return reissue('its serving certificate is from another CA');
   const absent = policy.hosts.filter((host) => !covers(leaf, host));
   if (absent.length) return reissue(`its serving certificate does not name ${absent.join(', ')}`);
-  const expires = new Date(leaf.validTo).getTime();
-  if (expires - now.getTime() < renewBeforeMs) {
-    return reissue(`its serving certificate expires on ${new Date(expires).toISOString()}`);
+  if (now.getTime() >= leafRenewalTime(leaf, policy)) {
+    return reissue(`its serving certificate expires on ${new Date(leaf.validTo).toISOString()}`);
   }
   if (pruned) {
     return {
@@ -116,22 +118,32 @@ export function renewedCertificateSecret(
 /** When the Secret's content next needs renewing (for a timer); undefined when it cannot be read. */
 export function renewalDue(data: CertificateSecretData, policy: RenewalPolicy): Date | undefined {
   try {
-    const validityMs = policy.validityMs ?? DEFAULT_VALIDITY_MS;
-    const renewBeforeMs = policy.renewBeforeMs ?? Math.floor(validityMs / 3);
-    const leafDue = new Date(new X509Certificate(data['tls.crt']).validTo).getTime() - renewBeforeMs;
-    const caDue =
-      new Date(new X509Certificate(splitPem(data['ca.crt'])[0]!).validTo).getTime() - validityMs - renewBeforeMs;
-    return new Date(Math.min(leafDue, caDue));
+    const leaf = new X509Certificate(data['tls.crt']);
+    const ca = new X509Certificate(splitPem(data['ca.crt'])[0]!);
+    return new Date(Math.min(leafRenewalTime(leaf, policy), caRenewalTime(ca, policy)));
   } catch {
     return undefined;
   }
 }
 
-/** The PEM blocks of a bundle, each with its trailing newline. */
-export function splitPem(bundle: string): string[] {
-  return (bundle.match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g) ?? []).map(
-    (block) => `${block}\n`,
-  );
+/** The policy's lifetimes, defaults filled in. */
+function lifetimes(policy: RenewalPolicy): { validityMs: number; renewBeforeMs: number; caValidityMs: number } {
+  const validityMs = policy.validityMs ?? DEFAULT_VALIDITY_MS;
+  return {
+    validityMs,
+    renewBeforeMs: policy.renewBeforeMs ?? Math.floor(validityMs / 3),
+    caValidityMs: policy.caValidityMs ?? DEFAULT_CA_VALIDITY_MS,
+  };
+}
+
+function leafRenewalTime(leaf: X509Certificate, policy: RenewalPolicy): number {
+  return renewalTime(leaf.validTo, lifetimes(policy).renewBeforeMs);
+}
+
+/** A new serving certificate must not outlive the CA that signs it: the CA is renewed before the last could. */
+function caRenewalTime(ca: X509Certificate, policy: RenewalPolicy): number {
+  const { validityMs, renewBeforeMs } = lifetimes(policy);
+  return renewalTime(ca.validTo, validityMs + renewBeforeMs);
 }
 
 function covers(certificate: X509Certificate, host: string): boolean {

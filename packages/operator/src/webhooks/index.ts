@@ -72,6 +72,7 @@ export {
   type SelfManagedCertificatesOptions,
   type ServingPair,
 } from './self-managed-certificates.js';
+export type { KeyPair } from '@nestor/core';
 export { injectCaBundle, type CaBundleTarget, type InjectionResult, type ApiTransport } from './ca-bundle-injection.js';
 export { renewedCertificateSecret, type CertificateSecretData, type RenewalPolicy } from './certificate-secret.js';
 export { ReviewLimitError, type ReviewEnvelopeFields } from './json-scanner.js';

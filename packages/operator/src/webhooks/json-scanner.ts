@@ -3,19 +3,10 @@
 // that make JSON.parse cost far more memory and time than the body's size (3.6 million `[]`
 // in 7 MB take 400 MB and seconds; 3.5 million numbers, 28 MB held and more while parsed). One pass, constant work per byte, nothing kept but a few offsets; it also
 // notes where the large objects and arrays are, so they can be parsed piece by piece.
+import { jsonBytes } from '@nestor/core';
 import { MalformedReviewError } from './review-envelope.js';
-import {
-  backslashesBefore,
-  closingQuote,
-  BACKSLASH,
-  CLOSE_BRACE,
-  CLOSE_BRACKET,
-  COLON,
-  COMMA,
-  OPEN_BRACE,
-  OPEN_BRACKET,
-  QUOTE,
-} from './json-bytes.js';
+
+const { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, COLON, COMMA, OPEN_BRACE, OPEN_BRACKET, QUOTE } = jsonBytes;
 
 /** A body past a limit: what was exceeded, in words a reader of the API server's error can act on. */
 export class ReviewLimitError extends MalformedReviewError {
@@ -61,6 +52,9 @@ export class JsonScanner {
   /** A container was just opened: its first byte that is not space starts its first member. */
   private awaitingFirst = false;
   private inString = false;
+  /** Strings not captured are skipped natively, across chunks. */
+  private readonly string = new jsonBytes.StreamedString();
+  /** In a captured string (read byte by byte): the byte before was a backslash. */
   private escaped = false;
   /** Per open container: its start offset, and whether the next string in it is a key. */
   private readonly starts: number[] = [];
@@ -81,22 +75,20 @@ export class JsonScanner {
   write(chunk: Uint8Array): void {
     const length = chunk.length;
     for (let i = 0; i < length; i++) {
-      const byte = chunk[i]!;
-      if (this.inString && !this.capture && !this.escaped) {
-        // A string's content is skipped natively: most of a large review is strings.
-        const end = closingQuote(chunk, i);
-        if (end < 0) {
-          // The string goes on past the chunk: note whether the chunk ended inside an escape.
-          this.escaped = backslashesBefore(chunk, i, length) % 2 === 1;
-          break;
-        }
+      if (this.inString && !this.capture) {
+        // Most of a large review is strings.
+        const end = this.string.close(chunk, i);
+        if (end < 0) break; // the string goes on in the next chunk
         i = end;
         this.endString();
         continue;
       }
+      const byte = chunk[i]!;
       if (this.inString) {
-        if (this.capture && (this.escaped || (byte !== QUOTE && byte !== BACKSLASH))) {
-          if (this.capture.bytes.length < MAX_CAPTURE) this.capture.bytes.push(byte);
+        // A captured string (an envelope field or key), byte by byte.
+        const capture = this.capture!;
+        if (this.escaped || (byte !== QUOTE && byte !== BACKSLASH)) {
+          if (capture.bytes.length < MAX_CAPTURE) capture.bytes.push(byte);
         }
         if (this.escaped) this.escaped = false;
         else if (byte === BACKSLASH) this.escaped = true;

@@ -4,16 +4,10 @@
 // (native speed) and the loop let go between pieces, no piece larger than the scanner's
 // large-container size. The result is what JSON.parse would give, `__proto__` keys included.
 import { setImmediate as turn } from 'node:timers/promises';
-import {
-  CLOSE_BRACE,
-  CLOSE_BRACKET,
-  closingQuote,
-  COLON,
-  COMMA,
-  OPEN_BRACE,
-  OPEN_BRACKET,
-  QUOTE,
-} from './json-bytes.js';
+import { jsonBytes } from '@nestor/core';
+
+const { closesContainer, closingQuote, COLON, COMMA, isJsonSpace, OPEN_BRACE, OPEN_BRACKET, opensContainer, QUOTE } =
+  jsonBytes;
 
 export interface PiecewiseParseOptions {
   /** Large containers found by the JsonScanner: start -> end offsets in `bytes`. */
@@ -128,17 +122,13 @@ function define(object: Record<string, unknown>, key: string, value: unknown): v
   } else object[key] = value;
 }
 
-function isSpace(byte: number): boolean {
-  return byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09;
-}
-
 function skipSpace(bytes: Buffer, start: number, end: number): number {
-  while (start < end && isSpace(bytes[start]!)) start++;
+  while (start < end && isJsonSpace(bytes[start]!)) start++;
   return start;
 }
 
 function skipSpaceBack(bytes: Buffer, start: number, end: number): number {
-  while (end > start && isSpace(bytes[end - 1]!)) end--;
+  while (end > start && isJsonSpace(bytes[end - 1]!)) end--;
   return end;
 }
 
@@ -187,11 +177,11 @@ class ChildWalker {
         // Past the string at once; one never closed leaves its piece to JSON.parse to refuse.
         const close = closingQuote(bytes, i + 1, this.last);
         i = close < 0 ? this.last : close;
-      } else if (byte === OPEN_BRACE || byte === OPEN_BRACKET) {
+      } else if (opensContainer(byte)) {
         const jump = depth === 0 ? this.large.get(i) : undefined;
         if (jump !== undefined) i = jump - 1;
         else depth++;
-      } else if (byte === CLOSE_BRACE || byte === CLOSE_BRACKET) depth--;
+      } else if (closesContainer(byte)) depth--;
     }
     this.done = true;
     if (pieceStart >= 0) return this.found(pieceStart, this.last, this.last);

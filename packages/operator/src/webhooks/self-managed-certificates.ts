@@ -9,11 +9,12 @@
 // replica computes the same caBundle from it, and patches only what differs: no flapping.
 import {
   KubeApiError,
+  refreshCertificate,
   silentLogger,
   systemClock,
   type Clock,
+  type KeyPair,
   type RuntimeLogger,
-  type TimerHandle,
 } from '@nestor/core';
 import { injectCaBundle, type ApiTransport, type CaBundleTarget } from './ca-bundle-injection.js';
 import {
@@ -39,10 +40,8 @@ export interface SelfManagedCertificatesOptions extends RenewalPolicy {
   logger?: RuntimeLogger;
 }
 
-export interface ServingPair {
-  cert: string;
-  key: string;
-}
+/** @deprecated Use `KeyPair`, the one type of a PEM certificate and its key; this name goes in the next release. */
+export type ServingPair = KeyPair;
 
 interface SecretObject {
   apiVersion?: string;
@@ -60,7 +59,7 @@ export class SelfManagedCertificates {
   /** The caBundle every target was last seen to hold. */
   private injected?: string;
   private problem?: string;
-  private timer?: TimerHandle;
+  private refresh?: { stop(): void };
   private stopped = false;
   private readonly clock: Clock;
   private readonly log: RuntimeLogger;
@@ -71,7 +70,7 @@ export class SelfManagedCertificates {
   }
 
   /** The serving certificate and key, once obtain() has run. */
-  get current(): ServingPair {
+  get current(): KeyPair {
     if (!this.data) throw new Error('SelfManagedCertificates: obtain() first');
     return { cert: this.data['tls.crt'], key: this.data['tls.key'] };
   }
@@ -98,7 +97,7 @@ export class SelfManagedCertificates {
    * Reads the Secret, creating it when absent and renewing what is due: the serving pair.
    * Throws what the API server refused (with the RBAC to grant on a 403).
    */
-  async obtain(): Promise<ServingPair> {
+  async obtain(): Promise<KeyPair> {
     for (let attempt = 1; ; attempt++) {
       const secret = await this.readSecret();
       const current = secret ? decode(secret.data) : undefined;
@@ -152,39 +151,37 @@ export class SelfManagedCertificates {
    * a new Secret content is patched into the caBundles first, then handed to `onChange`, so
    * the API server trusts a new CA before any replica serves a certificate it signed.
    */
-  watch(onChange: (pair: ServingPair) => void): void {
+  watch(onChange: (pair: KeyPair) => void): void {
+    if (this.stopped) return;
     const interval = this.options.checkIntervalMs ?? DEFAULT_CHECK_INTERVAL_MS;
     let retryMs = this.options.retryMs ?? 2000;
-    let lastProblem = '';
-    const schedule = (ms: number) => {
-      if (!this.stopped) this.timer = this.clock.setTimeout(() => void tick(), ms);
-    };
-    const tick = async () => {
-      try {
+    this.refresh = refreshCertificate({
+      clock: this.clock,
+      logger: this.log,
+      firstMs: this.ready ? interval : retryMs,
+      check: async () => {
         const before = this.data;
         await this.obtain();
         await this.inject();
         if (this.data !== before && this.data?.['tls.crt'] !== before?.['tls.crt']) onChange(this.current);
         retryMs = this.options.retryMs ?? 2000;
-        lastProblem = '';
         const due = renewalDue(this.data!, this.options);
-        schedule(Math.max(0, Math.min(interval, (due?.getTime() ?? Infinity) - this.clock.now())));
-      } catch (error) {
-        const problem = (error as Error).message;
-        if (problem !== lastProblem) this.log.warn(`webhook certificate: ${problem}; trying again`);
-        lastProblem = problem;
+        return Math.max(0, Math.min(interval, (due?.getTime() ?? Infinity) - this.clock.now()));
+      },
+      failed: (problem) => {
         this.problem = problem;
-        schedule(retryMs);
+        const wait = retryMs;
         retryMs = Math.min(retryMs * 2, interval);
-      }
-    };
-    schedule(this.ready ? interval : retryMs);
+        return wait;
+      },
+      warning: (problem) => `webhook certificate: ${problem}; trying again`,
+    });
   }
 
   stop(): void {
     this.stopped = true;
-    if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
-    this.timer = undefined;
+    this.refresh?.stop();
+    this.refresh = undefined;
   }
 
   private get secretPath(): string {
