@@ -15,8 +15,16 @@ import { Timings } from './timings.mjs';
 // BENCH_TIMINGS=file.json writes where each second's reconciles waited (bench/operators/timings.mjs).
 const dist = process.env.NESTOR_OPERATOR_DIST;
 const operator = await import(dist ? pathToFileURL(`${dist}/runtime-entry.js`).href : '@nestor/operator/runtime');
-const { ClusterConfig, ConfigMap, InformerCache, KindRegistry, Manager, Transport, createOperator, generationChanged } =
-  operator;
+const {
+  ClusterConfig,
+  ConfigMap,
+  InformerCache,
+  Manager,
+  OperatorMetrics,
+  Transport,
+  createOperator,
+  generationChanged,
+} = operator;
 // Builds before the client seam (issue 26) call the HTTP client KubeClient.
 const HttpKubeClient = operator.HttpKubeClient ?? operator.KubeClient;
 /** Start-up phases (ms since process start): modules loaded, then the manager started. */
@@ -60,14 +68,22 @@ async function managerAndClient() {
     built.client.kinds.register(WIDGETS);
     return { manager: built.manager, kube: undefined };
   }
+  // As createOperator makes it: the manager's client (the run's, as request.client) and Prometheus metrics.
   const transport = await Transport.fromKubeConfig(ClusterConfig.fromFile(kubeconfig), transportOptions);
-  const manager = new Manager({ transport, concurrency: workers, ...(logger ? { logger } : {}) });
-  const kinds = new KindRegistry();
-  kinds.register(WIDGETS);
-  return {
-    manager,
-    kube: new HttpKubeClient(transport, { informers: manager.informers, fieldManager: FIELD_MANAGER, kinds }),
-  };
+  const manager = new Manager({
+    transport,
+    concurrency: workers,
+    fieldManager: FIELD_MANAGER,
+    ...(OperatorMetrics ? { metrics: new OperatorMetrics() } : {}),
+    ...(logger ? { logger } : {}),
+  });
+  const kinds = manager.client?.kinds;
+  kinds?.register(WIDGETS);
+  // Builds before the run's client (request.client) write through a client of their own.
+  const own = manager.client
+    ? undefined
+    : new HttpKubeClient(transport, { informers: manager.informers, fieldManager: FIELD_MANAGER, kinds });
+  return { manager, kube: own };
 }
 const silent = { debug() {}, info() {}, warn() {}, error() {} };
 
@@ -92,8 +108,8 @@ if (mode === 'sync') {
     maxConcurrentReconciles: workers,
     predicates: [generationChanged],
     reconcile: async ({ key, object, client }) => {
-      // The run's own client (fenced, cut by the run's signal); a hand-made one for older builds.
-      const kube = ownClient ?? client;
+      // The run's own client (fenced, cut by the run's signal); a hand-made one for builds without it.
+      const kube = client ?? ownClient;
       recorder.start(key, object.metadata.annotations?.[WRITTEN_AT]);
       timings.started(object.metadata.annotations?.[WRITTEN_AT]);
       let ok = false;
