@@ -68,8 +68,10 @@ describe('operatorDeployment', () => {
       );
     const capped = youngBytes(OPERATOR_NODE_OPTIONS);
     const uncapped = youngBytes('');
-    // Two 4 MB semi-spaces, and at times one more 256 KB page V8 holds (8.25 MB seen under load).
-    assert.ok(capped <= 9 * 2 ** 20, `young generation ${capped} B with ${OPERATOR_NODE_OPTIONS}`);
+    // Two 4 MB semi-spaces (8 MB on a quiet machine); under load V8 was seen holding more
+    // while a scavenge was under way (8.25, 9.5 and 12 MB), never past three semi-spaces and a
+    // page. Uncapped it grows to 128 MB here.
+    assert.ok(capped <= 12.25 * 2 ** 20, `young generation ${capped} B with ${OPERATOR_NODE_OPTIONS}`);
     assert.ok(uncapped > capped, `Node's default grows it further (${uncapped} B)`);
   });
 });

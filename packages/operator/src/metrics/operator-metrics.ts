@@ -3,7 +3,7 @@ import type { EventRecorderMetrics } from '../runtime/manager/manager.js';
 import type { OutageMetrics } from '../runtime/manager/outage-gate.js';
 import type { ControllerMetricsSink } from '../runtime/controller/reconcile-loop.js';
 import type { WorkQueue } from '../runtime/queue/queue.js';
-import type { ShardingMetrics } from '../runtime/controller/shard-scope.js';
+import type { ShardingMetrics } from '../runtime/controller/sharding-hooks.js';
 import { ApiServerMetrics } from './apiserver-metrics.js';
 import { ControllerMetrics } from './controller-metrics.js';
 import { EventMetrics } from './event-metrics.js';

@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import type { ShardingMetrics } from '../runtime/controller/shard-scope.js';
+import type { ShardingMetrics } from '../runtime/controller/sharding-hooks.js';
 
 /** The metrics of one shard of a ring: moves and passes (on the leader), hand-overs and cached objects (on each shard). */
 export function shardingMetrics(registry: Registry, ring: string, shard: string): ShardingMetrics {

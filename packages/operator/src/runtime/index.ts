@@ -176,11 +176,12 @@ export {
 } from './controller/managed-controller.js';
 export type {
   ChildrenOf,
+  ShardingHooks,
   ShardScope,
   ShardedChild,
   ShardingMetrics,
   ShardedObjects,
-} from './controller/shard-scope.js';
+} from './controller/sharding-hooks.js';
 export type { ObjectTimer } from './controller/object-timers.js';
 export { withFinalizer, defaultFinalizerName, type FinalizerOptions } from './controller/reconcilers/finalizer.js';
 export { TerminalError, ReconcileTimeoutError, toError, type ReconcileResult } from './controller/result.js';

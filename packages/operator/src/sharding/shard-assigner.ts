@@ -12,7 +12,7 @@ import {
   type Transport,
 } from '@nestor/core';
 import type { InformerCache, InformerHandle } from '../runtime/cache/informer-cache.js';
-import type { ShardingMetrics } from '../runtime/controller/shard-scope.js';
+import type { ShardingMetrics } from '../runtime/controller/sharding-hooks.js';
 import { planAssignments, type AssignmentAction, type AssignmentInput } from './assignment-plan.js';
 import { HashRing } from './hash-ring.js';
 import { patchLabels, type LabelWrite } from './label-writes.js';

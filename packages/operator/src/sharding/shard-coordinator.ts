@@ -9,8 +9,8 @@ import type {
   ShardedChild,
   ShardedObjects,
   ShardingMetrics,
-  ShardScope,
-} from '../runtime/controller/shard-scope.js';
+  ShardingHooks,
+} from '../runtime/controller/sharding-hooks.js';
 import { ShardAssigner, type AssignerStats } from './shard-assigner.js';
 import { shardLabels, shardSelector, type ShardLabels } from './shard-labels.js';
 import { ShardLease } from './shard-lease.js';
@@ -38,7 +38,7 @@ export interface ShardingOptions extends LeaseTiming {
  * share, the drain hand-over around the sharded reconcilers, and (while it leads) the
  * assigner. The manager takes it as its `sharding` option.
  */
-export class ShardCoordinator implements ShardScope {
+export class ShardCoordinator implements ShardingHooks {
   readonly shardId: string;
   readonly selector: string;
   readonly labels: ShardLabels;

@@ -10,7 +10,7 @@ import {
 } from '@nestor/core';
 import type { ObjectTimer } from '../runtime/controller/object-timers.js';
 import type { ReconcileRequest, Reconciler } from '../runtime/controller/reconciler.js';
-import type { ChildrenOf, ShardedChild } from '../runtime/controller/shard-scope.js';
+import type { ChildrenOf, ShardedChild } from '../runtime/controller/sharding-hooks.js';
 import { patchLabels, type LabelWrite } from './label-writes.js';
 import { objectId } from './shard-key.js';
 import { DRAIN_REQUESTED_AT_ANNOTATION, isLabelToken, type ShardLabels } from './shard-labels.js';

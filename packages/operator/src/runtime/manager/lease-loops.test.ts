@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { waitFor } from '@nestor/testing';
 import { LeaseLoops, type CoordinationEvents } from './lease-loops.js';
 import type { LeaderElection } from '../leases/leader-election.js';
-import type { ShardScope } from '../controller/shard-scope.js';
+import type { ShardingHooks } from '../controller/sharding-hooks.js';
 
 /** A Lease granted and taken away by the test. */
 class FakeLease implements LeaderElection {
@@ -71,7 +71,7 @@ function recorder(): CoordinationEvents & { seen: string[] } {
 function shardScope(
   membership: LeaderElection,
   assigner: { runs: AbortSignal[]; fences: Array<() => void> },
-): ShardScope {
+): ShardingHooks {
   return {
     shardId: 'shard-a',
     selector: 'shard.nestor.dev/r=shard-a',

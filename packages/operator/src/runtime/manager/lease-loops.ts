@@ -1,6 +1,6 @@
 import { type RuntimeLogger, silentLogger, sleep } from '@nestor/core';
 import type { LeaderElection, LeaseLoss } from '../leases/leader-election.js';
-import type { ShardScope } from '../controller/shard-scope.js';
+import type { ShardingHooks } from '../controller/sharding-hooks.js';
 import { LeaseFence } from '../leases/lease-fence.js';
 
 export type { LeaderElection };
@@ -19,7 +19,7 @@ export interface CoordinationEvents {
 
 export interface LeaseLoopsOptions {
   leaderElection?: LeaderElection;
-  sharding?: ShardScope;
+  sharding?: ShardingHooks;
   /** True for a controller that runs on the leader (`sharded: false`): its writes need the leader Lease. */
   runsOnLeader(controller: string): boolean;
   logger?: RuntimeLogger;
@@ -101,7 +101,7 @@ export class LeaseLoops {
     this.leading = false;
   }
 
-  private holdShard(sharding: ShardScope, events: CoordinationEvents): Promise<void> {
+  private holdShard(sharding: ShardingHooks, events: CoordinationEvents): Promise<void> {
     return this.holdLease(sharding.membership, `shard ${sharding.shardId}: taking its Lease`, {
       acquired: () => {
         this.shardHeld = true;

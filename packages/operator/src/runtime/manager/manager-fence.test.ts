@@ -12,7 +12,7 @@ import { WorkQueue } from '../queue/queue.js';
 import { ReconcileLoop } from '../controller/reconcile-loop.js';
 import { WriteOutsideRunError } from '../leases/lease-fence.js';
 import type { ReconcileRequest } from '../controller/reconciler.js';
-import type { ShardScope } from '../controller/shard-scope.js';
+import type { ShardingHooks } from '../controller/sharding-hooks.js';
 
 /** A lease whose fence refuses writes while `held` is false. */
 function lease(name: string): LeaderElection & { held: boolean } {
@@ -27,7 +27,7 @@ function lease(name: string): LeaderElection & { held: boolean } {
   };
 }
 
-function shardScope(membership: LeaderElection): ShardScope {
+function shardScope(membership: LeaderElection): ShardingHooks {
   return {
     shardId: 'shard-a',
     selector: 'shard.nestor.dev/r=shard-a',

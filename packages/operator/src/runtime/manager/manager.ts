@@ -20,7 +20,7 @@ import type { Informer } from '../cache/informer.js';
 import type { InformerCache } from '../cache/informer-cache.js';
 import type { InformerOptions } from '../cache/informer.js';
 import type { WorkQueue } from '../queue/queue.js';
-import type { ShardScope } from '../controller/shard-scope.js';
+import type { ShardingHooks } from '../controller/sharding-hooks.js';
 import { ShardedControllers } from './sharded-controllers.js';
 import { positiveDuration, positiveInteger } from '../options-check.js';
 import type { OutageGate, OutageMetrics } from './outage-gate.js';
@@ -79,7 +79,7 @@ export interface ManagerOptions {
    * assigns objects to shards and runs the controllers marked `sharded: false`. Needs
    * `leaderElection`.
    */
-  sharding?: ShardScope;
+  sharding?: ShardingHooks;
   logger?: RuntimeLogger;
 }
 

@@ -2,15 +2,15 @@
 // their options narrowed to the shard (informers, reconciler, timers), the children found
 // through their owned informers for the hand-over, and a child's shard label as the client
 // writes it. The manager holds one only when sharded; the rest of the runtime knows nothing
-// of shards but the ShardScope seam.
+// of shards but the ShardingHooks seam.
 import { type KubeObject, type ResourceDescriptor, resourceName } from '@nestor/core';
 import type { ManagedController, ManagedControllerOptions } from '../controller/managed-controller.js';
-import type { ShardedChild, ShardScope } from '../controller/shard-scope.js';
+import type { ShardedChild, ShardingHooks } from '../controller/sharding-hooks.js';
 
 export class ShardedControllers {
   private readonly controllers = new Set<ManagedController<KubeObject>>();
 
-  constructor(private readonly scope: ShardScope) {
+  constructor(private readonly scope: ShardingHooks) {
     // The hand-over finds an owner's children in the sharded controllers' owned informers.
     scope.useChildren((owner, object) => this.childrenOf(owner, object));
   }

@@ -5,10 +5,12 @@ import type { Reconciler } from './reconciler.js';
 import type { ObjectSelector } from '../../client/object-selector.js';
 
 /**
- * What the manager needs of built-in sharding (`sharding/`'s ShardCoordinator): the seam
- * that keeps the runtime free of rings, labels and assignment.
+ * What the manager needs of built-in sharding (`sharding/`'s ShardCoordinator): the narrow
+ * hooks (a controller's options, its reconciler and timers, a child's labels before a write,
+ * children found through the owner index) that keep the runtime free of rings, labels and
+ * assignment.
  */
-export interface ShardScope {
+export interface ShardingHooks {
   /** This replica's shard id. */
   readonly shardId: string;
   /** Added to the label selector of the sharded kinds' informers: this shard's objects only. */
@@ -72,3 +74,6 @@ export interface ShardingMetrics {
   /** Read when scraped: the objects of sharded kinds this shard caches. */
   objects(read: () => number): void;
 }
+
+/** @deprecated Renamed `ShardingHooks` ("scope" meant four things); this name goes in the next release. */
+export type ShardScope = ShardingHooks;
