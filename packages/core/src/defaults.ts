@@ -1,6 +1,8 @@
 // Every default of Nestor, in one place: the client, the runtime, the Nest module and the
 // docs take them from here.
 
+/** The name of the cluster a manager makes from its own transport (the management cluster, with a fleet). */
+export const DEFAULT_CLUSTER_NAME = 'default';
 /** Reconciles running at once across all controllers. */
 export const DEFAULT_CONCURRENCY = 16;
 /** How long running reconciles may take to finish on stop. */
@@ -27,11 +29,20 @@ export const DEFAULT_WATCH_STALL_MS = 70_000;
  */
 export const DEFAULT_MIN_WATCH_TIMEOUT_SECONDS = 25;
 /**
- * Over HTTP/2 the connection's PING finds a dead connection (30 s of silence, 15 s for the
+ * Over HTTP/2 the connection's PING finds a dead connection (5 s of silence, 10 s for the
  * answer), so watches last as long as client-go's reflector asks: a random [300, 600) s,
  * one request per informer every ~7.5 minutes instead of every ~40 s.
  */
 export const DEFAULT_HTTP2_MIN_WATCH_TIMEOUT_SECONDS = 300;
+/**
+ * HTTP/1.1 sockets, watches' included, have TCP keepalive: the kernel probes a socket that
+ * has been silent for 5 s, once a second (libuv's interval), and fails it after 10 probes
+ * without an answer, so a connection a NAT or load balancer dropped is found within 15 s
+ * with nothing sent by the program (Node's agents default to a probe after every idle
+ * second). A middlebox that keeps answering TCP and forwards nothing is found by the watch's
+ * overdue end instead (DEFAULT_MIN_WATCH_TIMEOUT_SECONDS).
+ */
+export const DEFAULT_TCP_KEEPALIVE_MS = 5_000;
 /**
  * How deep an object from outside may nest (objects and arrays inside each other) before a
  * decoder or webhook refuses it, saying which object: far past any real schema (a CRD's own

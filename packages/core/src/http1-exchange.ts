@@ -2,6 +2,7 @@ import type { Agent as HttpAgent, ClientRequest, IncomingMessage } from 'node:ht
 import https from 'node:https';
 import type { Credentials } from './kubeconfig-credentials.js';
 import { tlsOptions, type Exchange, type Exchanger, type OutgoingRequest, type ResponseHead } from './exchange.js';
+import { DEFAULT_TCP_KEEPALIVE_MS } from './defaults.js';
 
 // Not `import http from 'node:http'`: an ES import of node:http builds its namespace, which
 // reads the module's lazy WebSocket getters and so loads undici, about 3 MB of RSS an
@@ -57,7 +58,12 @@ export class Http1Exchanger implements Exchanger {
       return;
     }
     const { secure } = this.target;
-    const common = { keepAlive: true, scheduling: 'lifo' as const, ...tlsOptions(secure, credentials) };
+    const common = {
+      keepAlive: true,
+      keepAliveMsecs: DEFAULT_TCP_KEEPALIVE_MS,
+      scheduling: 'lifo' as const,
+      ...tlsOptions(secure, credentials),
+    };
     const maxSockets = this.target.maxSockets ?? 32;
     const Agent = secure ? https.Agent : http.Agent;
     this.requestAgent = new Agent({

@@ -10,9 +10,9 @@ export interface TransportOptions {
    * ALPN gives no h2 keep HTTP/1.1 too.
    */
   http2?: boolean;
-  /** HTTP/2: PING a connection nothing was read on for this long (default 30 s, as client-go). */
+  /** HTTP/2: PING a connection nothing was read on for this long (default 5 s; client-go 30 s). */
   http2ReadIdleMs?: number;
-  /** HTTP/2: close a connection whose PING gets no answer within this (default 15 s, as client-go). */
+  /** HTTP/2: close a connection whose PING gets no answer within this (default 10 s; client-go 15 s). */
   http2PingTimeoutMs?: number;
   /** HTTP/1.1 connections for ordinary requests (default 32); watches have their own, uncapped. */
   maxSockets?: number;

@@ -4,6 +4,7 @@
 // many clusters holds one per cluster, engaged and disengaged while it runs.
 import {
   ClusterConfig,
+  DEFAULT_CLUSTER_NAME,
   loadKubeConfig,
   type KubeConfigSource,
   type KubeObject,
@@ -26,8 +27,7 @@ import { InformerCache } from '../cache/informer-cache.js';
 import { OutageGate, type OutageMetrics } from './outage-gate.js';
 import type { WorkerPool } from '../controller/worker-pool.js';
 
-/** The name of the cluster a manager makes from its own transport. */
-export const DEFAULT_CLUSTER_NAME = 'default';
+export { DEFAULT_CLUSTER_NAME };
 
 export interface ClusterOptions {
   /** Names the cluster in logs, health checks and requests (default 'default'). */
