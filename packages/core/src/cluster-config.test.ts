@@ -188,3 +188,46 @@ describe('ClusterConfig', () => {
     );
   });
 });
+
+describe('ClusterConfig.fromInline (a kubeconfig from a Secret)', () => {
+  const inline = (user: string, cluster = 'server: "https://m.example:6443"') =>
+    [
+      `clusters: [{ name: c, cluster: { ${cluster} } }]`,
+      `users: [{ name: u, user: { ${user} } }]`,
+      'contexts: [{ name: x, context: { cluster: c, user: u } }]',
+      'current-context: x',
+    ].join('\n');
+
+  it('takes inline credentials', () => {
+    const config = ClusterConfig.fromInline(inline(`token: abc, client-key-data: ${b64('k')}`));
+    assert.equal(config.getCurrentUser()?.token, 'abc');
+    assert.equal(config.getCurrentCluster()?.server, 'https://m.example:6443');
+  });
+
+  it("refuses what would read this process's files, naming each field, without reading them", () => {
+    // The operator's own token sent to a server of the Secret writer's choosing.
+    const token = join(dir, 'operator-token');
+    writeFileSync(token, 'the-operators-own-token');
+    assert.throws(
+      () =>
+        ClusterConfig.fromInline(
+          inline(
+            `token-file: ${token}, client-certificate: /etc/cert, client-key: /etc/key`,
+            'server: "https://x", certificate-authority: /etc/ca',
+          ),
+        ),
+      (error: Error) =>
+        /cluster c: certificate-authority \(a file\)/.test(error.message) &&
+        /user u: token-file \(a file\)/.test(error.message) &&
+        /client-certificate/.test(error.message) &&
+        /client-key/.test(error.message) &&
+        !error.message.includes('the-operators-own-token'),
+    );
+  });
+
+  it('refuses exec plugins and auth providers unless allowed', () => {
+    const exec = inline('exec: { apiVersion: client.authentication.k8s.io/v1, command: /bin/sh, args: [-c, "id"] }');
+    assert.throws(() => ClusterConfig.fromInline(exec), /user u: exec \(runs code in this process\).*allowExec/);
+    assert.equal(ClusterConfig.fromInline(exec, { allowExec: true }).getCurrentUser()?.exec?.command, '/bin/sh');
+  });
+});

@@ -49,7 +49,47 @@ export class ClusterConfig implements KubeConfigSource {
 
   /** Parses kubeconfig YAML (or JSON). Relative file paths are resolved against `directory`. */
   static fromString(text: string, directory?: string): ClusterConfig {
+    return ClusterConfig.fromDocument(parseKubeconfig(text), directory);
+  }
+
+  /**
+   * A kubeconfig from outside the process (a Secret anyone with write access to it may
+   * change), with everything inline: it is refused when it would read this process's files
+   * (a token-file, a certificate or key path: the operator's own service account token sent
+   * to a server of the writer's choosing) or run a command (exec, auth-provider), naming the
+   * field; `allowExec` lets exec plugins and auth providers through for those who trust the
+   * writers.
+   */
+  static fromInline(text: string, options: { allowExec?: boolean } = {}): ClusterConfig {
     const doc = parseKubeconfig(text);
+    const refused: string[] = [];
+    const entries = (list: unknown, field: string) =>
+      (Array.isArray(list) ? list : []).map((entry: Record<string, unknown>) => ({
+        name: String(entry['name'] ?? '?'),
+        body: (entry[field] ?? {}) as Record<string, unknown>,
+      }));
+    for (const { name, body } of entries(doc['clusters'], 'cluster')) {
+      if (body['certificate-authority'] !== undefined) refused.push(`cluster ${name}: certificate-authority (a file)`);
+    }
+    for (const { name, body } of entries(doc['users'], 'user')) {
+      for (const field of ['token-file', 'client-certificate', 'client-key'])
+        if (body[field] !== undefined) refused.push(`user ${name}: ${field} (a file)`);
+      if (!options.allowExec) {
+        for (const field of ['exec', 'auth-provider'])
+          if (body[field] !== undefined) refused.push(`user ${name}: ${field} (runs code in this process)`);
+      }
+    }
+    if (refused.length > 0) {
+      throw new Error(
+        `a kubeconfig from outside the process must hold its credentials inline; refused: ${refused.join('; ')}. ` +
+          'Use certificate-authority-data, client-certificate-data, client-key-data or token' +
+          (options.allowExec ? '' : ' (exec and auth providers only where the writers are trusted: allowExec)'),
+      );
+    }
+    return ClusterConfig.fromDocument(doc);
+  }
+
+  private static fromDocument(doc: Record<string, unknown>, directory?: string): ClusterConfig {
     let users: User[];
     try {
       users = newUsers(doc.users);

@@ -38,7 +38,8 @@ const ALLOWED: Record<string, readonly string[]> = {
  * The rooms of runtime/ -> the rooms they may import, as kube-rs's runtime composes its
  * streams: watch (list and watch one kind) -> cache (informers over watches) -> controller
  * (event sources, queue, worker pool, reconcile loop) -> manager (cluster, Leases, start
- * and stop); queue and leases stand alone. '.' is runtime/'s top (backoff, options checks).
+ * and stop) -> fleet (member clusters, each a Cluster with its controllers); queue and
+ * leases stand alone. '.' is runtime/'s top (backoff, options checks).
  */
 const RUNTIME_ROOMS: Record<string, readonly string[]> = {
   '.': [],
@@ -48,6 +49,7 @@ const RUNTIME_ROOMS: Record<string, readonly string[]> = {
   leases: ['.'],
   controller: ['.', 'cache', 'queue', 'leases'],
   manager: ['.', 'watch', 'cache', 'queue', 'leases', 'controller'],
+  fleet: ['.', 'watch', 'cache', 'queue', 'leases', 'controller', 'manager'],
 };
 
 /** Folders that must run without Nest (the `@nestor/operator/runtime` entry loads them). */

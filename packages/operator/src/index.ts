@@ -67,6 +67,9 @@ export {
 export { ClusterConfig, Transport, type KubeConfigSource } from '@nestor/core';
 export { Manager } from './runtime/manager/manager.js';
 export { Cluster } from './runtime/manager/cluster.js';
+// Many clusters: the providers and the rest are in `@nestor/operator/fleet`.
+export { Fleet } from './runtime/fleet/fleet.js';
+export type { ClusterSelection } from './runtime/controller/controller-options.js';
 export { InformerCache } from './runtime/cache/informer-cache.js';
 export { EventRecorder } from './client/event-recorder.js';
 export { OperatorMetrics } from './metrics/operator-metrics.js';

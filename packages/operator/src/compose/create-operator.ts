@@ -21,6 +21,7 @@ import { InformerCache } from '../runtime/cache/informer-cache.js';
 import { LeaseLock } from '../runtime/leases/leader-election.js';
 import { leaseTiming } from '../runtime/leases/lease-timing.js';
 import { Manager } from '../runtime/manager/manager.js';
+import { Fleet } from '../runtime/fleet/fleet.js';
 import { MetricsAndProbesServer } from '../serving/metrics-and-probes-server.js';
 import { WebhookHttpsServer } from '../serving/webhook-https-server.js';
 import { ShardCoordinator } from '../sharding/shard-coordinator.js';
@@ -46,6 +47,8 @@ export interface Operator {
   readonly cluster: Cluster;
   /** Add controllers here (`manager.addController`) before start(). */
   readonly manager: Manager;
+  /** The member clusters besides `cluster` (none without `options.fleet`), and `cluster` itself by its name. */
+  readonly fleet: Fleet;
   /** The cluster's client, fenced by the manager's Leases: `manager.client`. */
   readonly client: KubeClient;
   readonly events: EventRecorder;
@@ -81,6 +84,7 @@ export async function createOperator(given: CreateOperatorOptions = {}): Promise
   const transport = await Transport.fromKubeConfig(kubeConfig, options.transport);
   const metrics = new OperatorMetrics();
   const manager = createManager(transport, metrics, options, logger, exit);
+  const fleet = new Fleet(manager, { providers: [], ...options.fleet, logger: logger('Fleet') });
   const webhooks = createWebhookServer(manager, metrics, options, logger);
   const http = new MetricsAndProbesServer({
     ...(options.metrics ? { metrics: options.metrics } : {}),
@@ -96,6 +100,7 @@ export async function createOperator(given: CreateOperatorOptions = {}): Promise
     kubeConfig,
     cluster: manager.cluster,
     manager,
+    fleet,
     client: manager.client,
     events: manager.events,
     metrics,

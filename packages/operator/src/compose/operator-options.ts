@@ -2,6 +2,7 @@ import type { KubeConfigSource, KubeObject, TransportOptions } from '@nestor/cor
 import type { ClassType } from '../crd/field.decorator.js';
 import type { ResourceType } from '../crd/custom-resource.decorator.js';
 import type { LeaseTiming } from '../runtime/leases/lease-timing.js';
+import type { FleetOptions } from '../runtime/fleet/fleet.js';
 import type {
   HealthServerOptions,
   MetricsServerOptions,
@@ -68,6 +69,12 @@ export interface OperatorOptions {
    * Controllers marked `sharded: false` run on the leader over every object.
    */
   sharding?: ShardingModuleOptions | boolean;
+  /**
+   * Member clusters besides the operator's own (docs/multicluster.md): where they come from
+   * (`KubeconfigSecrets`, `StaticClusters`, a provider of your own) and how they are engaged.
+   * Controllers choose them with `clusters`; the injectable `Fleet` gives their clients.
+   */
+  fleet?: FleetOptions;
   /**
    * The HTTPS server for the `@Webhook` classes (started only when there is one): default
    * 0.0.0.0:9443 with the certificate in /tmp/k8s-webhook-server/serving-certs, as

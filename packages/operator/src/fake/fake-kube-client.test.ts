@@ -267,6 +267,7 @@ describe('FakeKubeClient', () => {
         reconcileId: 'r',
         log: { info() {}, warn() {}, error() {}, debug() {} } as never,
         client: fake,
+        cluster: context.cluster,
       };
       await reconcile(request);
     };

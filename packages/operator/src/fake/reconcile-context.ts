@@ -1,5 +1,5 @@
 // A ReconcileContext for calling a @Reconcile() method directly in a unit test.
-import type { KubeObject, ObjectRef } from '@nestor/core';
+import { DEFAULT_CLUSTER_NAME, type KubeObject, type ObjectRef } from '@nestor/core';
 import type { ReconcileContext } from '../nest/reconcile-context.js';
 import { FakeKubeClient } from './fake-kube-client.js';
 
@@ -10,11 +10,12 @@ let runs = 0;
 
 /**
  * The context the runtime would pass for this object (or ref): attempt 1, a live signal, a
- * recording logger, and `client` (pass the FakeKubeClient your assertions read; default: a new one).
+ * recording logger, and `client` (pass the FakeKubeClient your assertions read; default: a new one)
+ * in `cluster` (default 'default').
  */
 export function reconcileContext(
   target: KubeObject | ObjectRef,
-  overrides: Partial<Pick<ReconcileContext, 'attempt' | 'signal' | 'reconcileId' | 'client'>> = {},
+  overrides: Partial<Pick<ReconcileContext, 'attempt' | 'signal' | 'reconcileId' | 'client' | 'cluster'>> = {},
 ): FakeReconcileContext {
   const ref = 'metadata' in target ? (target.metadata ?? {}) : (target as ObjectRef);
   const request: ObjectRef = ref.namespace ? { namespace: ref.namespace, name: ref.name! } : { name: ref.name! };
@@ -27,6 +28,7 @@ export function reconcileContext(
     attempt: overrides.attempt ?? 1,
     reconcileId: overrides.reconcileId ?? `fake-${++runs}`,
     client: overrides.client ?? new FakeKubeClient(),
+    cluster: overrides.cluster ?? DEFAULT_CLUSTER_NAME,
     log: { log: record('log'), warn: record('warn'), error: record('error'), debug: record('debug') },
     logs,
   };

@@ -101,6 +101,7 @@ export function bindController(found: DiscoveredController, namespace?: string):
     ...(options.reconcileTimeoutMs ? { reconcileTimeoutMs: options.reconcileTimeoutMs } : {}),
     ...(options.maxRetries !== undefined ? { maxRetries: options.maxRetries } : {}),
     ...(options.sharded === false ? { sharded: false } : {}),
+    ...(options.clusters ? { clusters: options.clusters } : {}),
   };
 }
 
@@ -113,6 +114,7 @@ function contextOf(request: ReconcileRequest<KubeObject>): ReconcileContext {
     signal: request.signal,
     attempt: request.attempt,
     reconcileId: request.reconcileId,
+    cluster: request.cluster,
     log: asNestLogger(request.log),
   };
 }

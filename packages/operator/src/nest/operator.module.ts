@@ -8,6 +8,7 @@ import { readOperatorFlags, withOperatorFlags } from '../config/operator-flags.j
 import { OperatorMetrics } from '../metrics/operator-metrics.js';
 import { InformerCache } from '../runtime/cache/informer-cache.js';
 import { Manager } from '../runtime/manager/manager.js';
+import { Fleet } from '../runtime/fleet/fleet.js';
 import type { OperatorModuleOptions } from './interfaces/operator-options.interface.js';
 import { runtimeLogger } from './nest-logger.js';
 import { OperatorHttpServer } from './operator-http.server.js';
@@ -31,6 +32,7 @@ const parts: Array<[token: InjectionToken, part: (operator: Operator) => unknown
   [InformerCache, (operator) => operator.cluster.informers],
   [OperatorMetrics, (operator) => operator.metrics],
   [Manager, (operator) => operator.manager],
+  [Fleet, (operator) => operator.fleet],
   [KubeClient, (operator) => operator.client],
   [EventRecorder, (operator) => operator.events],
 ];
@@ -82,6 +84,7 @@ const providers: Provider[] = [
     Transport,
     InformerCache,
     Manager,
+    Fleet,
     KubeClient,
     EventRecorder,
     OperatorRegistry,

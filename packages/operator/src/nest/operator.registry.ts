@@ -23,13 +23,14 @@ export class OperatorRegistry {
   ) {}
 
   /**
-   * Registers a discovered controller with the manager (started with it, or at once if it runs).
+   * Registers a discovered controller with the manager (started with it, or at once if it
+   * runs); one that runs only in member clusters goes to the fleet, and is not listed here.
    * @internal Called by the explorer.
    */
-  add(found: DiscoveredController): ManagedController<KubeObject> {
+  add(found: DiscoveredController): ManagedController<KubeObject> | undefined {
     const controller = this.manager.addController(bindController(found, this.options.namespace));
     warnNonStorageVersions(found, (message) => this.logger.warn(message));
-    this.controllers.set(controller.name, { found, controller });
+    if (controller) this.controllers.set(controller.name, { found, controller });
     return controller;
   }
 

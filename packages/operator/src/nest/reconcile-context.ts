@@ -20,6 +20,11 @@ export interface ReconcileContext {
    * same from the ambient context; this one needs none.
    */
   readonly client: KubeClient;
+  /**
+   * The cluster the object is in, which `client` reads and writes: 'default' for the
+   * operator's own; a member cluster's name for a controller with `clusters` set.
+   */
+  readonly cluster: string;
   /** Nest logger bound to the controller, the object and the reconcile ID. */
   readonly log: Pick<LoggerService, 'log' | 'warn' | 'error' | 'debug'>;
 }

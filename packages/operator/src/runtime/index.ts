@@ -193,6 +193,10 @@ export {
   type ManagerMetrics,
 } from './manager/manager.js';
 export { Cluster, DEFAULT_CLUSTER_NAME, type ClusterOptions, type ClusterConnectOptions } from './manager/cluster.js';
+// Many clusters: also its own entry, `@nestor/operator/fleet`.
+export * from './fleet/index.js';
+export type { ClusterFleet } from './manager/manager.js';
+export type { LaneGroup } from './controller/worker-pool.js';
 export {
   LeaseLock,
   LeaseLostError,

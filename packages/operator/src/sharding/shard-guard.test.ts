@@ -57,6 +57,7 @@ function request(object: KubeObject | undefined): ReconcileRequest<KubeObject> {
     reconcileId: 'r',
     log: silentLogger,
     client: new FakeKubeClient(),
+    cluster: 'default',
   };
 }
 

@@ -4,6 +4,7 @@ import type { Predicate } from '../../runtime/controller/predicates.js';
 import type { ResourceDescriptor } from '@nestor/core';
 import { OPERATOR_CONTROLLER_METADATA } from '../operator.constants.js';
 import type { ObjectSelector } from '../../client/object-selector.js';
+import type { ClusterSelection } from '../../runtime/controller/controller-options.js';
 
 /** What `@Controller` takes: the kind to reconcile, the kinds it owns, its selector, concurrency and cache settings. */
 export interface ControllerOptions extends ObjectSelector {
@@ -41,6 +42,13 @@ export interface ControllerOptions extends ObjectSelector {
    * every object instead of on each shard's share (default true).
    */
   sharded?: boolean;
+  /**
+   * With the module's `fleet`: the clusters this controller reconciles its kind in: the
+   * operator's own ('local', the default), every member cluster ('members'), both ('all'),
+   * or those a function picks by name. The context's `cluster` names the one of each run,
+   * and `ctx.client` reads and writes it.
+   */
+  clusters?: ClusterSelection;
   /** Reconciles of this controller at once (default 1). */
   maxConcurrentReconciles?: number;
   /** Abort a reconcile's signal after this long and retry it with backoff. */

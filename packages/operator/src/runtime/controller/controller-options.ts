@@ -14,6 +14,18 @@ import type { Predicate } from './predicates.js';
 import type { ControllerMetricsSink } from './reconcile-loop.js';
 import type { Reconciler } from './reconciler.js';
 
+/** Which clusters a controller runs in (see ManagedControllerOptions.clusters). */
+export type ClusterSelection = 'local' | 'members' | 'all' | ((cluster: string) => boolean);
+
+/**
+ * What whoever makes a controller binds it to: the client its runs read and write through
+ * (a manager's, or one member cluster's in a fleet) and the name of that client's cluster.
+ */
+export interface ClusterBinding {
+  readonly client: KubeClient;
+  readonly cluster?: string;
+}
+
 /** An owned kind with options: `metadataOnly` caches only its objects' metadata (all the owner mapping reads). */
 export interface OwnedResource {
   resource: ResourceDescriptor;
@@ -65,6 +77,13 @@ export interface ManagedControllerOptions<T> extends ObjectSelector {
    * object (default true for a controller with a kind; one without is never sharded).
    */
   sharded?: boolean;
+  /**
+   * Which clusters the controller runs in (a manager with a `fleet`): its own ('local', the
+   * default), every engaged member cluster ('members'), both ('all'), or the clusters a
+   * function picks by name (the manager's own is named by `clusterName`, 'default'). In
+   * each cluster it has its own informers and queue, and a lane of the shared worker pool.
+   */
+  clusters?: ClusterSelection;
   /**
    * Set by a sharded manager: the primary and owned kinds are watched with this extra label
    * selector (this shard's objects only), an object for which `bypass` is true (a drain

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { refOf, type RuntimeLogger } from '@nestor/core';
+import { DEFAULT_CLUSTER_NAME, refOf, type RuntimeLogger } from '@nestor/core';
 import type { KubeClient } from '../../client/kube-client.js';
 import { runInContext, type RunContext } from '../../client/run-context.js';
 import type { ReconcileRequest } from './reconciler.js';
@@ -14,6 +14,8 @@ export interface ControllerRunsOptions {
   controller: string;
   /** The controller's client: each run gets it scoped to the controller and the run's signal. */
   client: KubeClient;
+  /** The cluster the client reads and writes (default 'default'): in each request, and in log lines when not the default. */
+  cluster?: string;
   log: RuntimeLogger;
 }
 
@@ -57,13 +59,14 @@ export class ControllerRuns {
     body: (request: ReconcileRequest<T>) => Promise<R> | R,
     fields: Record<string, unknown> = {},
   ): Run<T, R> {
-    const { controller } = this.options;
+    const { controller, cluster = DEFAULT_CLUSTER_NAME } = this.options;
     const abort = new AbortController();
     const signal = abort.signal;
     const ref = refOf(key);
     const reconcileId = randomUUID();
     const log = bindLogger(this.options.log, {
       controller,
+      ...(cluster === DEFAULT_CLUSTER_NAME ? {} : { cluster }),
       ...fields,
       namespace: ref.namespace,
       name: ref.name,
@@ -71,7 +74,7 @@ export class ControllerRuns {
     });
     // Explicit in the request's client, ambient in the context: the injected client is fenced and cut alike.
     const client = this.options.client.scoped({ controller, signal });
-    const request: ReconcileRequest<T> = { ref, key, object, signal, attempt, reconcileId, log, client };
+    const request: ReconcileRequest<T> = { ref, key, object, signal, attempt, reconcileId, log, client, cluster };
     const context: RunContext = { controller, key, attempt, signal, reconcileId };
     const result = runInContext(context, async () => body(request));
     this.running.add(abort);

@@ -25,15 +25,14 @@ import { OWNER_INDEX, type Informer } from '../cache/informer.js';
 import type { InformerCache, InformerHandle, InformerSelector } from '../cache/informer-cache.js';
 import type { Predicate } from './predicates.js';
 import { positiveDuration, positiveInteger, show } from '../options-check.js';
-import { checkNamespaces, type ManagedControllerOptions } from './controller-options.js';
-import type { KubeClient } from '../../client/kube-client.js';
+import { checkNamespaces, type ClusterBinding, type ManagedControllerOptions } from './controller-options.js';
 import { isTimerItem, objectGroupOf, ObjectTimers } from './object-timers.js';
 import { WorkQueue } from '../queue/queue.js';
 import { defaultControllerRateLimiter } from '../queue/rate-limiter.js';
 import { LeaseLostError } from '../leases/leader-election.js';
 import { ReconcileLoop } from './reconcile-loop.js';
 import { toError } from './result.js';
-import type { PoolLane, WorkerPool } from './worker-pool.js';
+import type { LaneGroup, PoolLane, WorkerPool } from './worker-pool.js';
 
 export type { ManagedControllerOptions, OwnedResource } from './controller-options.js';
 
@@ -61,7 +60,7 @@ export class ManagedController<T extends KubeObject = KubeObject> {
   private state: 'new' | 'prepared' | 'started' | 'standby' | 'stopped' = 'new';
 
   /** Without a manager, give it the client its runs write through (`client`): a reconcile always has one. */
-  constructor(private readonly options: ManagedControllerOptions<T> & { readonly client: KubeClient }) {
+  constructor(private readonly options: ManagedControllerOptions<T> & ClusterBinding) {
     this.name = options.name;
     this.log = options.logger ?? silentLogger;
     if (typeof options.name !== 'string' || options.name === '') {
@@ -105,6 +104,7 @@ export class ManagedController<T extends KubeObject = KubeObject> {
       ...(options.maxRetries !== undefined ? { maxRetries: options.maxRetries } : {}),
       ...(options.events ? { events: options.events } : {}),
       client: options.client,
+      ...(options.cluster ? { cluster: options.cluster } : {}),
     });
     if (options.timers?.length) {
       this.timers = new ObjectTimers<T>({
@@ -115,6 +115,7 @@ export class ManagedController<T extends KubeObject = KubeObject> {
         held: (key) => this.loop.holds(key),
         ...(options.reconcileTimeoutMs ? { timeoutMs: options.reconcileTimeoutMs } : {}),
         client: options.client,
+        ...(options.cluster ? { cluster: options.cluster } : {}),
         log: this.log,
       });
     }
@@ -269,8 +270,8 @@ export class ManagedController<T extends KubeObject = KubeObject> {
     return { ok: true };
   }
 
-  /** Starts dispatching requests to the pool. */
-  start(pool: WorkerPool): void {
+  /** Starts dispatching requests to the pool; its lane joins `group` (its cluster's) when given. */
+  start(pool: WorkerPool, group?: LaneGroup): void {
     if (this.state !== 'prepared' && this.state !== 'standby')
       throw new Error(`controller ${this.name} must be prepared before it starts (state ${this.state})`);
     if (this.state === 'standby') this.loop.resume();
@@ -280,6 +281,7 @@ export class ManagedController<T extends KubeObject = KubeObject> {
       queue: this.queue,
       maxConcurrent: this.maxConcurrent,
       process: (item) => (this.timers && isTimerItem(item) ? this.timers.process(item) : this.loop.process(item)),
+      ...(group ? { group } : {}),
     });
     this.log.info(`controller ${this.name} started`, {
       resource: this.options.resource ? resourceName(this.options.resource) : undefined,

@@ -51,6 +51,8 @@ export interface ObjectTimersOptions<T> {
   timeoutMs?: number;
   /** Scoped to the controller and each run's signal: the run's `request.client`. */
   client: KubeClient;
+  /** The cluster `client` reads and writes (default 'default'). */
+  cluster?: string;
   log?: RuntimeLogger;
 }
 
@@ -63,6 +65,7 @@ export class ObjectTimers<T extends KubeObject> {
       controller: options.controller,
       client: options.client,
       log: options.log ?? silentLogger,
+      ...(options.cluster ? { cluster: options.cluster } : {}),
     });
     options.timers.forEach((timer) => {
       const where = `controller ${options.controller}: timer ${timer.name}`;

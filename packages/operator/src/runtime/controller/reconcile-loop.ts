@@ -61,6 +61,8 @@ export interface ReconcileLoopOptions<T> {
   events?: Pick<EventRecorder, 'record'>;
   /** Scoped to this controller and each run's signal: the run's `request.client` (the manager passes its own). */
   client: KubeClient;
+  /** The cluster `client` reads and writes, named in each request (default 'default'). */
+  cluster?: string;
   log: RuntimeLogger;
   metrics?: ControllerMetricsSink;
 }
@@ -85,7 +87,12 @@ export class ReconcileLoop<T> {
   private readonly runs: ControllerRuns;
 
   constructor(private readonly options: ReconcileLoopOptions<T>) {
-    this.runs = new ControllerRuns({ controller: options.name, client: options.client, log: options.log });
+    this.runs = new ControllerRuns({
+      controller: options.name,
+      client: options.client,
+      log: options.log,
+      ...(options.cluster ? { cluster: options.cluster } : {}),
+    });
   }
 
   /** Reconciles running now. */

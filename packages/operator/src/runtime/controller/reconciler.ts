@@ -24,6 +24,11 @@ export interface ReconcileRequest<T> {
    * controller, all explicit (no ambient context read), even from a promise left running.
    */
   readonly client: KubeClient;
+  /**
+   * The cluster the object is in, and that `client` reads and writes: 'default' for the
+   * manager's own; a member's name for a controller that runs in a fleet's clusters.
+   */
+  readonly cluster: string;
 }
 
 /**

@@ -284,4 +284,29 @@ describe('WorkerPool', () => {
       }
     }
   });
+
+  it('holds a group of lanes (one cluster) while the others run, and dispatches its keys once resumed', async () => {
+    const pool = new WorkerPool({ concurrency: 2 });
+    const held = pool.group();
+    const ran = { a: 0, b: 0 };
+    const register = (name: 'a' | 'b', group?: ReturnType<WorkerPool['group']>) =>
+      pool.register({
+        name,
+        queue: queueWith(5, name),
+        maxConcurrent: 2,
+        process: async () => {
+          ran[name]++;
+          await tick();
+        },
+        ...(group ? { group } : {}),
+      });
+    held.pause();
+    register('a', held);
+    register('b');
+    await until(() => ran.b === 5, "the other lane's keys");
+    for (let i = 0; i < 10; i++) await tick();
+    assert.equal(ran.a, 0, 'a held group dispatches nothing');
+    held.resume();
+    await until(() => ran.a === 5, "the held lane's keys once resumed");
+  });
 });

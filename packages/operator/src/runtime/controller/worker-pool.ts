@@ -10,6 +10,20 @@ export interface LaneOptions {
   maxConcurrent: number;
   /** Runs one key. Should never reject: a rejection goes to onError and the key is still done. */
   process(key: string): Promise<void>;
+  /** Held with the other lanes of its group (one cluster's controllers), besides the whole pool. */
+  group?: LaneGroup;
+}
+
+/**
+ * Lanes held and let go together: the controllers of one cluster, held while its API server
+ * does not answer, while the other clusters' lanes go on (WorkerPool.group()).
+ */
+export interface LaneGroup {
+  readonly paused: boolean;
+  /** Holds dispatch of the group's lanes: their runs in progress go on, their keys wait. */
+  pause(): void;
+  /** Dispatches them again. */
+  resume(): void;
 }
 
 export interface PoolLane {
@@ -36,6 +50,7 @@ class Lane implements PoolLane {
   readonly process: (key: string) => Promise<void>;
   inFlight = 0;
   closed = false;
+  readonly group: Group | undefined;
   /** In the pool's ready list: at most once, so waking it again costs nothing. */
   listed = false;
   nextReady: Lane | undefined;
@@ -46,17 +61,43 @@ class Lane implements PoolLane {
     this.queue = options.queue;
     this.maxConcurrent = options.maxConcurrent;
     this.process = options.process;
+    this.group = options.group instanceof Group ? options.group : undefined;
+    this.group?.lanes.add(this);
     this.unsubscribe = options.queue.onReady(() => wake(this));
   }
 
   get canTake(): boolean {
-    return !this.closed && this.inFlight < this.maxConcurrent && this.queue.length > 0 && !this.queue.isShuttingDown;
+    return (
+      !this.closed &&
+      this.inFlight < this.maxConcurrent &&
+      this.queue.length > 0 &&
+      !this.queue.isShuttingDown &&
+      !this.group?.paused
+    );
   }
 
   unregister(): void {
     if (this.closed) return;
     this.closed = true;
+    this.group?.lanes.delete(this);
     this.unsubscribe(); // a listed lane is dropped when the dispatcher reaches it
+  }
+}
+
+class Group implements LaneGroup {
+  paused = false;
+  readonly lanes = new Set<Lane>();
+
+  constructor(private readonly wake: (lane: Lane) => void) {}
+
+  pause(): void {
+    this.paused = true;
+  }
+
+  resume(): void {
+    if (!this.paused) return;
+    this.paused = false;
+    for (const lane of this.lanes) this.wake(lane);
   }
 }
 
@@ -95,6 +136,11 @@ export class WorkerPool {
     const lane = new Lane(options, this.wake);
     this.wake(lane); // its queue may hold keys already
     return lane;
+  }
+
+  /** A group of lanes held apart from the others (see LaneGroup); lanes join it at register(). */
+  group(): LaneGroup {
+    return new Group(this.wake);
   }
 
   /** Holds dispatch: runs in progress go on, queued keys wait (deduplicated) in their queues. */

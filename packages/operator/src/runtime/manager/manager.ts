@@ -8,80 +8,32 @@ import {
   silentLogger,
   type Transport,
 } from '@nestor/core';
-import type { EventRecorder, EventRecorderMetrics, EventRecorderOptions } from '../../client/event-recorder.js';
-import type { KindRegistry } from '../../client/kind-registry.js';
+import type { EventRecorder, EventRecorderMetrics } from '../../client/event-recorder.js';
 import type { KubeClient } from '../../client/kube-client.js';
 import { Cluster } from './cluster.js';
-import type { HealthCheck, ManagerHealth } from './health.js';
+import { allReady, type HealthCheck, type ManagerHealth } from './health.js';
 import { LeaseLoops, type LeaderElection } from './lease-loops.js';
 import { ManagedController, type ManagedControllerOptions } from '../controller/managed-controller.js';
-import type { ControllerMetricsSink } from '../controller/reconcile-loop.js';
 import type { Informer } from '../cache/informer.js';
 import type { InformerCache } from '../cache/informer-cache.js';
-import type { InformerOptions } from '../cache/informer.js';
 import type { WorkQueue } from '../queue/queue.js';
-import type { ShardingHooks } from '../controller/sharding-hooks.js';
 import { ShardedControllers } from './sharded-controllers.js';
 import { positiveDuration, positiveInteger } from '../options-check.js';
-import type { OutageGate, OutageMetrics } from './outage-gate.js';
+import type { OutageGate } from './outage-gate.js';
 import { WorkerPool } from '../controller/worker-pool.js';
 import type { LeaseFence } from '../leases/lease-fence.js';
 
-export type { EventRecorderMetrics, HealthCheck, LeaderElection, ManagerHealth };
+import type { ClusterFleet, ManagerMetrics, ManagerOptions } from './manager-options.js';
 
-/** Where controllers report metrics (OperatorMetrics binds this to Prometheus). */
-export interface ManagerMetrics {
-  controllerSink(controller: string, maxConcurrentReconciles: number): ControllerMetricsSink;
-  trackQueue(controller: string, queue: WorkQueue<string>): void;
-  /** Where the manager's Event recorder reports written and dropped Events. */
-  eventSink?(): EventRecorderMetrics;
-  /** Where the outage gate reports outages of the API server. */
-  outageSink?(): OutageMetrics;
-}
-
-export interface ManagerOptions {
-  transport: Transport;
-  /** Reconciles running at once across all controllers (default 16). */
-  concurrency?: number;
-  /** Bound on the wait for the caches' first sync (default 2 min, as controller-runtime). */
-  syncTimeoutMs?: number;
-  /** How long running reconciles may take to finish on stop (default 30 s). */
-  shutdownGraceMs?: number;
-  /** Names the manager's cluster in logs and health checks (default 'default'). */
-  clusterName?: string;
-  /** Informer cache to share (default: one of the manager's own on the transport, with `cache`'s options). */
-  informers?: InformerCache;
-  /** Options of every informer of the manager's own cache, and per resource (by `resourceName()`). */
-  cache?: { defaults?: InformerOptions; byResource?: ReadonlyMap<string, InformerOptions> };
-  leaderElection?: LeaderElection;
-  metrics?: ManagerMetrics;
-  /**
-   * The Event recorder the controllers' maxRetries warnings and `manager.client`'s Events
-   * go to, or the options of the one the manager makes on the transport, fenced by its
-   * Leases (the default). stop() flushes it.
-   */
-  events?: EventRecorder | Omit<EventRecorderOptions, 'fence'>;
-  /** `manager.client`'s field manager (default 'nestor'); also its Events' reporting controller. */
-  fieldManager?: string;
-  /** `manager.client`'s kinds (default: a registry of its own). */
-  kinds?: KindRegistry;
-  /** Bound on the flush of pending Events on stop (default 5 s). */
-  eventFlushMs?: number;
-  /**
-   * Called when the lease was lost, once the running reconciles were aborted and returned.
-   * The controllers are then a warm standby and the manager campaigns again, unless this
-   * ends the process (controller-runtime's default).
-   */
-  onLeadershipLost?: () => void;
-  /**
-   * Built-in sharding (sharding/'s ShardCoordinator): the controllers with a kind run on
-   * this replica's share of the objects while it holds its shard Lease; the elected leader
-   * assigns objects to shards and runs the controllers marked `sharded: false`. Needs
-   * `leaderElection`.
-   */
-  sharding?: ShardingHooks;
-  logger?: RuntimeLogger;
-}
+export type {
+  ClusterFleet,
+  EventRecorderMetrics,
+  HealthCheck,
+  LeaderElection,
+  ManagerHealth,
+  ManagerMetrics,
+  ManagerOptions,
+};
 
 type State = 'idle' | 'starting' | 'running' | 'stopping' | 'stopped' | 'failed';
 
@@ -103,7 +55,9 @@ export class Manager {
   private readonly sharded: ShardedControllers | undefined;
   private readonly log: RuntimeLogger;
   private readonly syncTimeoutMs: number;
-  private readonly shutdownGraceMs: number;
+  /** How long running reconciles may take to finish on stop (and a member cluster's on disengage). */
+  readonly shutdownGraceMs: number;
+  private fleet?: ClusterFleet;
   private state: State = 'idle';
   private readonly abort = new AbortController();
   /** Caches synced: a standby waiting for the lease is ready. */
@@ -151,6 +105,21 @@ export class Manager {
       options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS,
       'the shutdown grace period',
     );
+  }
+
+  /** Where the controllers report metrics, if anywhere. */
+  get metrics(): ManagerMetrics | undefined {
+    return this.options.metrics;
+  }
+
+  /**
+   * Runs the controllers whose `clusters` select clusters besides this one in `fleet` (one
+   * per manager, attached before start: the Fleet's constructor does it).
+   */
+  attachFleet(fleet: ClusterFleet): void {
+    if (this.fleet) throw new Error('the manager has a fleet already: one Fleet per manager');
+    if (this.state !== 'idle') throw new Error(`attach the fleet before the manager starts (state ${this.state})`);
+    this.fleet = fleet;
   }
 
   get transport(): Transport {
@@ -227,9 +196,26 @@ export class Manager {
 
   /**
    * Adds a controller. Before start() it starts with the others; on a running manager it
-   * starts as soon as its caches are synced.
+   * starts as soon as its caches are synced. With `clusters` selecting other clusters, the
+   * fleet runs an instance in each of them; the one in this cluster (if selected) is returned.
    */
-  addController<T extends KubeObject>(options: ManagedControllerOptions<T>): ManagedController<T> {
+  addController<T extends KubeObject>(
+    options: ManagedControllerOptions<T> & { clusters?: 'local' | 'all' },
+  ): ManagedController<T>;
+  addController<T extends KubeObject>(options: ManagedControllerOptions<T>): ManagedController<T> | undefined;
+  addController<T extends KubeObject>(options: ManagedControllerOptions<T>): ManagedController<T> | undefined {
+    const clusters = options.clusters ?? 'local';
+    if (clusters !== 'local') {
+      if (!this.fleet) {
+        throw new Error(
+          `controller ${options.name} runs in clusters ${typeof clusters === 'string' ? `'${clusters}'` : 'a function picks'}, ` +
+            'but the manager has no fleet: make one (new Fleet(manager, { providers })) before adding it',
+        );
+      }
+      this.fleet.addController(options as unknown as ManagedControllerOptions<KubeObject>);
+      const local = clusters === 'all' || (typeof clusters === 'function' && clusters(this.cluster.name));
+      if (!local) return undefined;
+    }
     if (this.controllers.has(options.name)) {
       throw new Error(`a controller named "${options.name}" is already registered: give each controller a unique name`);
     }
@@ -286,9 +272,10 @@ export class Manager {
       checks.push({ name: `controller:${controller.name}`, ok, ...(detail ? { detail } : {}) });
     }
     checks.push(...informers);
+    if (this.fleet) checks.push(...this.fleet.health());
     return {
       live: this.state !== 'stopped' && this.state !== 'failed',
-      ready: checks.every((c) => c.ok),
+      ready: allReady(checks),
       checks,
     };
   }
@@ -324,6 +311,7 @@ export class Manager {
     this.caches = true;
     if (this.abort.signal.aborted) return;
     this.state = 'running';
+    this.fleet?.start();
     if (!early) this.coordinate();
     else if (this.isLeader) this.lead();
   }
@@ -335,7 +323,10 @@ export class Manager {
         if (this.caches) this.lead();
       },
       lostLead: async (loss) => {
-        await this.standBy([...this.started].filter((controller) => !this.sharded?.has(controller)));
+        await Promise.all([
+          this.standBy([...this.started].filter((controller) => !this.sharded?.has(controller))),
+          this.fleet?.standBy(),
+        ]);
         if (loss.unreachable) {
           // Nobody else is known to hold it: a restart would only add a new identity's wait
           // for this one's record to expire. The campaign takes the Lease back when the server answers.
@@ -376,6 +367,7 @@ export class Manager {
       if (!this.sharded?.has(controller) && controller.informers.every((i) => i.synced))
         this.startController(controller);
     }
+    this.fleet?.lead();
     this.log.info(`manager started ${this.started.size} controller(s) with ${this.pool.concurrency} workers`);
   }
 
@@ -403,7 +395,10 @@ export class Manager {
   }
 
   private async stopControllers(): Promise<boolean> {
-    const results = await Promise.all([...this.controllers.values()].map((c) => c.stop(this.shutdownGraceMs)));
+    const results = await Promise.all([
+      ...[...this.controllers.values()].map((c) => c.stop(this.shutdownGraceMs)),
+      ...(this.fleet ? [this.fleet.stop(this.shutdownGraceMs)] : []),
+    ]);
     return results.every(Boolean);
   }
 

@@ -1,0 +1,240 @@
+import { type KubeObject, type RuntimeLogger, silentLogger, type TransportOptions } from '@nestor/core';
+import type { ClusterSelection, ManagedControllerOptions } from '../controller/controller-options.js';
+import type { Cluster } from '../manager/cluster.js';
+import type { HealthCheck } from '../manager/health.js';
+import type { ClusterFleet, Manager } from '../manager/manager.js';
+import { positiveDuration } from '../options-check.js';
+import type { ClusterProvider, ClusterSink, EngageTarget } from './cluster-provider.js';
+import { Member, type MemberPhase } from './member.js';
+
+export interface FleetOptions {
+  /** Where the member clusters come from. */
+  providers: readonly ClusterProvider[];
+  /** Options of each member's transport (the manager's own are not copied). */
+  transport?: TransportOptions;
+  /** Bound on one engagement's cache sync; past it the attempt fails and is retried (default 30 s). */
+  syncTimeoutMs?: number;
+  /** Backoff between failed engagements: first wait, and the cap of its doubling (default 1 s, 60 s). */
+  retry?: { initialMs?: number; maxMs?: number };
+  logger?: RuntimeLogger;
+}
+
+/** One member cluster as the fleet reports it. */
+export interface MemberStatus {
+  name: string;
+  phase: MemberPhase;
+  /** Why the last attempt failed (until one succeeds). */
+  error?: string;
+  attempts: number;
+  /** When the phase began (ms since the epoch). */
+  since: number;
+}
+
+/**
+ * The clusters an operator runs in besides its own (multicluster-runtime's manager): member
+ * clusters engaged and disengaged by providers while the process runs, each a Cluster of its
+ * own with its own connections, informers, outage gate and backoff, and its own instance of
+ * every controller whose `clusters` selects it, on a lane group of the manager's one worker
+ * pool (a fair share: the pool serves lanes round-robin, one key per turn). A cluster that is
+ * slow, unreachable, missing a kind or refusing the credentials is retried in the background
+ * and reported, and never delays the others. Controllers run only while the manager leads.
+ */
+export class Fleet implements ClusterFleet, ClusterSink {
+  private readonly members = new Map<string, Member>();
+  private readonly refused = new Map<string, { error: Error; since: number }>();
+  private readonly controllers: Array<ManagedControllerOptions<KubeObject> & { clusters: ClusterSelection }> = [];
+  private readonly log: RuntimeLogger;
+  private readonly syncTimeoutMs: number;
+  private readonly retry: { initialMs: number; maxMs: number };
+  private readonly abort = new AbortController();
+  private readonly stopping: Promise<boolean>[] = [];
+  private leading = false;
+  private running = false;
+
+  constructor(
+    private readonly manager: Manager,
+    private readonly options: FleetOptions,
+  ) {
+    this.log = options.logger ?? silentLogger;
+    this.syncTimeoutMs = positiveDuration(options.syncTimeoutMs ?? 30_000, "the fleet's sync timeout");
+    this.retry = {
+      initialMs: positiveDuration(options.retry?.initialMs ?? 1_000, "the fleet's first retry"),
+      maxMs: positiveDuration(options.retry?.maxMs ?? 60_000, "the fleet's longest retry"),
+    };
+    manager.attachFleet(this);
+  }
+
+  /** The engaged member clusters' names, and the manager's own. */
+  get names(): string[] {
+    return [
+      this.manager.cluster.name,
+      ...[...this.members.values()].filter((m) => m.phase === 'engaged').map((m) => m.name),
+    ];
+  }
+
+  /**
+   * An engaged cluster by name, the manager's own included: its client reads its cache and
+   * writes to its API server (cluster-aware reconcilers); undefined when not engaged.
+   */
+  get(name: string): Cluster | undefined {
+    if (name === this.manager.cluster.name) return this.manager.cluster;
+    const member = this.members.get(name);
+    return member?.phase === 'engaged' ? member.cluster : undefined;
+  }
+
+  /** Every member the providers named, engaged or not. */
+  status(): MemberStatus[] {
+    const members = [...this.members.values()].map((m) => ({
+      name: m.name,
+      phase: m.phase,
+      ...(m.lastError ? { error: m.lastError.message } : {}),
+      attempts: m.attempts,
+      since: m.since,
+    }));
+    const refused = [...this.refused].map(([name, { error, since }]) => ({
+      name,
+      phase: 'failed' as const,
+      error: error.message,
+      attempts: 1,
+      since,
+    }));
+    return [...members, ...refused];
+  }
+
+  /** @internal The manager hands over a controller with `clusters` set. */
+  addController(options: ManagedControllerOptions<KubeObject>): void {
+    const selected = { ...options, clusters: options.clusters ?? 'local' };
+    this.controllers.push(selected);
+    for (const member of this.members.values())
+      if (selects(selected.clusters, member.name)) member.addController(selected);
+  }
+
+  /** @internal The manager's caches synced: the providers start naming clusters. */
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    for (const provider of this.options.providers) {
+      Promise.resolve()
+        .then(() => provider.run(this, this.manager.cluster, this.abort.signal))
+        .catch((error: unknown) =>
+          this.log.error(
+            `cluster provider ${provider.name} failed: ${(error as Error).message}; its clusters stay as they are`,
+          ),
+        );
+    }
+  }
+
+  /** @internal */
+  lead(): void {
+    this.leading = true;
+    for (const member of this.members.values()) member.lead();
+  }
+
+  /** @internal */
+  async standBy(): Promise<void> {
+    this.leading = false;
+    await Promise.all([...this.members.values()].map((member) => member.standBy()));
+  }
+
+  engage(name: string, target: EngageTarget): void {
+    if (name === this.manager.cluster.name) {
+      return this.refuse(name, new Error(`"${name}" is the manager's own cluster's name: give the member another`));
+    }
+    if (this.abort.signal.aborted) return;
+    this.refused.delete(name);
+    const current = this.members.get(name);
+    if (current && target.revision !== undefined && current.revision === target.revision) return;
+    if (current) this.disengage(name);
+    this.log.info(`cluster ${name}: engaging`);
+    const member = new Member({
+      name,
+      target,
+      pool: this.manager.pool,
+      controllers: this.controllers.filter((c) => selects(c.clusters, name)),
+      ...(this.options.transport ? { transport: this.options.transport } : {}),
+      syncTimeoutMs: this.syncTimeoutMs,
+      retry: this.retry,
+      leading: () => this.leading,
+      report: (m, error) => this.report(m, target, error),
+      ...(this.manager.metrics ? { metrics: this.manager.metrics } : {}),
+      logger: this.log,
+    });
+    this.members.set(name, member);
+  }
+
+  disengage(name: string): void {
+    this.refused.delete(name);
+    const member = this.members.get(name);
+    if (!member) return;
+    this.members.delete(name);
+    this.log.info(`cluster ${name}: disengaging`);
+    this.track(member.stop(this.manager.shutdownGraceMs));
+  }
+
+  refuse(name: string, error: Error, source?: EngageTarget['source']): void {
+    if (this.members.has(name)) this.disengage(name);
+    this.refused.set(name, { error, since: Date.now() });
+    this.log.warn(`cluster ${name} not engaged: ${error.message}`);
+    if (source) this.recordOn(source, 'ClusterRefused', error.message);
+  }
+
+  /** @internal Stops the providers and disengages every member. */
+  async stop(graceMs: number): Promise<boolean> {
+    this.abort.abort();
+    const members = [...this.members.values()];
+    this.members.clear();
+    const results = await Promise.all([...members.map((m) => m.stop(graceMs)), ...this.stopping]);
+    return results.every(Boolean);
+  }
+
+  /** @internal One advisory check per member: readiness names the ones down, and does not wait for them. */
+  health(): HealthCheck[] {
+    const checks = [...this.members.values()].map((member) => member.health());
+    for (const [name, { error }] of this.refused) {
+      checks.push({ name: `cluster:${name}`, ok: false, advisory: true, detail: `refused: ${error.message}` });
+    }
+    return checks;
+  }
+
+  private report(member: Member, target: EngageTarget, error?: Error): void {
+    if (this.members.get(member.name) !== member) return;
+    if (!error) {
+      this.log.info(`cluster ${member.name}: engaged`);
+      if (target.source) this.recordOn(target.source, 'ClusterEngaged', `engaged cluster ${member.name}`, 'Normal');
+      return;
+    }
+    // Once per failing streak with a new reason: a cluster down for hours is not a log line a minute.
+    if (member.attempts === 1 || member.lastError?.message !== error.message) {
+      // (lastError is still the previous attempt's here)
+      this.log.warn(`cluster ${member.name}: not engaged (attempt ${member.attempts}): ${error.message}; trying again`);
+    }
+    if (member.attempts === 1 && target.source) this.recordOn(target.source, 'ClusterUnreachable', error.message);
+  }
+
+  private recordOn(
+    source: NonNullable<EngageTarget['source']>,
+    reason: string,
+    message: string,
+    type: 'Normal' | 'Warning' = 'Warning',
+  ): void {
+    const { apiVersion, kind, namespace, name, uid } = source;
+    const object = {
+      apiVersion,
+      kind,
+      metadata: { name, ...(namespace ? { namespace } : {}), ...(uid ? { uid } : {}) },
+    };
+    this.manager.events.record(object, type, reason, message.slice(0, 1024));
+  }
+
+  private track(stopped: Promise<boolean>): void {
+    this.stopping.push(stopped);
+    void stopped.finally(() => this.stopping.splice(this.stopping.indexOf(stopped), 1));
+  }
+}
+
+/** Whether a controller with this selection runs in the member cluster `name`. */
+function selects(selection: ClusterSelection, name: string): boolean {
+  if (selection === 'members' || selection === 'all') return true;
+  if (selection === 'local') return false;
+  return selection(name);
+}

@@ -1,0 +1,14 @@
+// @nestor/operator/fleet: one operator over many clusters. The member clusters come from
+// providers (kubeconfig Secrets, a fixed list of contexts, or one of your own); controllers
+// choose them with `clusters`; the Fleet gives any engaged cluster's client and cache.
+export { Fleet, type FleetOptions, type MemberStatus } from './fleet.js';
+export type { ClusterProvider, ClusterSink, EngageTarget } from './cluster-provider.js';
+export { StaticClusters, type StaticClustersOptions } from './static-clusters.js';
+export {
+  KubeconfigSecrets,
+  KUBECONFIG_SECRET_KEY,
+  KUBECONFIG_SECRET_LABEL,
+  type KubeconfigSecretsOptions,
+} from './kubeconfig-secrets.js';
+export type { MemberPhase } from './member.js';
+export type { ClusterSelection } from '../controller/controller-options.js';
