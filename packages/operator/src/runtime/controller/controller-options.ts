@@ -139,3 +139,10 @@ export function checkNamespaces(
     seen.add(name);
   }
 }
+
+/** The kinds a controller reads and writes: its own, the owned and the watched ones. */
+export function controllerKinds(options: ManagedControllerOptions<KubeObject>): ResourceDescriptor[] {
+  const owned = (options.owns ?? []).map((o) => ('resource' in o ? o.resource : o));
+  const watched = (options.watches ?? []).map((w) => w.resource as ResourceDescriptor);
+  return [...(options.resource ? [options.resource as ResourceDescriptor] : []), ...owned, ...watched];
+}

@@ -156,4 +156,139 @@ describe('a fleet of member clusters from kubeconfig Secrets', () => {
       transport.close();
     }
   });
+
+  it('engages a member that lacks the kind once it is installed, and follows a rotated kubeconfig', async () => {
+    const ns = 'fleet-kinds';
+    await management.client.request('POST', '/api/v1/namespaces', { metadata: { name: ns } });
+    await members['a']!.installCRDs([GADGET_CRD]);
+    await createGadget('a', 'g', 1);
+    const secret = async (name: string, account: string, method: 'POST' | 'PUT' = 'POST') => {
+      const path = `/api/v1/namespaces/${ns}/secrets${method === 'PUT' ? `/${name}` : ''}`;
+      const kubeconfig = await memberKubeconfig(members[name]!, account);
+      await management.client.request(method, path, {
+        metadata: { name, labels: { [KUBECONFIG_SECRET_LABEL]: 'true' } },
+        data: { kubeconfig: Buffer.from(kubeconfig).toString('base64') },
+      });
+    };
+    await secret('a', 'gadgets');
+    await secret('c', 'gadgets');
+
+    const transport = await Transport.fromKubeConfig(management.kubeConfig);
+    const manager = new Manager({ transport, shutdownGraceMs: 2_000 });
+    const fleet = new Fleet(manager, {
+      providers: [new KubeconfigSecrets({ namespace: ns })],
+      retry: { initialMs: 200, maxMs: 1_000 },
+      syncTimeoutMs: 10_000,
+    });
+    manager.addController<Gadget>({
+      name: 'gadgets',
+      resource: GADGETS,
+      clusters: 'members',
+      reconcile: async ({ object, client, cluster }) => {
+        if (!object || object.status?.observedSize === object.spec.size) return;
+        await client.patchStatus(object, { observedSize: object.spec.size, cluster });
+      },
+    });
+    await manager.start();
+    try {
+      await waitFor(async () => (await gadget('a', 'g')).status?.observedSize === 1, { what: "a's Gadget reconciled" });
+      // c lacks the kind: named, retried, advisory; the operator stays ready.
+      const check = await waitFor(
+        () =>
+          manager.health().checks.find((c) => c.name === 'cluster:c' && /Gadget .*CRD installed/.test(c.detail ?? '')),
+        { what: 'readiness to say c lacks the Gadget kind' },
+      );
+      assert.equal(check.ok, false);
+      assert.equal(manager.health().ready, true);
+      assert.equal(fleet.status().find((m) => m.name === 'c')?.phase, 'failed');
+
+      await members['c']!.installCRDs([GADGET_CRD]);
+      await createGadget('c', 'g', 2);
+      await waitFor(async () => (await gadget('c', 'g')).status?.cluster === 'c', {
+        timeoutMs: 60_000,
+        what: 'c engaged once the kind is installed, and its Gadget reconciled',
+      });
+
+      // Rotated: a's Secret now holds another ServiceAccount's token, and the old one is deleted.
+      const rotatedAt = Date.now();
+      await secret('a', 'gadgets-rotated', 'PUT');
+      await waitFor(
+        () => {
+          const a = fleet.status().find((m) => m.name === 'a');
+          return a?.phase === 'engaged' && a.since >= rotatedAt;
+        },
+        { what: 'a engaged again on its new kubeconfig' },
+      );
+      await members['a']!.client.request('DELETE', `/api/v1/namespaces/${WATCHED}/serviceaccounts/gadgets`);
+      await members['a']!.client.request('PATCH', `/apis/bench.nestor.dev/v1/namespaces/${WATCHED}/gadgets/g`, {
+        spec: { size: 5 },
+      });
+      await waitFor(async () => (await gadget('a', 'g')).status?.observedSize === 5, {
+        what: "a's change reconciled with the rotated credentials",
+      });
+    } finally {
+      await manager.stop();
+      transport.close();
+    }
+  });
 });
+
+interface Gadget extends KubeObject {
+  spec: { size: number };
+  status?: { observedSize?: number; cluster?: string };
+}
+
+const GADGETS = {
+  group: 'bench.nestor.dev',
+  version: 'v1',
+  kind: 'Gadget',
+  plural: 'gadgets',
+  namespaced: true,
+} as const;
+
+const GADGET_CRD = {
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition',
+  metadata: { name: 'gadgets.bench.nestor.dev' },
+  spec: {
+    group: 'bench.nestor.dev',
+    scope: 'Namespaced',
+    names: { plural: 'gadgets', singular: 'gadget', kind: 'Gadget', listKind: 'GadgetList' },
+    versions: [
+      {
+        name: 'v1',
+        served: true,
+        storage: true,
+        subresources: { status: {} },
+        schema: {
+          openAPIV3Schema: {
+            type: 'object',
+            properties: {
+              spec: { type: 'object', properties: { size: { type: 'integer' } } },
+              status: {
+                type: 'object',
+                properties: { observedSize: { type: 'integer' }, cluster: { type: 'string' } },
+              },
+            },
+          },
+        },
+      },
+    ],
+  },
+};
+
+async function createGadget(member: string, name: string, size: number): Promise<void> {
+  await members[member]!.client.request('POST', `/apis/bench.nestor.dev/v1/namespaces/${WATCHED}/gadgets`, {
+    apiVersion: 'bench.nestor.dev/v1',
+    kind: 'Gadget',
+    metadata: { name },
+    spec: { size },
+  });
+}
+
+async function gadget(member: string, name: string): Promise<Gadget> {
+  return members[member]!.client.request<Gadget>(
+    'GET',
+    `/apis/bench.nestor.dev/v1/namespaces/${WATCHED}/gadgets/${name}`,
+  );
+}

@@ -152,6 +152,7 @@ export class Fleet implements ClusterFleet, ClusterSink {
       pool: this.manager.pool,
       controllers: this.controllers.filter((c) => selects(c.clusters, name)),
       ...(this.options.transport ? { transport: this.options.transport } : {}),
+      kinds: this.manager.client.kinds,
       syncTimeoutMs: this.syncTimeoutMs,
       retry: this.retry,
       leading: () => this.leading,

@@ -1,7 +1,15 @@
-import { type KubeObject, type RuntimeLogger, sleep, type TransportOptions } from '@nestor/core';
+import {
+  type KubeObject,
+  type ResourceDescriptor,
+  resourceName,
+  type RuntimeLogger,
+  sleep,
+  type TransportOptions,
+  whyNotServed,
+} from '@nestor/core';
 import type { KindRegistry } from '../../client/kind-registry.js';
 import { Backoff } from '../backoff.js';
-import type { ManagedControllerOptions } from '../controller/controller-options.js';
+import { controllerKinds, type ManagedControllerOptions } from '../controller/controller-options.js';
 import { ManagedController } from '../controller/managed-controller.js';
 import type { LaneGroup, WorkerPool } from '../controller/worker-pool.js';
 import { Cluster } from '../manager/cluster.js';
@@ -109,6 +117,9 @@ export class Member {
     // One answer first: a cluster that does not answer (or refuses the credentials) fails
     // here in seconds, with the server's words, instead of as a sync timeout.
     await cluster.transport.json('GET', '/version', { signal: AbortSignal.any([signal, AbortSignal.timeout(10_000)]) });
+    // Kinds the cluster does not serve (a CRD not installed there) fail the attempt by name,
+    // before any informer waits out the sync timeout on 404s.
+    await checkServed(cluster, this.options.controllers);
     cluster.start();
     for (const options of this.options.controllers) this.add(options);
     await cluster.waitForSync(
@@ -220,4 +231,24 @@ export class Member {
         : `engaging (attempt ${this.attempts})${why}`;
     return { name, ok: false, advisory: true, detail };
   }
+}
+
+/** Fails naming every kind of these controllers the cluster does not serve. */
+async function checkServed(
+  cluster: Cluster,
+  controllers: readonly ManagedControllerOptions<KubeObject>[],
+): Promise<void> {
+  const kinds = new Map<string, ResourceDescriptor>();
+  for (const kind of controllers.flatMap(controllerKinds)) kinds.set(resourceName(kind), kind);
+  const discovery = new Map<string, Promise<Set<string> | undefined>>();
+  const missing = (
+    await Promise.all(
+      [...kinds.values()].map(async (kind) => {
+        const why = await whyNotServed(cluster.transport, kind, discovery);
+        return why === undefined ? undefined : `${kind.kind} (${why}: is its CRD installed?)`;
+      }),
+    )
+  ).filter((why): why is string => why !== undefined);
+  if (missing.length > 0)
+    throw new Error(`the cluster does not serve what its controllers need: ${missing.join('; ')}`);
 }

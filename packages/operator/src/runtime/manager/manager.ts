@@ -14,6 +14,7 @@ import { Cluster } from './cluster.js';
 import { allReady, type HealthCheck, type ManagerHealth } from './health.js';
 import { LeaseLoops, type LeaderElection } from './lease-loops.js';
 import { ManagedController, type ManagedControllerOptions } from '../controller/managed-controller.js';
+import { controllerKinds } from '../controller/controller-options.js';
 import type { Informer } from '../cache/informer.js';
 import type { InformerCache } from '../cache/informer-cache.js';
 import type { WorkQueue } from '../queue/queue.js';
@@ -204,6 +205,9 @@ export class Manager {
   ): ManagedController<T>;
   addController<T extends KubeObject>(options: ManagedControllerOptions<T>): ManagedController<T> | undefined;
   addController<T extends KubeObject>(options: ManagedControllerOptions<T>): ManagedController<T> | undefined {
+    // Their objects' apiVersion and kind name their REST paths in every cluster's client (one registry).
+    for (const kind of controllerKinds(options as unknown as ManagedControllerOptions<KubeObject>))
+      this.client.kinds.register(kind);
     const clusters = options.clusters ?? 'local';
     if (clusters !== 'local') {
       if (!this.fleet) {
