@@ -53,6 +53,11 @@ export async function generateManifests(
     ...(args.metricsReaders ? { metricsReaders: args.metricsReaders } : {}),
     ...(args.metricsCertificates ? { metricsCertificates: args.metricsCertificates } : {}),
     controllers,
+    // What the module's cluster providers read in this cluster (kubeconfig Secrets).
+    fleet:
+      scanned.from === 'static'
+        ? (scanned.options.fleet?.providers ?? []).flatMap((provider) => provider.permissions?.() ?? [])
+        : [],
     conversions: conversions.map((conversion) => conversion.hub),
     createNamespace: args.createNamespace ?? false,
     ...(args.noNetworkPolicy ? { networkPolicy: false } : {}),

@@ -9,11 +9,13 @@ import { metricsManifests, metricsNames } from './metrics-manifests.js';
 import { networkPolicies } from './network-policy-manifests.js';
 import { operatorRbac } from './operator-rbac.js';
 import { resolveOperatorSettings } from './operator-settings.js';
-import type { ControllerAccess } from './rbac.js';
+import type { ControllerAccess, PolicyRule } from './rbac.js';
 import { WEBHOOK_PORT, webhookManifests, webhookNames, type WebhookManifestOptions } from './webhook-manifests.js';
 
 export interface OperatorManifestOptions extends OperatorDeploymentOptions {
   controllers: readonly ControllerAccess[];
+  /** Rights the fleet's cluster providers need in the operator's cluster (`ClusterProvider.permissions()`). */
+  fleet?: ReadonlyArray<{ namespace?: string; rules: PolicyRule[] }>;
   /** More `@CustomResource` classes to write CRDs for, beyond those the controllers use. */
   customResources?: readonly ClassType[];
   /**

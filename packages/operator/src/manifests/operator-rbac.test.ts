@@ -224,3 +224,28 @@ describe('operatorRbac', () => {
     assert.ok(!none.some((m) => m.metadata.name.endsWith('-leader-election')));
   });
 });
+
+describe('operatorRbac with a fleet', () => {
+  it("grants a kubeconfig Secrets provider read access to its namespace's Secrets, and Events there", async () => {
+    const { KubeconfigSecrets } = await import('../runtime/fleet/kubeconfig-secrets.js');
+    const manifests = operatorRbac({
+      ...base,
+      controllers: [{ resource: Pool, namespace: 'pools' }],
+      fleet: new KubeconfigSecrets({ namespace: 'fleet-system' }).permissions(),
+    });
+    const role = manifests.find((m) => m.kind === 'Role' && m.metadata.name === 'pool-operator-fleet');
+    assert.equal(role?.metadata.namespace, 'fleet-system');
+    assert.deepEqual((role as unknown as { rules: unknown }).rules, [
+      { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
+    ]);
+    assert.ok(
+      manifests.some(
+        (m) =>
+          m.kind === 'RoleBinding' &&
+          m.metadata.name === 'pool-operator-fleet' &&
+          m.metadata.namespace === 'fleet-system',
+      ),
+    );
+  });
+});

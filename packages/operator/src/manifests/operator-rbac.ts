@@ -12,6 +12,8 @@ export interface OperatorRbacOptions {
   leaderElection: false | { namespace: string };
   /** Sharded: the leader lists and watches the shard Leases, and takes over those of dead shards. */
   sharding?: boolean;
+  /** Rights the fleet's cluster providers need (kubeconfig Secrets), by namespace or cluster-wide. */
+  fleet?: ReadonlyArray<{ namespace?: string; rules: PolicyRule[] }>;
 }
 
 /**
@@ -59,5 +61,8 @@ export function operatorRbac(options: OperatorRbacOptions): Manifest[] {
       options.leaderElection.namespace,
     );
   }
+  (options.fleet ?? []).forEach(({ namespace: where, rules }, i) =>
+    bound(where ? 'Role' : 'ClusterRole', `${name}-fleet${i === 0 ? '' : `-${i + 1}`}`, rules, where),
+  );
   return rbac;
 }

@@ -66,6 +66,7 @@ export function bindController(found: DiscoveredController, namespace?: string):
       ...(watch.options.labelSelector ? { labelSelector: watch.options.labelSelector } : {}),
       ...(watch.options.fieldSelector ? { fieldSelector: watch.options.fieldSelector } : {}),
       ...(watch.options.predicates ? { predicates: watch.options.predicates as Predicate<KubeObject>[] } : {}),
+      ...(watch.options.clusters ? { clusters: watch.options.clusters } : {}),
     };
   });
 

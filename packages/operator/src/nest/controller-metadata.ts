@@ -103,6 +103,10 @@ export function readControllerDefinition(target: Type): ControllerDefinition | u
 
 /** The kinds a controller touches, for its RBAC rules and CRDs. */
 export function controllerAccess(definition: ControllerDefinition): ControllerAccess {
+  // What runs in member clusters needs its rights there, not in the operator's own cluster.
+  if (definition.options.clusters === 'members')
+    return { owns: [], writes: [], reads: [], watches: [], finalizer: false };
+  const watches = definition.watches.filter((w) => w.options.clusters !== 'members');
   return {
     ...(definition.resource ? { resource: definition.resource } : {}),
     owns: ownedTypes(definition.options),
@@ -110,9 +114,9 @@ export function controllerAccess(definition: ControllerDefinition): ControllerAc
     reads: definition.options.reads ?? [],
     ...(definition.options.namespace ? { namespace: definition.options.namespace } : {}),
     ...(definition.options.namespaces ? { namespaces: definition.options.namespaces } : {}),
-    watches: definition.watches.map((w) => w.resource),
-    ...(definition.watches.some((w) => w.options.namespace || w.options.namespaces)
-      ? { watchNamespaces: definition.watches.map((w) => w.options.namespaces ?? watchNamespace(w.options.namespace)) }
+    watches: watches.map((w) => w.resource),
+    ...(watches.some((w) => w.options.namespace || w.options.namespaces)
+      ? { watchNamespaces: watches.map((w) => w.options.namespaces ?? watchNamespace(w.options.namespace)) }
       : {}),
     finalizer: definition.finalizer !== undefined,
   };

@@ -92,6 +92,27 @@ describe('describeController', () => {
     assert.deepEqual(describeController(InheritingController)?.watches, [Secret], 'inherited @Watches methods count');
     assert.equal(describeController(PlainService), undefined);
   });
+
+  it('asks no rights in the operator’s cluster for what runs or is watched only in member clusters', () => {
+    @Controller(ConfigMap, { clusters: 'members', owns: [Deployment] })
+    class InMembers {
+      @Reconcile() reconcile(): void {}
+    }
+    @Controller(Thing)
+    class Aware {
+      @Reconcile() reconcile(): void {}
+      @Watches(Secret, { clusters: 'members', namespace: 'apps' }) fromMembers(): undefined {
+        return undefined;
+      }
+      @Watches(Service) fromHere(): undefined {
+        return undefined;
+      }
+    }
+    const members = describeController(InMembers)!;
+    assert.deepEqual([members.resource, members.owns, members.watches], [undefined, [], []]);
+    const aware = describeController(Aware)!;
+    assert.deepEqual([aware.resource, aware.watches, aware.watchNamespaces], [Thing, [Service], undefined]);
+  });
 });
 
 describe('controllersOfModule', () => {

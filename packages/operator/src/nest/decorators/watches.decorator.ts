@@ -4,6 +4,7 @@ import type { ResourceType } from '../../crd/custom-resource.decorator.js';
 import type { Predicate, ResourceEvent } from '../../runtime/controller/predicates.js';
 import { OPERATOR_WATCHES_METADATA } from '../operator.constants.js';
 import type { ObjectSelector } from '../../client/object-selector.js';
+import type { ClusterSelection } from '../../runtime/controller/cluster-selection.js';
 
 /**
  * A namespace known only when the operator starts: called once then, with the module's
@@ -30,6 +31,12 @@ export interface WatchesOptions extends Omit<ObjectSelector, 'namespace'> {
   metadataOnly?: boolean;
   /** Events of the watched kind that fail one of these are not mapped (`generationChanged`, `labelsChanged`, ...). */
   predicates?: Predicate<never>[];
+  /**
+   * With the module's `fleet`: watch the kind in member clusters ('members'), in those and
+   * the operator's own ('all'), or in the members a function picks; the method's event names
+   * the member (`event.cluster`), and the requests it returns are in the operator's cluster.
+   */
+  clusters?: ClusterSelection;
 }
 
 export interface WatchesMetadata {

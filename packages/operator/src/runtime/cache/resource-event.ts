@@ -5,4 +5,6 @@ export interface ResourceEvent<T = KubeObject> {
   type: 'added' | 'updated' | 'deleted';
   object: T;
   old?: T;
+  /** The member cluster it happened in, for a watch of member clusters (unset for the manager's own). */
+  cluster?: string;
 }

@@ -8,14 +8,12 @@ import type { ObjectSelector } from '../../client/object-selector.js';
 import type { WriteEchoes } from '../../client/write-echoes.js';
 import { show } from '../options-check.js';
 import type { RateLimiter } from '../queue/rate-limiter.js';
+import type { ClusterSelection } from './cluster-selection.js';
 import type { ExternalSource, WatchSource } from './event-sources.js';
 import type { ObjectTimer } from './object-timers.js';
 import type { Predicate } from './predicates.js';
 import type { ControllerMetricsSink } from './reconcile-loop.js';
 import type { Reconciler } from './reconciler.js';
-
-/** Which clusters a controller runs in (see ManagedControllerOptions.clusters). */
-export type ClusterSelection = 'local' | 'members' | 'all' | ((cluster: string) => boolean);
 
 /**
  * What whoever makes a controller binds it to: the client its runs read and write through
@@ -146,3 +144,5 @@ export function controllerKinds(options: ManagedControllerOptions<KubeObject>): 
   const watched = (options.watches ?? []).map((w) => w.resource as ResourceDescriptor);
   return [...(options.resource ? [options.resource as ResourceDescriptor] : []), ...owned, ...watched];
 }
+
+export type { ClusterSelection };

@@ -5,6 +5,7 @@ import type { Informer } from '../cache/informer.js';
 import type { Predicate, ResourceEvent } from './predicates.js';
 import { toError } from './result.js';
 import type { ObjectSelector } from '../../client/object-selector.js';
+import type { ClusterSelection } from './cluster-selection.js';
 
 // The four kinds of event source a controller has, each turned into its own stream of queue
 // keys: its primary kind, the kinds it owns, the kinds it watches through a mapper, and
@@ -18,6 +19,13 @@ export interface WatchSource<R = KubeObject> extends ObjectSelector {
   map(object: R, event: ResourceEvent<R>): ObjectRef[] | ObjectRef | undefined | null;
   /** Several namespaces, one informer each (instead of `namespace`). */
   namespaces?: readonly string[];
+  /**
+   * Where the kind is watched (a manager with a fleet): the controller's own cluster
+   * ('local', the default), every member cluster ('members'), both ('all'), or the members a
+   * function picks. The mapper's event names the member (`event.cluster`); the requests it
+   * returns are in the controller's cluster.
+   */
+  clusters?: ClusterSelection;
   /**
    * Cache and deliver only the objects' metadata (PartialObjectMetadata, as controller-runtime's
    * `OnlyMetadata`): the mapper sees apiVersion, kind and metadata, no spec or status. For

@@ -41,4 +41,15 @@ export interface ClusterProvider {
   /** Names the provider in logs. */
   readonly name: string;
   run(fleet: ClusterSink, management: Cluster, signal: AbortSignal): Promise<void> | void;
+  /**
+   * The rights it needs in the manager's own cluster (to read Secrets, say), in a namespace
+   * or cluster-wide: `nestor manifests` grants them to the operator's ServiceAccount.
+   */
+  permissions?(): ProviderPermission[];
+}
+
+/** Rights a provider needs: RBAC rules, in one namespace or (without) cluster-wide. */
+export interface ProviderPermission {
+  namespace?: string;
+  rules: Array<{ apiGroups: string[]; resources: string[]; verbs: string[] }>;
 }

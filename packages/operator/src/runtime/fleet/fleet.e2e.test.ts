@@ -231,6 +231,76 @@ describe('a fleet of member clusters from kubeconfig Secrets', () => {
       transport.close();
     }
   });
+
+  it("maps a kind watched in member clusters to an object of the management cluster, read with each member's client", async () => {
+    const ns = 'fleet-aware';
+    await management.client.request('POST', '/api/v1/namespaces', { metadata: { name: ns } });
+    for (const member of ['a', 'c']) {
+      const kubeconfig = await memberKubeconfig(members[member]!, 'inventory');
+      await management.client.request('POST', `/api/v1/namespaces/${ns}/secrets`, {
+        metadata: { name: member, labels: { [KUBECONFIG_SECRET_LABEL]: 'true' } },
+        data: { kubeconfig: Buffer.from(kubeconfig).toString('base64') },
+      });
+    }
+    await createConfigMap(management.client, ns, 'inventory', { data: {} });
+
+    const transport = await Transport.fromKubeConfig(management.kubeConfig);
+    const manager = new Manager({ transport, shutdownGraceMs: 2_000 });
+    const fleet = new Fleet(manager, {
+      providers: [new KubeconfigSecrets({ namespace: ns })],
+      retry: { initialMs: 200, maxMs: 1_000 },
+    });
+    const mappedFrom = new Set<string>();
+    manager.addController<V1ConfigMap & KubeObject>({
+      name: 'inventory',
+      resource: ConfigMap,
+      namespace: ns,
+      watches: [
+        {
+          resource: ConfigMap,
+          namespace: WATCHED,
+          clusters: 'members',
+          map: (_object, event) => {
+            mappedFrom.add(event.cluster!);
+            return { namespace: ns, name: 'inventory' };
+          },
+        },
+      ],
+      reconcile: async ({ object, client }) => {
+        if (object?.metadata?.name !== 'inventory') return;
+        // Cluster-aware: each engaged member's client, reading that member's API server.
+        const counts: Record<string, string> = {};
+        for (const name of fleet.names.filter((n) => n !== 'default').sort()) {
+          const list = await fleet.get(name)!.client.list(ConfigMap, { namespace: WATCHED });
+          counts[name] = String(list.filter((cm) => cm.metadata?.name?.startsWith('item-')).length);
+        }
+        await client.patch(ConfigMap, { namespace: ns, name: 'inventory' }, { data: counts });
+      },
+    });
+    await manager.start();
+    try {
+      await createConfigMap(members['c']!.client, WATCHED, 'item-1', { data: {} });
+      await waitFor(
+        async () => {
+          const cm = await management.client.request<V1ConfigMap>('GET', configMapsPath(ns, 'inventory'));
+          return cm.data?.['a'] === '0' && cm.data?.['c'] === '1';
+        },
+        { timeoutMs: 60_000, what: "the inventory to count c's item" },
+      );
+      await createConfigMap(members['a']!.client, WATCHED, 'item-2', { data: {} });
+      await waitFor(
+        async () => {
+          const cm = await management.client.request<V1ConfigMap>('GET', configMapsPath(ns, 'inventory'));
+          return cm.data?.['a'] === '1';
+        },
+        { what: "a member's new ConfigMap to queue the management cluster's inventory" },
+      );
+      assert.deepEqual([...mappedFrom].sort(), ['a', 'c'], 'the mapper saw each member named');
+    } finally {
+      await manager.stop();
+      transport.close();
+    }
+  });
 });
 
 interface Gadget extends KubeObject {

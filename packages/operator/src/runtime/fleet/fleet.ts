@@ -1,10 +1,14 @@
 import { type KubeObject, type RuntimeLogger, silentLogger, type TransportOptions } from '@nestor/core';
-import type { ClusterSelection, ManagedControllerOptions } from '../controller/controller-options.js';
+import type { ManagedControllerOptions } from '../controller/controller-options.js';
+import { selectsMember, type ClusterSelection } from '../controller/cluster-selection.js';
 import type { Cluster } from '../manager/cluster.js';
 import type { HealthCheck } from '../manager/health.js';
 import type { ClusterFleet, Manager } from '../manager/manager.js';
 import { positiveDuration } from '../options-check.js';
+import { Subject } from 'rxjs';
+import type { ExternalSource, WatchSource } from '../controller/event-sources.js';
 import type { ClusterProvider, ClusterSink, EngageTarget } from './cluster-provider.js';
+import { memberWatch } from './member-watches.js';
 import { Member, type MemberPhase } from './member.js';
 
 export interface FleetOptions {
@@ -50,6 +54,7 @@ export class Fleet implements ClusterFleet, ClusterSink {
   private readonly stopping: Promise<boolean>[] = [];
   private leading = false;
   private running = false;
+  private readonly changes = new Subject<{ member: Member; engaged: boolean }>();
 
   constructor(
     private readonly manager: Manager,
@@ -106,7 +111,20 @@ export class Fleet implements ClusterFleet, ClusterSink {
     const selected = { ...options, clusters: options.clusters ?? 'local' };
     this.controllers.push(selected);
     for (const member of this.members.values())
-      if (selects(selected.clusters, member.name)) member.addController(selected);
+      if (selectsMember(selected.clusters, member.name)) member.addController(selected);
+  }
+
+  /** @internal A watch of member clusters feeding a controller of the manager's own cluster. */
+  watch(source: WatchSource<KubeObject>): ExternalSource {
+    const members = this.members;
+    return memberWatch(
+      {
+        engaged: () => [...members.values()].filter((m) => m.phase === 'engaged'),
+        changes$: this.changes,
+      },
+      source,
+      this.log,
+    );
   }
 
   /** @internal The manager's caches synced: the providers start naming clusters. */
@@ -150,7 +168,7 @@ export class Fleet implements ClusterFleet, ClusterSink {
       name,
       target,
       pool: this.manager.pool,
-      controllers: this.controllers.filter((c) => selects(c.clusters, name)),
+      controllers: this.controllers.filter((c) => selectsMember(c.clusters, name)),
       ...(this.options.transport ? { transport: this.options.transport } : {}),
       kinds: this.manager.client.kinds,
       syncTimeoutMs: this.syncTimeoutMs,
@@ -169,6 +187,7 @@ export class Fleet implements ClusterFleet, ClusterSink {
     if (!member) return;
     this.members.delete(name);
     this.log.info(`cluster ${name}: disengaging`);
+    this.changes.next({ member, engaged: false });
     this.track(member.stop(this.manager.shutdownGraceMs));
   }
 
@@ -184,6 +203,8 @@ export class Fleet implements ClusterFleet, ClusterSink {
     this.abort.abort();
     const members = [...this.members.values()];
     this.members.clear();
+    for (const member of members) this.changes.next({ member, engaged: false });
+    this.changes.complete();
     const results = await Promise.all([...members.map((m) => m.stop(graceMs)), ...this.stopping]);
     return results.every(Boolean);
   }
@@ -201,6 +222,7 @@ export class Fleet implements ClusterFleet, ClusterSink {
     if (this.members.get(member.name) !== member) return;
     if (!error) {
       this.log.info(`cluster ${member.name}: engaged`);
+      this.changes.next({ member, engaged: true });
       if (target.source) this.recordOn(target.source, 'ClusterEngaged', `engaged cluster ${member.name}`, 'Normal');
       return;
     }
@@ -231,11 +253,4 @@ export class Fleet implements ClusterFleet, ClusterSink {
     this.stopping.push(stopped);
     void stopped.finally(() => this.stopping.splice(this.stopping.indexOf(stopped), 1));
   }
-}
-
-/** Whether a controller with this selection runs in the member cluster `name`. */
-function selects(selection: ClusterSelection, name: string): boolean {
-  if (selection === 'members' || selection === 'all') return true;
-  if (selection === 'local') return false;
-  return selection(name);
 }

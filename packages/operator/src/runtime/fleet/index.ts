@@ -2,7 +2,7 @@
 // providers (kubeconfig Secrets, a fixed list of contexts, or one of your own); controllers
 // choose them with `clusters`; the Fleet gives any engaged cluster's client and cache.
 export { Fleet, type FleetOptions, type MemberStatus } from './fleet.js';
-export type { ClusterProvider, ClusterSink, EngageTarget } from './cluster-provider.js';
+export type { ClusterProvider, ClusterSink, EngageTarget, ProviderPermission } from './cluster-provider.js';
 export { StaticClusters, type StaticClustersOptions } from './static-clusters.js';
 export {
   KubeconfigSecrets,
@@ -11,4 +11,4 @@ export {
   type KubeconfigSecretsOptions,
 } from './kubeconfig-secrets.js';
 export type { MemberPhase } from './member.js';
-export type { ClusterSelection } from '../controller/controller-options.js';
+export type { ClusterSelection } from '../controller/cluster-selection.js';

@@ -3,7 +3,7 @@ import type { V1Secret } from '@kubernetes/client-node';
 import { ClusterConfig } from '@nestor/core';
 import { Secret } from '../../client/kinds.js';
 import type { Cluster } from '../manager/cluster.js';
-import type { ClusterProvider, ClusterSink } from './cluster-provider.js';
+import type { ClusterProvider, ClusterSink, ProviderPermission } from './cluster-provider.js';
 
 /** multicluster-runtime's kubeconfig provider's label, and the key of the kubeconfig in the Secret. */
 export const KUBECONFIG_SECRET_LABEL = 'sigs.k8s.io/multicluster-runtime-kubeconfig';
@@ -62,6 +62,19 @@ export class KubeconfigSecrets implements ClusterProvider {
       },
       { once: true },
     );
+  }
+
+  /** Reads the Secrets of its namespace; Events about the clusters go on them. */
+  permissions(): ProviderPermission[] {
+    return [
+      {
+        namespace: this.options.namespace,
+        rules: [
+          { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch'] },
+          { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
+        ],
+      },
+    ];
   }
 
   private engage(fleet: ClusterSink, name: string, secret: V1Secret): void {

@@ -6,6 +6,7 @@ import type { KindRegistry } from '../../client/kind-registry.js';
 import type { InformerCache } from '../cache/informer-cache.js';
 import type { InformerOptions } from '../cache/informer.js';
 import type { ManagedControllerOptions } from '../controller/controller-options.js';
+import type { ExternalSource, WatchSource } from '../controller/event-sources.js';
 import type { ControllerMetricsSink } from '../controller/reconcile-loop.js';
 import type { ShardingHooks } from '../controller/sharding-hooks.js';
 import type { WorkQueue } from '../queue/queue.js';
@@ -74,6 +75,8 @@ export interface ManagerOptions {
  */
 export interface ClusterFleet {
   addController(options: ManagedControllerOptions<KubeObject>): void;
+  /** A watch of member clusters, as a source of requests of a controller in the manager's cluster. */
+  watch(source: WatchSource<KubeObject>): ExternalSource;
   /** The manager's caches synced: clusters may be engaged. */
   start(): void;
   lead(): void;

@@ -15,6 +15,7 @@ import { allReady, type HealthCheck, type ManagerHealth } from './health.js';
 import { LeaseLoops, type LeaderElection } from './lease-loops.js';
 import { ManagedController, type ManagedControllerOptions } from '../controller/managed-controller.js';
 import { controllerKinds } from '../controller/controller-options.js';
+import { selectsLocal } from '../controller/cluster-selection.js';
 import type { Informer } from '../cache/informer.js';
 import type { InformerCache } from '../cache/informer-cache.js';
 import type { WorkQueue } from '../queue/queue.js';
@@ -217,9 +218,9 @@ export class Manager {
         );
       }
       this.fleet.addController(options as unknown as ManagedControllerOptions<KubeObject>);
-      const local = clusters === 'all' || (typeof clusters === 'function' && clusters(this.cluster.name));
-      if (!local) return undefined;
+      if (!selectsLocal(clusters, this.cluster.name)) return undefined;
     }
+    options = this.withMemberWatches(options);
     if (this.controllers.has(options.name)) {
       throw new Error(`a controller named "${options.name}" is already registered: give each controller a unique name`);
     }
@@ -249,6 +250,25 @@ export class Manager {
       );
     }
     return controller;
+  }
+
+  /** Watches of member clusters become sources of requests (the fleet holds their informers). */
+  private withMemberWatches<T extends KubeObject>(options: ManagedControllerOptions<T>): ManagedControllerOptions<T> {
+    const watches = options.watches ?? [];
+    const members = watches.filter((w) => w.clusters !== undefined && w.clusters !== 'local');
+    if (members.length === 0) return options;
+    const fleet = this.fleet;
+    if (!fleet) {
+      throw new Error(
+        `controller ${options.name} watches ${members.map((w) => w.resource.kind).join(', ')} in member clusters, ` +
+          'but the manager has no fleet: make one (new Fleet(manager, { providers })) before adding it',
+      );
+    }
+    return {
+      ...options,
+      watches: watches.filter((w) => selectsLocal(w.clusters, this.cluster.name)),
+      sources: [...(options.sources ?? []), ...members.map((w) => fleet.watch(w))],
+    };
   }
 
   /**

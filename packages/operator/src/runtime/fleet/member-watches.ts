@@ -1,0 +1,71 @@
+import { type KubeObject, type ObjectRef, resourceName, type RuntimeLogger } from '@nestor/core';
+import { Observable } from 'rxjs';
+import type { InformerHandle } from '../cache/informer-cache.js';
+import { selectsMember } from '../controller/cluster-selection.js';
+import { type ExternalSource, replayThenFollow, type WatchSource } from '../controller/event-sources.js';
+import type { Member } from './member.js';
+
+/** The members engaged now, and each engagement and disengagement after. */
+export interface Engagements {
+  engaged(): Iterable<Member>;
+  readonly changes$: Observable<{ member: Member; engaged: boolean }>;
+}
+
+/**
+ * A watch of a kind in member clusters, mapped to requests of a controller in the manager's
+ * own cluster (a cluster-aware reconciler: Secrets in the members mapped to the CR in the
+ * management cluster that placed them): one informer per selected member, held from its
+ * engagement to its disengagement, its events mapped with `event.cluster` naming the member.
+ */
+export function memberWatch(
+  engagements: Engagements,
+  watch: WatchSource<KubeObject>,
+  log: RuntimeLogger,
+): ExternalSource {
+  const name = `watches ${resourceName(watch.resource)} in member clusters`;
+  const predicates = watch.predicates ?? [];
+  const stream = new Observable<ObjectRef[]>((subscriber) => {
+    const held = new Map<Member, () => void>();
+    const follow = (member: Member) => {
+      const cluster = member.cluster;
+      if (held.has(member) || !cluster || !selectsMember(watch.clusters, member.name)) return;
+      const namespaces = watch.resource.namespaced ? (watch.namespaces ?? [watch.namespace]) : [undefined];
+      const handles: InformerHandle<KubeObject>[] = namespaces.map((namespace) =>
+        cluster.informers.acquire(watch.resource, {
+          ...(namespace ? { namespace } : {}),
+          ...(watch.labelSelector ? { labelSelector: watch.labelSelector } : {}),
+          ...(watch.fieldSelector ? { fieldSelector: watch.fieldSelector } : {}),
+          ...(watch.metadataOnly ? { metadataOnly: true } : {}),
+        }),
+      );
+      const subscriptions = handles.map((handle) =>
+        replayThenFollow(handle.informer).subscribe((event) => {
+          const seen = { ...event, cluster: member.name };
+          try {
+            if (!predicates.every((p) => p(seen))) return;
+            const mapped = watch.map(event.object, seen);
+            if (mapped) subscriber.next(Array.isArray(mapped) ? mapped : [mapped]);
+          } catch (error) {
+            const object = `${event.object.metadata?.namespace ?? ''}/${event.object.metadata?.name ?? ''}`;
+            log.warn(`${name}: the mapper failed on ${object} in cluster ${member.name}: ${(error as Error).message}`);
+          }
+        }),
+      );
+      held.set(member, () => {
+        for (const subscription of subscriptions) subscription.unsubscribe();
+        for (const handle of handles) handle.release();
+      });
+    };
+    const drop = (member: Member) => {
+      held.get(member)?.();
+      held.delete(member);
+    };
+    for (const member of engagements.engaged()) follow(member);
+    const changes = engagements.changes$.subscribe(({ member, engaged }) => (engaged ? follow(member) : drop(member)));
+    return () => {
+      changes.unsubscribe();
+      for (const member of [...held.keys()]) drop(member);
+    };
+  });
+  return { name, stream };
+}
