@@ -9,6 +9,14 @@ export const DEFAULT_CONCURRENCY = 16;
 export const DEFAULT_SHUTDOWN_GRACE_MS = 30_000;
 /** Bound on the wait for the caches' first sync (as controller-runtime's CacheSyncTimeout). */
 export const DEFAULT_CACHE_SYNC_TIMEOUT_MS = 120_000;
+/**
+ * Bound on the wait, before a reconcile, for the informers that may serve its reads to reach
+ * the resourceVersion of the event that queued it (another informer of the same kind,
+ * behind the one that saw it): two watches of one API server are milliseconds apart, a
+ * relisting one seconds. Past the bound the key is retried with backoff, never run on an
+ * object older than its event.
+ */
+export const DEFAULT_CACHE_CATCH_UP_MS = 5_000;
 /** Reconciles of one controller at once. */
 export const DEFAULT_MAX_CONCURRENT_RECONCILES = 1;
 /** Field manager of server-side apply and writes. */

@@ -106,3 +106,40 @@ export async function serviceAccountKubeConfig(
   });
   return { kubeConfig, user: `system:serviceaccount:${namespace}:${name}` };
 }
+
+/**
+ * Wraps a transport so the WATCHes of one path (`/api/v1/configmaps`: every namespace's)
+ * deliver each value `lagMs` late, in order: that informer runs behind the others of its
+ * kind, as a watch does whose connection is slow or whose informer is busy.
+ */
+export class LaggingTransport implements WatchTransport {
+  constructor(
+    private readonly inner: WatchTransport,
+    private readonly path: string,
+    private readonly lagMs: number,
+  ) {}
+
+  json<T>(method: string, path: string, options?: RequestOptions): Promise<T> {
+    return this.inner.json<T>(method, path, options);
+  }
+
+  get protobuf(): boolean | undefined {
+    return this.inner.protobuf;
+  }
+
+  requestStreamed(method: string, path: string, options?: RequestOptions): Promise<StreamedTransportResponse> {
+    return this.inner.requestStreamed!(method, path, options);
+  }
+
+  stream<T = unknown>(path: string, query?: Query, signal?: AbortSignal, options?: StreamOptions): AsyncIterable<T> {
+    const values = this.inner.stream<T>(path, query, signal, options);
+    if (path !== this.path) return values;
+    const lagMs = this.lagMs;
+    return (async function* () {
+      for await (const value of values) {
+        await new Promise((resolve) => setTimeout(resolve, lagMs));
+        yield value;
+      }
+    })();
+  }
+}

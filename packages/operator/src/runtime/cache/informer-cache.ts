@@ -27,6 +27,14 @@ interface Entry {
  */
 export class InformerCache {
   private readonly entries = new Map<string, Entry>();
+  /**
+   * The informers reads may be served from (full objects, no label or field selector), by
+   * kind then namespace ('' for all): the reads and the check before each reconcile
+   * (readersOf) look them up without building a cache key.
+   */
+  private readonly readable = new Map<string, Map<string, Informer<KubeObject>>>();
+  /** Each resource descriptor's kind key, made once. */
+  private readonly kindKeys = new WeakMap<ResourceDescriptor, string>();
 
   constructor(
     private readonly transport: WatchTransport,
@@ -51,6 +59,8 @@ export class InformerCache {
       });
       entry = { informer, holders: 0 };
       this.entries.set(key, entry);
+      const where = readableIn(resource, selector);
+      if (where !== undefined) this.readersByNamespace(resource, true).set(where, informer);
       informer.start();
     }
     entry.holders++;
@@ -63,6 +73,8 @@ export class InformerCache {
         released = true;
         if (--held.holders > 0 || this.entries.get(key) !== held) return;
         this.entries.delete(key);
+        const where = readableIn(resource, selector);
+        if (where !== undefined) this.readersByNamespace(resource)?.delete(where);
         held.informer.stop();
       },
     };
@@ -73,12 +85,27 @@ export class InformerCache {
    * namespace's (all namespaces, or exactly that one), for cache reads; undefined if none.
    */
   find<T>(resource: ResourceDescriptor<T>, namespace?: string): Informer<T & KubeObject> | undefined {
-    const candidates = [cacheKey(resource, {}), ...(namespace ? [cacheKey(resource, { namespace })] : [])];
-    for (const key of candidates) {
-      const informer = this.entries.get(key)?.informer;
-      if (informer?.synced) return informer as unknown as Informer<T & KubeObject>;
-    }
-    return undefined;
+    const readers = this.readersByNamespace(resource);
+    const all = readers?.get('');
+    if (all?.synced) return all as unknown as Informer<T & KubeObject>;
+    const one = namespace && resource.namespaced ? readers?.get(namespace) : undefined;
+    return one?.synced ? (one as unknown as Informer<T & KubeObject>) : undefined;
+  }
+
+  /**
+   * Every informer `find` may serve a read of the namespace's objects from, the one it
+   * serves from first: a second informer of the kind can answer tomorrow's read, and each is
+   * a watch of its own, at its own resourceVersion.
+   */
+  readersOf<T>(resource: ResourceDescriptor<T>, namespace?: string): Informer<T & KubeObject>[] {
+    const readers = this.readersByNamespace(resource);
+    if (!readers) return [];
+    const found: Informer<T & KubeObject>[] = [];
+    const all = readers.get('');
+    if (all?.synced) found.push(all as unknown as Informer<T & KubeObject>);
+    const one = namespace && resource.namespaced ? readers.get(namespace) : undefined;
+    if (one?.synced) found.push(one as unknown as Informer<T & KubeObject>);
+    return found;
   }
 
   /** The running informers. */
@@ -90,7 +117,30 @@ export class InformerCache {
   stopAll(): void {
     for (const entry of this.entries.values()) entry.informer.stop();
     this.entries.clear();
+    this.readable.clear();
   }
+
+  private readersByNamespace(resource: ResourceDescriptor, create: true): Map<string, Informer<KubeObject>>;
+  private readersByNamespace(resource: ResourceDescriptor): Map<string, Informer<KubeObject>> | undefined;
+  private readersByNamespace(resource: ResourceDescriptor, create = false) {
+    let kind = this.kindKeys.get(resource);
+    if (kind === undefined) {
+      kind = `${resource.group}/${resource.version}/${resource.plural}`;
+      this.kindKeys.set(resource, kind);
+    }
+    let readers = this.readable.get(kind);
+    if (!readers && create) this.readable.set(kind, (readers = new Map()));
+    return readers;
+  }
+}
+
+/**
+ * Where an informer of this selector serves reads ('' for every namespace); undefined when
+ * it holds part of the objects (a selector) or their metadata only.
+ */
+function readableIn(resource: ResourceDescriptor, selector: InformerSelector): string | undefined {
+  const { namespace, labelSelector, fieldSelector, metadataOnly } = scoped(resource, selector);
+  return labelSelector || fieldSelector || metadataOnly ? undefined : (namespace ?? '');
 }
 
 /** The selector as it applies: a cluster-scoped resource has no namespace. */

@@ -163,6 +163,41 @@ describe('Informer', () => {
     assert.throws(() => informer.start(), /was stopped/);
   });
 
+  it('tells when it reached a resourceVersion: by an event, a bookmark or a sync; never before its store has it', async () => {
+    const transport = new FakeWatchTransport();
+    transport.onList = () => list('10', [object('a', '10')]);
+    const informer = new Informer(transport, ConfigMaps);
+    assert.equal(informer.reached('10'), false, 'nothing before the first sync');
+    informer.start();
+    await informer.whenSynced();
+    assert.equal(informer.resourceVersion, '10');
+    assert.equal(informer.reached('9'), true);
+    assert.equal(informer.reached('11'), false);
+    assert.equal(informer.reached('not-a-number'), true, 'no order to wait on');
+
+    const byEvent = informer.whenReached('12');
+    const byBookmark = informer.whenReached('20');
+    const settled: string[] = [];
+    void byEvent.then(() => settled.push(`12, store has b: ${informer.get('ns/b') !== undefined}`));
+    void byBookmark.then(() => settled.push('20'));
+    const stream = await transport.watchNumber(0);
+    stream.push('ADDED', object('b', '11'));
+    await flush();
+    assert.deepEqual(settled, [], '11 is not 12');
+    stream.push('ADDED', object('c', '13')); // past 12 without an event at it (another object's)
+    stream.push('BOOKMARK', { kind: 'ConfigMap', metadata: { resourceVersion: '25' } });
+    await flush();
+    assert.deepEqual(settled, ['12, store has b: true', '20']);
+
+    const later = informer.whenReached('30');
+    const abort = new AbortController();
+    const cut = informer.whenReached('40', abort.signal);
+    abort.abort(new Error('gave up'));
+    await assert.rejects(cut, /gave up/);
+    informer.stop();
+    await assert.rejects(later, /was stopped/);
+  });
+
   it('resyncs: every cached object again as an update with old === object, each period jittered by up to 10 %', async () => {
     const clock = new ManualClock();
     const transport = new FakeWatchTransport();
@@ -232,6 +267,9 @@ describe('InformerCache', () => {
     const all = cache.acquire(ConfigMaps);
     await all.informer.whenSynced();
     assert.equal(cache.find(ConfigMaps, 'elsewhere'), all.informer);
+    assert.deepEqual(cache.readersOf(ConfigMaps, 'ns'), [all.informer, inNs.informer], 'each may serve a read of ns');
+    assert.deepEqual(cache.readersOf(ConfigMaps), [all.informer]);
+    assert.deepEqual(cache.readersOf(Nodes, 'x'), [nodes.informer]);
     cache.stopAll();
   });
 });

@@ -10,6 +10,7 @@ import {
   type TimerHandle,
 } from '@nestor/core';
 import type { ResourceEvent } from './resource-event.js';
+import { compareResourceVersions } from './resource-version.js';
 import { StoreIndex, type IndexFunc } from './store-index.js';
 import { watchInto } from '../watch/watch.js';
 import type { WatchEvent } from '../watch/watch-event.js';
@@ -35,6 +36,12 @@ const byOwner: IndexFunc<KubeObject> = (o) => {
   const owner = o.metadata?.ownerReferences?.find((ref) => ref.controller);
   return owner ? [owner.uid] : none;
 };
+
+/** One waiting on the informer: settled once, then out of its set. */
+interface Waiter {
+  resolve(): void;
+  reject(error: unknown): void;
+}
 
 /** An index and its function; the index is built on first use. */
 interface IndexEntry {
@@ -62,7 +69,9 @@ export class Informer<T extends KubeObject = KubeObject> {
   private readonly built: StoreIndex<KubeObject>[] = [];
   private readonly changes = new Subject<InformerEvent<KubeObject>>();
   private readonly clock: Clock;
-  private readonly waiters = new Set<{ resolve: () => void; reject: (error: unknown) => void }>();
+  private readonly waiters = new Set<Waiter>();
+  /** Waiting for the watch to reach a resourceVersion (whenReached): checked as it moves. */
+  private readonly catchUps = new Set<Waiter & { resourceVersion: string }>();
   private stopWatch?: () => void;
   private resyncTimer?: TimerHandle;
   private state: 'new' | 'running' | 'stopped' = 'new';
@@ -130,19 +139,33 @@ export class Informer<T extends KubeObject = KubeObject> {
   /** Resolves once synced; rejects when `signal` aborts or the informer stops first. */
   whenSynced(signal?: AbortSignal): Promise<void> {
     if (this.hasSynced) return Promise.resolve();
-    if (this.state === 'stopped') return Promise.reject(this.stoppedError());
-    if (signal?.aborted) return Promise.reject(signal.reason);
-    return new Promise((resolve, reject) => {
-      const onAbort = () => settle(() => reject(signal!.reason));
-      const waiter = { resolve: () => settle(resolve), reject: (error: unknown) => settle(() => reject(error)) };
-      const settle = (how: () => void) => {
-        this.waiters.delete(waiter);
-        signal?.removeEventListener('abort', onAbort);
-        how();
-      };
-      this.waiters.add(waiter);
-      signal?.addEventListener('abort', onAbort, { once: true });
-    });
+    return this.wait(this.waiters, {}, signal);
+  }
+
+  /**
+   * The resourceVersion the watch stands at: its last event's, bookmark's or sync's, with
+   * every change up to it in the store. Undefined before the first sync.
+   */
+  get resourceVersion(): string | undefined {
+    return this.stats.resourceVersion;
+  }
+
+  /**
+   * Whether the store holds every change of the resource up to `resourceVersion`: another
+   * informer's event at it is no newer than what this one serves. True as well when the two
+   * cannot be ordered (see compareResourceVersions): nothing to wait for then.
+   */
+  reached(resourceVersion: string): boolean {
+    const at = this.stats.resourceVersion;
+    if (at === undefined) return false;
+    const order = compareResourceVersions(at, resourceVersion);
+    return order === undefined || order >= 0;
+  }
+
+  /** Resolves once reached(resourceVersion); rejects when `signal` aborts or the informer stops first. */
+  whenReached(resourceVersion: string, signal?: AbortSignal): Promise<void> {
+    if (this.reached(resourceVersion)) return Promise.resolve();
+    return this.wait(this.catchUps, { resourceVersion }, signal);
   }
 
   /** Starts the watch; once only. */
@@ -156,6 +179,7 @@ export class Informer<T extends KubeObject = KubeObject> {
       { ...this.options, stats: this.stats },
       this.store,
       (event, key, old) => this.apply(event, key!, old),
+      () => this.progressed(),
     );
     if (this.options.resyncMs) this.scheduleResync(this.options.resyncMs);
   }
@@ -166,7 +190,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     this.state = 'stopped';
     this.stopWatch?.();
     if (this.resyncTimer !== undefined) this.clock.clearTimeout(this.resyncTimer);
-    for (const waiter of [...this.waiters]) waiter.reject(this.stoppedError());
+    for (const waiter of [...this.waiters, ...this.catchUps]) waiter.reject(this.stoppedError());
     this.changes.complete();
   }
 
@@ -189,6 +213,33 @@ export class Informer<T extends KubeObject = KubeObject> {
     }
     for (const index of this.built) index.update(key, old, object);
     this.changes.next(old === undefined ? { type: 'added', object } : { type: 'updated', object, old });
+  }
+
+  /** The watch moved (an event, a bookmark, a sync): wakes those waiting for where it now stands. */
+  private progressed(): void {
+    if (this.catchUps.size === 0) return; // the common case: one check an event
+    for (const waiter of [...this.catchUps]) if (this.reached(waiter.resourceVersion)) waiter.resolve();
+  }
+
+  /** A waiter in `waiters` until resolved, rejected (the informer stopped) or aborted by `signal`. */
+  private wait<W extends object>(waiters: Set<Waiter & W>, fields: W, signal: AbortSignal | undefined): Promise<void> {
+    if (this.state === 'stopped') return Promise.reject(this.stoppedError());
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    return new Promise((resolve, reject) => {
+      const onAbort = () => settle(() => reject(signal!.reason));
+      const waiter = {
+        ...fields,
+        resolve: () => settle(resolve),
+        reject: (error: unknown) => settle(() => reject(error)),
+      };
+      const settle = (how: () => void) => {
+        waiters.delete(waiter);
+        signal?.removeEventListener('abort', onAbort);
+        how();
+      };
+      waiters.add(waiter);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
   }
 
   /** As client-go's resync: every cached object again as an update, so controllers re-check it. */

@@ -67,6 +67,9 @@ export class Echo {
 /** Whether an event of the object `key` echoes the controller's own write to it (it is then forgotten). */
 export type EchoCheck = (key: string, object: KubeObject) => boolean;
 
+/** Told of each key an informer's event queues, with the event's object (see EventVersions). */
+export type QueuedBy = (key: string, object: KubeObject) => void;
+
 /**
  * The primary kind: each event that passes the predicates requests its own object; with
  * `echoOf`, an update that echoes the controller's own write requests it as an Echo.
@@ -77,11 +80,13 @@ export function primaryKeys<T extends KubeObject>(
   predicates: Predicate<T>[],
   report: FaultReporter,
   echoOf?: EchoCheck,
+  queuedBy?: QueuedBy,
 ): Observable<string | Echo> {
   return replayThenFollow(informer).pipe(
     mergeMap((event) => {
       if (!passes(name, predicates, event, report)) return [];
       const key = keyOf(refOfObject(event.object));
+      queuedBy?.(key, event.object);
       return [echoOf?.(key, event.object) && event.type === 'updated' ? new Echo(key) : key];
     }),
   );
@@ -103,6 +108,7 @@ export function ownedKeys(
   informer: Informer<KubeObject>,
   owner: ResourceDescriptor,
   echoOf?: EchoCheck,
+  queuedBy?: QueuedBy,
 ): Observable<string | Echo> {
   return replayThenFollow(informer).pipe(
     mergeMap((event) => {
@@ -111,6 +117,7 @@ export function ownedKeys(
         const key = ownerKey(object, owner);
         if (key) keys.add(key);
       }
+      if (queuedBy) for (const key of keys) queuedBy(key, event.object);
       if (!echoOf || keys.size === 0) return [...keys];
       const echo = echoOf(keyOf(refOfObject(event.object)), event.object) && event.type !== 'deleted';
       return echo ? [...keys].map((key) => new Echo(key)) : [...keys];
@@ -124,6 +131,7 @@ export function watchedKeys(
   informer: Informer<KubeObject>,
   watch: WatchSource<KubeObject>,
   report: FaultReporter,
+  queuedBy?: QueuedBy,
 ): Observable<string> {
   const predicates = watch.predicates ?? [];
   return replayThenFollow(informer).pipe(
@@ -136,7 +144,9 @@ export function watchedKeys(
         report({ stream: name, kind: 'mapper', error: toError(error), object: event.object });
         return [];
       }
-      return requestKeys(name, mapped, report);
+      const keys = requestKeys(name, mapped, report);
+      if (queuedBy) for (const key of keys) queuedBy(key, event.object);
+      return keys;
     }),
   );
 }

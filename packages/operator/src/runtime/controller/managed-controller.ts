@@ -21,6 +21,7 @@ import {
   type Echo,
   type EchoCheck,
 } from './event-sources.js';
+import { EventVersions } from './event-versions.js';
 import { OWNER_INDEX, type Informer } from '../cache/informer.js';
 import type { InformerCache, InformerHandle, InformerSelector } from '../cache/informer-cache.js';
 import type { Predicate } from './predicates.js';
@@ -48,6 +49,9 @@ export class ManagedController<T extends KubeObject = KubeObject> {
   private readonly maxConcurrent: number;
   private readonly loop: ReconcileLoop<T>;
   private readonly timers?: ObjectTimers<T>;
+  /** What queued each key, so its run reads nothing older (see EventVersions). */
+  private readonly versions: EventVersions;
+  private cache?: InformerCache;
   /** The primary kind's informers by namespace ('' when one informer holds every object). */
   private readonly primaries = new Map<string, Informer<T>>();
   /** The owned kinds' informers. */
@@ -91,12 +95,17 @@ export class ManagedController<T extends KubeObject = KubeObject> {
       ...(options.metrics?.queue ? { metrics: options.metrics.queue } : {}),
       ...(options.echoes && options.resource ? { echo: this.echoAtDequeue(options.resource) } : {}),
     });
+    this.versions = new EventVersions({
+      readers: (kind, namespace) => this.cache?.readersOf(kind, namespace) ?? [],
+      ...(options.clock ? { clock: options.clock } : {}),
+    });
     this.loop = new ReconcileLoop<T>({
       name: options.name,
       ...(options.resource ? { kind: options.resource.kind } : {}),
       queue: this.queue,
       reconcile: options.reconcile,
       read: (key) => this.read(key),
+      catchUp: (key, signal) => this.versions.catchUp(key, signal),
       log: this.log,
       ...(options.reconcileTimeoutMs ? { timeoutMs: options.reconcileTimeoutMs } : {}),
       ...(options.outageHold ? { outageHold: true } : {}),
@@ -191,6 +200,7 @@ export class ManagedController<T extends KubeObject = KubeObject> {
   prepare(cache: InformerCache): void {
     if (this.state !== 'new') return;
     this.state = 'prepared';
+    this.cache = cache;
     const { resource, owns = [], watches = [], sources = [] } = this.options;
     const report = (fault: StreamFault) => this.report(fault);
     const acquire = <R>(kind: ResourceDescriptor<R>, selector: InformerSelector) => {
@@ -203,6 +213,7 @@ export class ManagedController<T extends KubeObject = KubeObject> {
       this.options.echoes?.follow(this.name, resourceName(kind));
       return this.echoCheck(kind);
     };
+    const queuedBy = (informer: Informer<KubeObject>) => this.versions.queuedBy(informer);
 
     if (resource) {
       const name = resourceName(resource);
@@ -210,7 +221,7 @@ export class ManagedController<T extends KubeObject = KubeObject> {
       for (const namespace of resource.namespaced ? scope : [undefined]) {
         const informer = acquire(resource, { ...this.selector(), ...(namespace ? { namespace } : {}) });
         this.primaries.set(namespace ?? '', informer);
-        const keys = primaryKeys(name, informer, this.predicates(), report, primaryEcho);
+        const keys = primaryKeys(name, informer, this.predicates(), report, primaryEcho, queuedBy(informer));
         this.primaryStreams.push(this.feed(namespace && scope.length > 1 ? `${name} in ${namespace}` : name, keys));
         const timers = this.timers;
         if (timers) this.subscriptions.push(addedKeys(informer).subscribe((key) => timers.start(key)));
@@ -228,7 +239,7 @@ export class ManagedController<T extends KubeObject = KubeObject> {
           ...(metadataOnly ? { metadataOnly } : {}),
         });
         this.owned.push({ resource: owned, informer: informer as Informer<KubeObject> });
-        this.feed(`owns ${resourceName(owned)}`, ownedKeys(informer, resource!, childEcho));
+        this.feed(`owns ${resourceName(owned)}`, ownedKeys(informer, resource!, childEcho, queuedBy(informer)));
         const seen = shard?.childSeen;
         if (seen) {
           this.subscriptions.push(
@@ -249,7 +260,7 @@ export class ManagedController<T extends KubeObject = KubeObject> {
           ...(watch.metadataOnly ? { metadataOnly: true } : {}),
         });
         const name = `watches ${resourceName(watch.resource)}`;
-        this.feed(name, watchedKeys(name, informer, watch, report));
+        this.feed(name, watchedKeys(name, informer, watch, report, queuedBy(informer)));
       }
     }
     sources.forEach((source, i) => {
@@ -340,6 +351,7 @@ export class ManagedController<T extends KubeObject = KubeObject> {
     await this.timers?.settled();
     this.lane?.unregister();
     for (const handle of this.handles.splice(0)) handle.release();
+    this.versions.clear();
     this.options.echoes?.unfollow(this.name);
     if (wasStarted) this.log.info(`controller ${this.name} stopped`);
     return drained;

@@ -7,6 +7,7 @@ import { ManagedController } from './managed-controller.js';
 import { WorkQueue } from '../queue/queue.js';
 import { ReconcileLoop, type ReconcileOutcome } from './reconcile-loop.js';
 import type { ReconcileResult } from './result.js';
+import type { CatchUp } from './event-versions.js';
 
 /** Every run's client: these tests write nothing. */
 const client = new FakeKubeClient();
@@ -283,5 +284,58 @@ describe('a write refused by the fence', () => {
     assert.deepEqual(seen.reconciled, ['error']);
     assert.equal(seen.fenced, 0);
     assert.equal(queue.numRequeues('ns/a'), 1);
+  });
+});
+
+describe('the wait for the caches before a run', () => {
+  function loopWith(catchUp: (key: string, signal: AbortSignal) => Promise<CatchUp> | undefined) {
+    const queue = new WorkQueue<string>({ clock: new ManualClock() });
+    const warnings: string[] = [];
+    const log: RuntimeLogger = { debug() {}, info() {}, warn: (message) => warnings.push(message), error() {} };
+    const runs: string[] = [];
+    const loop = new ReconcileLoop<unknown>({
+      name: 'widgets',
+      client,
+      queue,
+      reconcile: ({ key }) => void runs.push(key),
+      read: () => undefined,
+      catchUp,
+      log,
+    });
+    return { loop, queue, warnings, runs };
+  }
+
+  it('runs once the caches reached the event, and at once when none is behind', async () => {
+    const { loop, runs } = loopWith((key) =>
+      key === 'ns/behind' ? Promise.resolve({ outcome: 'reached' }) : undefined,
+    );
+    await loop.process('ns/behind');
+    await loop.process('ns/current');
+    assert.deepEqual(runs, ['ns/behind', 'ns/current']);
+  });
+
+  it('past the bound: no run, a warning that says why, a retry with backoff', async () => {
+    const behind = 'the cache of configmaps in ns stands at resourceVersion 10, behind 11';
+    const { loop, queue, warnings, runs } = loopWith(() => Promise.resolve({ outcome: 'timeout', behind }));
+    await loop.process('ns/a');
+    assert.deepEqual(runs, []);
+    assert.equal(queue.numRequeues('ns/a'), 1);
+    assert.match(
+      warnings[0] ?? '',
+      /controller widgets: ns\/a not reconciled yet: the cache of configmaps .* retrying with backoff/,
+    );
+  });
+
+  it('a stand-by cuts the wait: no run, queued again without backoff', async () => {
+    const { loop, queue, runs } = loopWith(
+      (_key, signal) =>
+        new Promise((resolve) => signal.addEventListener('abort', () => resolve({ outcome: 'aborted' }))),
+    );
+    const processing = loop.process('ns/a');
+    loop.abortAll(new LeaseLostError('this replica lost the lease'));
+    await processing;
+    assert.deepEqual(runs, []);
+    assert.equal(queue.numRequeues('ns/a'), 0);
+    assert.equal(queue.length, 1);
   });
 });

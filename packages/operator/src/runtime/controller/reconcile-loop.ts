@@ -7,6 +7,7 @@ import type { QueueMetricsSink, WorkQueue } from '../queue/queue.js';
 import type { Reconciler } from './reconciler.js';
 import { show } from '../options-check.js';
 import { endReconcileSpan, inReconcileSpan, startReconcileSpan } from './reconcile-span.js';
+import type { CatchUp } from './event-versions.js';
 import { isTerminal, ReconcileTimeoutError, toError, type ReconcileResult } from './result.js';
 
 /**
@@ -43,6 +44,11 @@ export interface ReconcileLoopOptions<T> {
    * object (source-fed controllers), or `null` when it is gone (nothing to converge).
    */
   read(key: string): T | undefined | null;
+  /**
+   * Before the read: a wait for the informers that may serve the run's reads to reach the
+   * events that queued the key (see EventVersions); undefined when none is behind.
+   */
+  catchUp?(key: string, signal: AbortSignal): Promise<CatchUp> | undefined;
   /** Abort a reconcile after this long and retry it with backoff. */
   timeoutMs?: number;
   /**
@@ -85,6 +91,8 @@ export class ReconcileLoop<T> {
   private readonly fencedKeys = new Set<string>();
   /** Every run, timed-out ones included until they settle: shutdown aborts them and waits for them. */
   private readonly runs: ControllerRuns;
+  /** Cuts the waits for the caches before runs (abortAll): a stand-by or a stop. */
+  private waits = new AbortController();
 
   constructor(private readonly options: ReconcileLoopOptions<T>) {
     this.runs = new ControllerRuns({
@@ -103,6 +111,8 @@ export class ReconcileLoop<T> {
   /** Aborts every running reconcile's signal. */
   abortAll(reason: Error): void {
     this.runs.abortAll(reason);
+    this.waits.abort(reason);
+    this.waits = new AbortController();
   }
 
   /** True while `key`'s timed-out run has not returned: nothing else may run for the object. */
@@ -138,6 +148,8 @@ export class ReconcileLoop<T> {
       hung.rerun = true; // its timed-out run still holds the key; run again when it settles
       return;
     }
+    const waiting = this.options.catchUp?.(key, this.waits.signal);
+    if (waiting && !(await this.caughtUp(key, waiting))) return;
     const object = this.options.read(key);
     if (object === null) {
       // Deleted before we got to it: nothing to converge (a finalizer handles deletions).
@@ -185,6 +197,25 @@ export class ReconcileLoop<T> {
     else metrics?.reconciled(outcome, seconds, failure);
     // A fenced run is no error of the object: its span is not marked as one.
     if (span) endReconcileSpan(span, outcome, result, outcome === 'fenced' ? undefined : failure, requeued);
+  }
+
+  /**
+   * The wait for the caches before a run; false when the key is queued again instead: cut by
+   * a stand-by or a stop (not the object's fault: no backoff), or past its bound (backoff).
+   */
+  private async caughtUp(key: string, waiting: Promise<CatchUp>): Promise<boolean> {
+    const result = await waiting;
+    if (result.outcome === 'reached') return true;
+    const { queue, log, name } = this.options;
+    if (result.outcome === 'aborted') {
+      queue.add(key);
+      return false;
+    }
+    queue.addRateLimited(key);
+    log.warn(`controller ${name}: ${key} not reconciled yet: ${result.behind}; retrying with backoff`, {
+      key,
+    });
+    return false;
   }
 
   /**

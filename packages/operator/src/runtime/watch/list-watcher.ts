@@ -65,7 +65,8 @@ export class ListWatcher<T extends KubeObject> {
   /**
    * `emit` gets each event with its object's key and the object it replaces or deletes (the
    * last one emitted under that key). `store` holds what was emitted, by key: an informer
-   * passes its own and reads it, never writes it.
+   * passes its own and reads it, never writes it. `onProgress` is told each time the
+   * resourceVersion moves (`stats.resourceVersion`), bookmarks included.
    */
   constructor(
     private readonly transport: WatchTransport,
@@ -74,6 +75,7 @@ export class ListWatcher<T extends KubeObject> {
     emit: (event: WatchEvent<T>, key?: string, old?: T) => void,
     private readonly signal: AbortSignal,
     store?: Map<string, T>,
+    onProgress?: () => void,
   ) {
     const { namespace, labelSelector, fieldSelector } = options;
     this.path = resourcePath(resource, namespace);
@@ -124,6 +126,7 @@ export class ListWatcher<T extends KubeObject> {
       log: this.log,
       clock: this.clock,
       description: this.description,
+      ...(onProgress ? { onProgress } : {}),
     });
   }
 

@@ -28,8 +28,9 @@ export function watch<T>(
 /**
  * The same list+watch kept in `store` (key to the last object emitted under it), which the
  * caller reads and never writes; `emit` gets each event with its key and the object it
- * replaces or deletes. The Informer's way: one map and one key per cached object. Returns
- * what stops it.
+ * replaces or deletes, and `onProgress` each time its resourceVersion (`options.stats`)
+ * moves, bookmarks included. The Informer's way: one map and one key per cached object.
+ * Returns what stops it.
  */
 export function watchInto<T extends KubeObject>(
   transport: WatchTransport,
@@ -37,8 +38,9 @@ export function watchInto<T extends KubeObject>(
   options: WatchOptions,
   store: Map<string, T>,
   emit: (event: WatchEvent<T>, key?: string, old?: T) => void,
+  onProgress?: () => void,
 ): () => void {
   const abort = new AbortController();
-  void new ListWatcher<T>(transport, resource, options, emit, abort.signal, store).run();
+  void new ListWatcher<T>(transport, resource, options, emit, abort.signal, store, onProgress).run();
   return () => abort.abort(new Error('the watch was unsubscribed'));
 }

@@ -20,6 +20,8 @@ export interface WatchedObjectsContext<T extends KubeObject> {
   clock: Clock;
   /** 'deployments.apps' and the selector, for messages. */
   description: string;
+  /** Told each time the resourceVersion moves (an event, a bookmark, a sync), after the store has it. */
+  onProgress?: () => void;
 }
 
 /**
@@ -62,6 +64,7 @@ export class WatchedObjects<T extends KubeObject> {
     stats.lastSyncAt = this.context.clock.now();
     stats.lastSyncBy = by;
     stats.failures = 0;
+    this.context.onProgress?.();
     emit({ type: 'SYNCED' });
   }
 
@@ -159,6 +162,7 @@ export class WatchedObjects<T extends KubeObject> {
   private advance(resourceVersion: string | undefined): void {
     const { stats } = this.context;
     if (resourceVersion) this.resourceVersion = stats.resourceVersion = resourceVersion;
+    this.context.onProgress?.();
     this.context.policy.progressed();
     stats.lastEventAt = this.context.clock.now();
   }
