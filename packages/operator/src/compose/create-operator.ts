@@ -85,6 +85,7 @@ export async function createOperator(given: CreateOperatorOptions = {}): Promise
   const metrics = new OperatorMetrics();
   const manager = createManager(transport, metrics, options, logger, exit);
   const fleet = new Fleet(manager, { providers: [], ...options.fleet, logger: logger('Fleet') });
+  metrics.trackFleet(() => fleet.status());
   const webhooks = createWebhookServer(manager, metrics, options, logger);
   const http = new MetricsAndProbesServer({
     ...(options.metrics ? { metrics: options.metrics } : {}),

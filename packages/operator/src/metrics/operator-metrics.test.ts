@@ -208,3 +208,19 @@ describe('OperatorMetrics', () => {
     assert.ok(samples.some((s) => s.name === 'nodejs_heap_size_total_bytes'));
   });
 });
+
+describe('OperatorMetrics for a fleet', () => {
+  it('reports each member cluster’s phase, held reconciles and attempts when scraped', async () => {
+    const metrics = new OperatorMetrics({ defaultMetrics: false });
+    metrics.trackFleet(() => [
+      { name: 'east', phase: 'engaged', attempts: 1, since: 0, held: true },
+      { name: 'west', phase: 'failed', attempts: 4, since: 0, held: false, error: 'connection refused' },
+    ]);
+    const text = await metrics.scrape();
+    assert.match(text, /nestor_fleet_member_cluster\{cluster="east",phase="engaged"\} 1/);
+    assert.match(text, /nestor_fleet_member_cluster\{cluster="west",phase="engaged"\} 0/);
+    assert.match(text, /nestor_fleet_member_cluster\{cluster="west",phase="failed"\} 1/);
+    assert.match(text, /nestor_fleet_member_held\{cluster="east"\} 1/);
+    assert.match(text, /nestor_fleet_member_engage_attempts\{cluster="west"\} 4/);
+  });
+});

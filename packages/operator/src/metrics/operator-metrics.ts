@@ -7,6 +7,8 @@ import type { ShardingMetrics } from '../runtime/controller/sharding-hooks.js';
 import { ApiServerMetrics } from './apiserver-metrics.js';
 import { ControllerMetrics } from './controller-metrics.js';
 import { EventMetrics } from './event-metrics.js';
+import { FleetMetrics } from './fleet-metrics.js';
+import type { MemberStatus } from '../runtime/fleet/fleet.js';
 import { LeaderMetrics } from './leader-metrics.js';
 import { shardingMetrics } from './sharding-metrics.js';
 import { WatchMetrics, type WatchStatsSource } from './watch-metrics.js';
@@ -25,6 +27,7 @@ export class OperatorMetrics {
   private readonly webhooks: WebhookMetrics;
   private readonly leader: LeaderMetrics;
   private readonly watches: WatchMetrics;
+  private readonly fleet: FleetMetrics;
 
   constructor(options: { registry?: Registry; defaultMetrics?: boolean } = {}) {
     this.registry = options.registry ?? new Registry();
@@ -36,6 +39,7 @@ export class OperatorMetrics {
     this.webhooks = new WebhookMetrics(this.registry);
     this.leader = new LeaderMetrics(this.registry);
     this.watches = new WatchMetrics(this.registry);
+    this.fleet = new FleetMetrics(this.registry);
   }
 
   /** The sink a controller reports to; its queue's gauges are read from `queue` when scraped. */
@@ -71,6 +75,11 @@ export class OperatorMetrics {
   /** Reads watch health when scraped. */
   trackWatches(source: () => WatchStatsSource[]): void {
     this.watches.track(source);
+  }
+
+  /** Reads the fleet's member clusters when scraped. */
+  trackFleet(source: () => readonly MemberStatus[]): void {
+    this.fleet.track(source);
   }
 
   /** The sink of one shard of a ring: moves and passes (on the leader), hand-overs and cached objects (on each shard). */

@@ -32,6 +32,8 @@ export interface MemberStatus {
   attempts: number;
   /** When the phase began (ms since the epoch). */
   since: number;
+  /** Its API server does not answer: its reconciles are held. */
+  held: boolean;
 }
 
 /**
@@ -95,6 +97,7 @@ export class Fleet implements ClusterFleet, ClusterSink {
       ...(m.lastError ? { error: m.lastError.message } : {}),
       attempts: m.attempts,
       since: m.since,
+      held: m.cluster?.outage.state.holding ?? false,
     }));
     const refused = [...this.refused].map(([name, { error, since }]) => ({
       name,
@@ -102,6 +105,7 @@ export class Fleet implements ClusterFleet, ClusterSink {
       error: error.message,
       attempts: 1,
       since,
+      held: false,
     }));
     return [...members, ...refused];
   }
@@ -164,6 +168,7 @@ export class Fleet implements ClusterFleet, ClusterSink {
     if (current && target.revision !== undefined && current.revision === target.revision) return;
     if (current) this.disengage(name);
     this.log.info(`cluster ${name}: engaging`);
+    const metrics = this.manager.metrics;
     const member = new Member({
       name,
       target,
@@ -175,7 +180,15 @@ export class Fleet implements ClusterFleet, ClusterSink {
       retry: this.retry,
       leading: () => this.leading,
       report: (m, error) => this.report(m, target, error),
-      ...(this.manager.metrics ? { metrics: this.manager.metrics } : {}),
+      // Controllers report as <controller>@<cluster>; the manager's outage and Event series stay its own cluster's.
+      ...(metrics
+        ? {
+            metrics: {
+              controllerSink: (controller, max) => metrics.controllerSink(controller, max),
+              trackQueue: (controller, queue) => metrics.trackQueue(controller, queue),
+            },
+          }
+        : {}),
       logger: this.log,
     });
     this.members.set(name, member);
