@@ -18,8 +18,15 @@ export const WEBHOOK_IDLE_TIMEOUT_MS = 5_000;
 /** Streams one HTTP/2 connection may have open at once (Go's server allows 250; reviews are few and short). */
 export const WEBHOOK_MAX_CONCURRENT_STREAMS = 32;
 
-/** HTTPS (HTTP/1.1) server options with the bounds above. */
-export function http1Limits(): Pick<
+/**
+ * HTTPS (HTTP/1.1) server options with the bounds above. Node's own request deadline is the
+ * body deadline (`bodyTimeoutMs`, at least the headers timeout, as Node requires), so no
+ * request outlives it: the intake answers a stalled review's body 408 at that deadline, and
+ * Node's check drops what the intake does not read (a body after a 404) by the same time.
+ */
+export function http1Limits(
+  bodyTimeoutMs: number = DEFAULT_BODY_TIMEOUT_MS,
+): Pick<
   HttpsServerOptions,
   'headersTimeout' | 'requestTimeout' | 'keepAliveTimeout' | 'connectionsCheckingInterval' | 'handshakeTimeout'
 > {
@@ -27,8 +34,7 @@ export function http1Limits(): Pick<
     // A TLS handshake not done in this is dropped (Node's default: 120 s).
     handshakeTimeout: WEBHOOK_HEADERS_TIMEOUT_MS,
     headersTimeout: WEBHOOK_HEADERS_TIMEOUT_MS,
-    // The API server waits 30 s at most for any review: a request not read by then is dead.
-    requestTimeout: DEFAULT_BODY_TIMEOUT_MS,
+    requestTimeout: Math.max(bodyTimeoutMs, WEBHOOK_HEADERS_TIMEOUT_MS),
     keepAliveTimeout: WEBHOOK_IDLE_TIMEOUT_MS,
     // How often Node checks the two timeouts above (default 30 s, which would let them run 30 s late).
     connectionsCheckingInterval: 1_000,
@@ -41,8 +47,8 @@ export function http1Limits(): Pick<
  * server object, not from createSecureServer's options, with defaults of 60 s for headers,
  * 300 s per request and a check every 30 s.
  */
-export function applyHttp1Limits(server: Http2SecureServer): void {
-  const limits = http1Limits();
+export function applyHttp1Limits(server: Http2SecureServer, bodyTimeoutMs: number = DEFAULT_BODY_TIMEOUT_MS): void {
+  const limits = http1Limits(bodyTimeoutMs);
   const target = server as unknown as Record<string, unknown>;
   for (const name of ['headersTimeout', 'requestTimeout', 'keepAliveTimeout', 'connectionsCheckingInterval'] as const) {
     target[name] = limits[name];
