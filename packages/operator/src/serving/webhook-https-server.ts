@@ -31,7 +31,6 @@ import {
   http1Limits,
   http2Limits,
   limitConnections,
-  limitHttp1Connections,
   limitHttp2Sessions,
 } from '../webhooks/connection-limits.js';
 import { CONVERSION_PATH, ConversionWebhook, conversionTimeoutMs, objectName } from '../webhooks/conversion-webhook.js';
@@ -225,13 +224,12 @@ export class WebhookHttpsServer {
     if (options.http2) {
       const secure = createSecureServer({ ...certificate.current, allowHTTP1: true, ...http2Limits() }, handler);
       applyHttp1Limits(secure, this.bodyTimeoutMs);
-      limitHttp1Connections(secure);
       this.sessions = limitHttp2Sessions(secure);
       server = secure;
     } else {
       server = createServer({ ...certificate.current, ...http1Limits(this.bodyTimeoutMs) }, handler);
     }
-    limitConnections(server);
+    limitConnections(server, { http1OnHttp2: options.http2 === true });
     const host = options.host ?? '0.0.0.0';
     const port = options.port ?? DEFAULT_WEBHOOK_PORT;
     this.port = await listenOn(server, host, port, {
