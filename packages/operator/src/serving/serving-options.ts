@@ -80,6 +80,15 @@ export interface WebhookServingOptions {
    */
   maxReviewValuesInFlight?: number;
   /**
+   * A review's body not whole this long after its headers is answered 408 and dropped: the
+   * connection closed (HTTP/2: the stream reset) within a second of it (default 30 s, the
+   * longest the API server waits for any review). Also Node's deadline for a whole HTTP/1.1
+   * request (at least 10 s, the headers timeout).
+   */
+  bodyTimeoutMs?: number;
+  /** A review's body that sends nothing for this long is answered 408 and dropped the same way (default 10 s). */
+  bodyIdleTimeoutMs?: number;
+  /**
    * Where the serving certificate comes from. 'files' (default): certDir, where cert-manager's
    * Secret is mounted and its cainjector fills the caBundles. 'self-managed': the operator
    * keeps a CA and a certificate in a Secret of its namespace, renews them, and patches the

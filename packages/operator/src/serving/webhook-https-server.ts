@@ -9,6 +9,7 @@ import {
 import { createServer, type Server } from 'node:https';
 import { silentLogger, type KubeObject, type ResourceDescriptor, type RuntimeLogger } from '@nestor/core';
 import type { HealthCheck } from '../runtime/manager/manager.js';
+import { positiveDuration } from '../runtime/options-check.js';
 import {
   mutate,
   validate,
@@ -30,14 +31,18 @@ import {
   http1Limits,
   http2Limits,
   limitConnections,
-  limitHttp1Connections,
   limitHttp2Sessions,
 } from '../webhooks/connection-limits.js';
 import { CONVERSION_PATH, ConversionWebhook, conversionTimeoutMs, objectName } from '../webhooks/conversion-webhook.js';
 import { conversionRefusal, type ConvertibleObject } from '../webhooks/conversion-review.js';
 import type { HubSpokeConverter } from '../webhooks/hub-spoke-converter.js';
 import type { ReviewEnvelopeFields } from '../webhooks/json-scanner.js';
-import { IntakeRefusal, ReviewIntake } from '../webhooks/review-intake.js';
+import {
+  DEFAULT_BODY_IDLE_TIMEOUT_MS,
+  DEFAULT_BODY_TIMEOUT_MS,
+  IntakeRefusal,
+  ReviewIntake,
+} from '../webhooks/review-intake.js';
 import { inReviewSpan, reviewVerdict } from '../webhooks/review-span.js';
 import { webhookPath } from '../webhooks/webhook-configuration.js';
 import { listenOn } from './listen-on.js';
@@ -100,9 +105,17 @@ export class WebhookHttpsServer {
   /** CRDs (`<plural>.<group>`) of the kinds converted, for self-managed caBundles. */
   private readonly conversionCrds: string[] = [];
   private readonly logger: RuntimeLogger;
+  /** A review's body deadlines (the first is Node's HTTP/1.1 request deadline too). */
+  private readonly bodyTimeoutMs: number;
+  private readonly bodyIdleTimeoutMs: number;
 
   constructor(private readonly options: WebhookHttpsServerOptions = {}) {
     this.logger = this.loggerFor('Webhooks');
+    this.bodyTimeoutMs = positiveDuration(options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS, 'webhooks.bodyTimeoutMs');
+    this.bodyIdleTimeoutMs = positiveDuration(
+      options.bodyIdleTimeoutMs ?? DEFAULT_BODY_IDLE_TIMEOUT_MS,
+      'webhooks.bodyIdleTimeoutMs',
+    );
   }
 
   /** The port listened on, once listening. */
@@ -195,6 +208,8 @@ export class WebhookHttpsServer {
       ...(options.maxReviewContainers !== undefined ? { maxContainers: options.maxReviewContainers } : {}),
       ...(options.maxReviewValues !== undefined ? { maxValues: options.maxReviewValues } : {}),
       ...(options.maxReviewValuesInFlight !== undefined ? { maxValuesInFlight: options.maxReviewValuesInFlight } : {}),
+      bodyTimeoutMs: this.bodyTimeoutMs,
+      bodyIdleTimeoutMs: this.bodyIdleTimeoutMs,
     });
     const certificate = await webhookCertificate(options, served, {
       ...(options.transport ? { transport: options.transport } : {}),
@@ -208,14 +223,13 @@ export class WebhookHttpsServer {
     let server: Server | Http2SecureServer;
     if (options.http2) {
       const secure = createSecureServer({ ...certificate.current, allowHTTP1: true, ...http2Limits() }, handler);
-      applyHttp1Limits(secure);
-      limitHttp1Connections(secure);
+      applyHttp1Limits(secure, this.bodyTimeoutMs);
       this.sessions = limitHttp2Sessions(secure);
       server = secure;
     } else {
-      server = createServer({ ...certificate.current, ...http1Limits() }, handler);
+      server = createServer({ ...certificate.current, ...http1Limits(this.bodyTimeoutMs) }, handler);
     }
-    limitConnections(server);
+    limitConnections(server, { http1OnHttp2: options.http2 === true });
     const host = options.host ?? '0.0.0.0';
     const port = options.port ?? DEFAULT_WEBHOOK_PORT;
     this.port = await listenOn(server, host, port, {
@@ -371,7 +385,7 @@ function admission(admit: (request: AdmissionRequest) => Promise<AdmissionRespon
 
 /**
  * A refused request's answer. `drop` ends the connection after it (HTTP/1.1 `connection:
- * close`, then the socket destroyed; HTTP/2 forbids the header, so the stream is closed
+ * close`, then the socket destroyed; HTTP/2 forbids the header, so the stream is reset
  * instead): the rest of a body refused unread is not read.
  */
 function reply(
@@ -386,10 +400,11 @@ function reply(
   const close: Record<string, string> = drop && req.httpVersionMajor === 1 ? { connection: 'close' } : {};
   send(res, status, { 'content-type': TEXT, ...close, ...headers }, `${message}\n`);
   if (!drop) return;
+  // HTTP/2's response emits 'finish' only once its stream has closed: the reset cannot wait for it.
+  if (req.httpVersionMajor === 2) return resetStream(req as Http2ServerRequest);
   // Once the answer is out, stop reading: Node would otherwise read (and decrypt) the rest of
   // a refused body to keep the connection, which 60 stalled 7 MB bodies turn into seconds of CPU.
   res.once('finish', () => {
-    if (req.httpVersionMajor === 2) return (req as Http2ServerRequest).stream.close();
     // A lingering close, as Go's server: reading stops, the answer is sent with a FIN, and the
     // socket goes a second later, so the client reads the answer before any reset.
     const socket = req.socket;
@@ -397,6 +412,26 @@ function reply(
     socket.end();
     setTimeout(() => socket.destroy(), 1_000).unref();
   });
+}
+
+/**
+ * Ends the stream of a request refused before its body was whole: RST_STREAM(NO_ERROR) once
+ * the answer is out (RFC 9113 §8.1), so that the client stops sending. On the turn after the
+ * stream's 'finish', as Node resets an unread one: a reset sent at 'finish' went out before
+ * the answer's END_STREAM. Node destroys a reset stream only once its readable side has
+ * ended, which the paused request's never does: the few bytes it buffered before the reset
+ * (a stream window at most) are drained, or the stream, and its connection with it, would
+ * stay open for good.
+ */
+function resetStream(req: Http2ServerRequest): void {
+  const stream = req.stream;
+  const reset = () =>
+    setImmediate(() => {
+      stream.close();
+      req.resume();
+    });
+  if (stream.writableFinished) reset();
+  else stream.once('finish', reset);
 }
 
 /** HTTP/1.1's and HTTP/2's compatibility responses share this much. */

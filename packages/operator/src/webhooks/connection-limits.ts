@@ -18,8 +18,15 @@ export const WEBHOOK_IDLE_TIMEOUT_MS = 5_000;
 /** Streams one HTTP/2 connection may have open at once (Go's server allows 250; reviews are few and short). */
 export const WEBHOOK_MAX_CONCURRENT_STREAMS = 32;
 
-/** HTTPS (HTTP/1.1) server options with the bounds above. */
-export function http1Limits(): Pick<
+/**
+ * HTTPS (HTTP/1.1) server options with the bounds above. Node's own request deadline is the
+ * body deadline (`bodyTimeoutMs`, at least the headers timeout, as Node requires), so no
+ * request outlives it: the intake answers a stalled review's body 408 at that deadline, and
+ * Node's check drops what the intake does not read (a body after a 404) by the same time.
+ */
+export function http1Limits(
+  bodyTimeoutMs: number = DEFAULT_BODY_TIMEOUT_MS,
+): Pick<
   HttpsServerOptions,
   'headersTimeout' | 'requestTimeout' | 'keepAliveTimeout' | 'connectionsCheckingInterval' | 'handshakeTimeout'
 > {
@@ -27,8 +34,7 @@ export function http1Limits(): Pick<
     // A TLS handshake not done in this is dropped (Node's default: 120 s).
     handshakeTimeout: WEBHOOK_HEADERS_TIMEOUT_MS,
     headersTimeout: WEBHOOK_HEADERS_TIMEOUT_MS,
-    // The API server waits 30 s at most for any review: a request not read by then is dead.
-    requestTimeout: DEFAULT_BODY_TIMEOUT_MS,
+    requestTimeout: Math.max(bodyTimeoutMs, WEBHOOK_HEADERS_TIMEOUT_MS),
     keepAliveTimeout: WEBHOOK_IDLE_TIMEOUT_MS,
     // How often Node checks the two timeouts above (default 30 s, which would let them run 30 s late).
     connectionsCheckingInterval: 1_000,
@@ -41,42 +47,12 @@ export function http1Limits(): Pick<
  * server object, not from createSecureServer's options, with defaults of 60 s for headers,
  * 300 s per request and a check every 30 s.
  */
-export function applyHttp1Limits(server: Http2SecureServer): void {
-  const limits = http1Limits();
+export function applyHttp1Limits(server: Http2SecureServer, bodyTimeoutMs: number = DEFAULT_BODY_TIMEOUT_MS): void {
+  const limits = http1Limits(bodyTimeoutMs);
   const target = server as unknown as Record<string, unknown>;
   for (const name of ['headersTimeout', 'requestTimeout', 'keepAliveTimeout', 'connectionsCheckingInterval'] as const) {
     target[name] = limits[name];
   }
-}
-
-/**
- * An HTTP/2 server's connections that negotiate HTTP/1.1: closed when no request's headers
- * came within the headers timeout of the handshake, or when none is open for the idle time,
- * as the HTTP/1.1 server's are. Node applies neither to them (a silent one stayed open for
- * good, taking a slot); the HTTP/2 sessions are `limitHttp2Sessions`'s.
- */
-export function limitHttp1Connections(server: Http2SecureServer): void {
-  const connections = new WeakMap<object, { open: number; timer: NodeJS.Timeout }>();
-  server.on('secureConnection', (socket: TLSSocket) => {
-    if (socket.alpnProtocol === 'h2') return;
-    const timer = setTimeout(() => socket.destroy(), WEBHOOK_HEADERS_TIMEOUT_MS).unref();
-    connections.set(socket, { open: 0, timer });
-    socket.once('close', () => clearTimeout(connections.get(socket)?.timer));
-  });
-  server.on(
-    'request',
-    (request: { socket: object }, response: { once(event: 'close', listener: () => void): void }) => {
-      const connection = connections.get(request.socket);
-      if (!connection) return;
-      connection.open++;
-      clearTimeout(connection.timer);
-      response.once('close', () => {
-        if (--connection.open > 0) return;
-        const socket = request.socket as TLSSocket;
-        if (!socket.destroyed) connection.timer = setTimeout(() => socket.destroy(), WEBHOOK_IDLE_TIMEOUT_MS).unref();
-      });
-    },
-  );
 }
 
 /** HTTP/2 server options: the stream cap, advertised in SETTINGS and enforced by nghttp2. */
@@ -146,6 +122,8 @@ interface Connection {
   /** Address and port: how a request finds its connection. */
   key: string;
   busy: number;
+  /** Closes it while no request is open: only where Node keeps no such deadline (HTTP/1.1 on the HTTP/2 server). */
+  deadline?: NodeJS.Timeout;
 }
 
 /**
@@ -157,8 +135,14 @@ interface Connection {
  * server, one address per replica with a few dozen connections, keeps its own. Only when
  * every connection is answering a request (bounded by the reviews in flight) is the new one
  * closed.
+ *
+ * `http1OnHttp2`: the server is an HTTP/2 server, whose connections that negotiate HTTP/1.1
+ * Node serves with no headers or idle deadline (a silent one stayed open for good, taking a
+ * slot): closed here when no request came within the headers timeout of the handshake, or
+ * none is open for the idle time, as the HTTP/1.1 server's are (its HTTP/2 sessions are
+ * `limitHttp2Sessions`'s).
  */
-export function limitConnections(server: ServerWithRequests): void {
+export function limitConnections(server: ServerWithRequests, { http1OnHttp2 = false } = {}): void {
   const peers = new Map<string, Map<string, Connection>>();
   const byPort = new Map<string, Connection>();
   let open = 0;
@@ -170,6 +154,9 @@ export function limitConnections(server: ServerWithRequests): void {
     const connections = peers.get(connection.peer)!;
     connections.delete(connection.key);
     if (connections.size === 0) peers.delete(connection.peer);
+  };
+  const closeAfter = (connection: Connection, socket: { destroy(): void }, ms: number) => {
+    connection.deadline = setTimeout(() => socket.destroy(), ms).unref();
   };
   server.on('connection', (socket: Socket) => {
     const peer = socket.remoteAddress ?? '';
@@ -186,17 +173,30 @@ export function limitConnections(server: ServerWithRequests): void {
     peers.set(peer, connections);
     byPort.set(connection.key, connection);
     open++;
-    socket.once('close', () => release(connection));
+    socket.once('close', () => {
+      clearTimeout(connection.deadline);
+      release(connection);
+    });
   });
+  if (http1OnHttp2) {
+    server.on('secureConnection', (socket: TLSSocket) => {
+      if (socket.alpnProtocol === 'h2') return;
+      const connection = byPort.get(keyOf(socket.remoteAddress, socket.remotePort));
+      if (connection) closeAfter(connection, socket, WEBHOOK_HEADERS_TIMEOUT_MS);
+    });
+  }
   server.on('request', (request, response) => {
     const connection = byPort.get(keyOf(request.socket?.remoteAddress, request.socket?.remotePort));
     if (!connection) return;
     connection.busy++;
+    clearTimeout(connection.deadline);
     response.once('close', () => {
       if (--connection.busy > 0) return;
       // Idle again: last in its address's order, so the longest idle goes first.
       const connections = peers.get(connection.peer);
       if (connections?.delete(connection.key)) connections.set(connection.key, connection);
+      const socket = request.socket as TLSSocket | null | undefined;
+      if (connection.deadline && socket && !socket.destroyed) closeAfter(connection, socket, WEBHOOK_IDLE_TIMEOUT_MS);
     });
   });
 }
