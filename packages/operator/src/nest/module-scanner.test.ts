@@ -16,6 +16,7 @@ import {
   operatorOptionsOfModule,
 } from './module-scanner.js';
 import { Conversion, ConvertFromHub, ConvertToHub } from './decorators/conversion.decorator.js';
+import { moduleMetadataOf } from './module-metadata.js';
 
 @CustomResource({ group: 'scan.example.com', version: 'v1', kind: 'Thing' })
 class Thing {}
@@ -91,6 +92,18 @@ describe('describeController', () => {
     });
     assert.deepEqual(describeController(InheritingController)?.watches, [Secret], 'inherited @Watches methods count');
     assert.equal(describeController(PlainService), undefined);
+  });
+});
+
+describe('moduleMetadataOf', () => {
+  it('reads the lists @Module() recorded, under the keys the decorator itself uses', () => {
+    assert.deepEqual(moduleMetadataOf(DynamicHost), {
+      imports: [],
+      providers: [PlainService, { provide: 'TOKEN', useClass: ViaUseClass }],
+      controllers: [],
+    });
+    assert.equal(moduleMetadataOf(PlainService), undefined, 'a provider is not a module');
+    assert.equal(moduleMetadataOf(class Empty {}), undefined);
   });
 });
 
