@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { extname, resolve } from 'node:path';
+import { moduleMetadataOf } from '@nestor/operator/manifests';
 import { UsageError } from './command-io.js';
 import { importModuleFile } from './module-import.js';
 
@@ -18,8 +19,7 @@ export async function loadModuleClass(
   }
   const exports = await importModuleFile(file);
   const isModule = (value: unknown) =>
-    (typeof value === 'function' &&
-      ['imports', 'providers', 'controllers'].some((key) => Reflect.hasOwnMetadata(key, value))) ||
+    (typeof value === 'function' && moduleMetadataOf(value) !== undefined) ||
     (typeof value === 'object' && value !== null && typeof (value as { module?: unknown }).module === 'function');
   // A class with no metadata at all is an empty @Module({}): fine when named explicitly.
   const isEmptyClass = (value: unknown) =>

@@ -14,6 +14,7 @@ export {
   type ScannedController,
   type ScannedOperatorOptions,
 } from './nest/module-scanner.js';
+export { moduleMetadataOf, type ModuleLists } from './nest/module-metadata.js';
 export {
   deploymentSettings,
   webhookServerSettings,

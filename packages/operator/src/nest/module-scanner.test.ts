@@ -16,6 +16,7 @@ import {
   operatorOptionsOfModule,
 } from './module-scanner.js';
 import { Conversion, ConvertFromHub, ConvertToHub } from './decorators/conversion.decorator.js';
+import { moduleMetadataOf } from './module-metadata.js';
 
 @CustomResource({ group: 'scan.example.com', version: 'v1', kind: 'Thing' })
 class Thing {}
@@ -112,6 +113,18 @@ describe('describeController', () => {
     assert.deepEqual([members.resource, members.owns, members.watches], [undefined, [], []]);
     const aware = describeController(Aware)!;
     assert.deepEqual([aware.resource, aware.watches, aware.watchNamespaces], [Thing, [Service], undefined]);
+  });
+});
+
+describe('moduleMetadataOf', () => {
+  it('reads the lists @Module() recorded, under the keys the decorator itself uses', () => {
+    assert.deepEqual(moduleMetadataOf(DynamicHost), {
+      imports: [],
+      providers: [PlainService, { provide: 'TOKEN', useClass: ViaUseClass }],
+      controllers: [],
+    });
+    assert.equal(moduleMetadataOf(PlainService), undefined, 'a provider is not a module');
+    assert.equal(moduleMetadataOf(class Empty {}), undefined);
   });
 });
 

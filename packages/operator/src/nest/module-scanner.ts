@@ -1,8 +1,8 @@
 import type { DynamicModule, ForwardReference, Type } from '@nestjs/common';
-import { MODULE_METADATA } from '@nestjs/common/constants.js';
 import type { ControllerAccess } from '../manifests/rbac.js';
 import { readConversionDefinition, type ConversionDefinition } from './conversion-metadata.js';
 import { controllerAccess, readControllerDefinition } from './controller-metadata.js';
+import { moduleMetadataOf } from './module-metadata.js';
 import { GIVEN_OPERATOR_OPTIONS } from './operator.module-definition.js';
 import type { OperatorModuleOptions } from './interfaces/operator-options.interface.js';
 import { readWebhookDefinition } from './webhook-metadata.js';
@@ -14,12 +14,6 @@ export interface ScannedController extends ControllerAccess {
 }
 
 type ModuleEntry = Type | DynamicModule | ForwardReference | Promise<DynamicModule> | undefined;
-
-const METADATA_KEYS = {
-  imports: MODULE_METADATA.IMPORTS,
-  providers: MODULE_METADATA.PROVIDERS,
-  controllers: MODULE_METADATA.CONTROLLERS,
-} as const;
 
 /**
  * Reads a class's `@Controller`, `@Finalizer` and `@Watches` decorators without instantiating
@@ -112,8 +106,9 @@ async function walkModule(
     const dynamic = typeof resolved === 'object' ? (resolved as DynamicModule) : undefined;
     const moduleClass = (dynamic ? dynamic.module : resolved) as Type | undefined;
     const name = moduleClass?.name ?? parent;
+    const declared = moduleClass ? moduleMetadataOf(moduleClass) : undefined;
     const lists = (key: 'imports' | 'providers' | 'controllers') => [
-      ...((moduleClass && (Reflect.getMetadata(METADATA_KEYS[key], moduleClass) as unknown[] | undefined)) || []),
+      ...(declared?.[key] ?? []),
       ...((dynamic?.[key] as unknown[] | undefined) ?? []),
     ];
     for (const provider of lists('providers')) {

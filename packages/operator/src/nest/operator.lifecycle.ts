@@ -48,6 +48,8 @@ export class OperatorLifecycle implements OnApplicationBootstrap, OnModuleDestro
     // start-up hooks the other way. Placing this module above the root makes its teardown
     // (the drain) the first of all and its bootstrap (the manager's start) the last, after
     // the application's providers are ready: what global modules get from Nest, reversed.
+    // Nest has no public way to order hooks; test/nest-versions.e2e.test.ts checks this
+    // order on the lowest and highest Nest the peer ranges accept.
     for (const module of modules.values()) {
       if (module.providers.has(OperatorLifecycle)) module.distance = -1;
     }

@@ -6,16 +6,18 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import {
   Catch,
+  ForbiddenException,
   Injectable,
   Logger,
   UseFilters,
   UseInterceptors,
   type CallHandler,
+  type CanActivate,
   type ExceptionFilter,
   type LoggerService,
   type NestInterceptor,
 } from '@nestjs/common';
-import { ExternalContextCreator, ModulesContainer } from '@nestjs/core';
+import { APP_GUARD, ExternalContextCreator, ModulesContainer } from '@nestjs/core';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { catchError, type Observable } from 'rxjs';
 import { AdmissionDenied } from '../webhooks/admission-denied.js';
@@ -124,3 +126,35 @@ for (const inheritAppConfig of [false, true]) {
     });
   });
 }
+
+/** An app-wide guard written for HTTP callers: it refuses everything else. */
+@Injectable()
+class HttpOnly implements CanActivate {
+  canActivate(): boolean {
+    return false;
+  }
+}
+
+describe('app-wide enhancers', () => {
+  it('stay out of a webhook handler unless inheritAppConfig, as a hybrid app’s second transport', async () => {
+    const appModule = await Test.createTestingModule({
+      providers: [SizeWebhook, Observer, { provide: APP_GUARD, useClass: HttpOnly }],
+    }).compile();
+    try {
+      const wrapped = (inheritAppConfig: boolean) =>
+        new WebhookEnhancers(
+          appModule.get(ModulesContainer),
+          appModule.get(ExternalContextCreator),
+          inheritAppConfig,
+        ).wrap<(size: number) => Promise<string[]>>(appModule.get(SizeWebhook), 'create');
+      assert.deepEqual(await wrapped(false)(1), []);
+      await assert.rejects(wrapped(true)(1), (error: unknown) => {
+        assert.ok(error instanceof AdmissionDenied, `not a denial: ${String(error)}`);
+        assert.equal(error.code, new ForbiddenException().getStatus());
+        return true;
+      });
+    } finally {
+      await appModule.close();
+    }
+  });
+});

@@ -1,5 +1,5 @@
 import { HttpException, IntrinsicException, type ExecutionContext } from '@nestjs/common';
-import { ExternalContextCreator, type ModulesContainer, type NestContainer } from '@nestjs/core';
+import { ApplicationConfig, ExternalContextCreator, NestContainer, type ModulesContainer } from '@nestjs/core';
 import { AdmissionDenied } from '../webhooks/admission-denied.js';
 import type { AdmissionContext } from '../webhooks/admission-handler.js';
 
@@ -40,11 +40,7 @@ export class WebhookEnhancers {
   private readonly creator: ExternalContextCreator;
 
   constructor(modules: ModulesContainer, appCreator: ExternalContextCreator, inheritAppConfig: boolean) {
-    // fromContainer without an application config: the same creator, without the globals.
-    const creator = inheritAppConfig
-      ? appCreator
-      : ExternalContextCreator.fromContainer({ getModules: () => modules } as unknown as NestContainer);
-    this.creator = creator;
+    this.creator = inheritAppConfig ? appCreator : ExternalContextCreator.fromContainer(new WebhookContainer(modules));
   }
 
   /** The method of `instance` as a function that runs through its enhancers. */
@@ -69,6 +65,23 @@ export class WebhookEnhancers {
         throw error instanceof HttpException ? denialOf(error) : error;
       }
     }) as unknown as F;
+  }
+}
+
+/**
+ * The application's modules under an application config of their own, with no app-wide
+ * enhancers in it: what Nest gives a hybrid app's second transport without
+ * `inheritAppConfig` (a fresh ApplicationConfig). Public classes and methods only: the
+ * creator finds each enhancer's module through `getModules()` and the globals through
+ * `applicationConfig`.
+ */
+class WebhookContainer extends NestContainer {
+  constructor(private readonly appModules: ModulesContainer) {
+    super(new ApplicationConfig());
+  }
+
+  override getModules(): ModulesContainer {
+    return this.appModules;
   }
 }
 
