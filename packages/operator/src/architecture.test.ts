@@ -30,8 +30,9 @@ const ALLOWED: Record<string, readonly string[]> = {
   nest: ['compose', 'runtime', 'client', 'crd', 'metrics', 'manifests', 'webhooks', 'sharding', 'serving', 'config'],
   terminus: ['runtime'],
   sharding: ['runtime', 'client'],
-  // The test double of the client seam (@nestor/operator/fake): ReconcileContext is a type from nest/.
-  fake: ['client', 'crd', 'nest'],
+  // The test doubles of the client seam and the Fleet (@nestor/operator/fake): ReconcileContext
+  // is a type from nest/, Fleet and MemberStatus from runtime/.
+  fake: ['client', 'crd', 'nest', 'runtime'],
 };
 
 /**

@@ -9,3 +9,4 @@ export {
   type RecordedEvent,
 } from './fake-kube-client.js';
 export { reconcileContext, type FakeReconcileContext } from './reconcile-context.js';
+export { fakeFleet, type FakeFleetOptions } from './fake-fleet.js';

@@ -174,6 +174,7 @@ export {
   type ManagedControllerOptions,
   type OwnedResource,
 } from './controller/managed-controller.js';
+export type { ClusterBinding } from './controller/controller-options.js';
 export type {
   ChildrenOf,
   ShardingHooks,

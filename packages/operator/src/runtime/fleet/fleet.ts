@@ -1,6 +1,7 @@
 import { type KubeObject, type RuntimeLogger, silentLogger, type TransportOptions } from '@nestor/core';
 import type { ManagedControllerOptions } from '../controller/controller-options.js';
 import { selectsMember, type ClusterSelection } from '../controller/cluster-selection.js';
+import type { KubeClient } from '../../client/kube-client.js';
 import type { Cluster } from '../manager/cluster.js';
 import type { HealthCheck } from '../manager/health.js';
 import type { ClusterFleet, Manager } from '../manager/manager.js';
@@ -87,6 +88,15 @@ export class Fleet implements ClusterFleet, ClusterSink {
     if (name === this.manager.cluster.name) return this.manager.cluster;
     const member = this.members.get(name);
     return member?.phase === 'engaged' ? member.cluster : undefined;
+  }
+
+  /**
+   * The client of an engaged cluster (`get(name)?.client`): reads its cache, writes to its
+   * API server; undefined when not engaged. Inside a run, its writes are fenced and cut by
+   * the run as the run's own client's are.
+   */
+  client(name: string): KubeClient | undefined {
+    return this.get(name)?.client;
   }
 
   /** Every member the providers named, engaged or not. */
