@@ -26,10 +26,10 @@ const members: Record<string, TestEnvironment> = {};
 
 before(async () => {
   const [first, ...rest] = await Promise.all(
-    [0, 1, 2, 3].map(() => TestEnvironment.start({ useExistingCluster: false })),
+    [0, 1, 2, 3, 4].map(() => TestEnvironment.start({ useExistingCluster: false })),
   );
   management = first!;
-  ['a', 'b', 'c'].forEach((name, i) => (members[name] = rest[i]!));
+  ['a', 'b', 'c', 'd'].forEach((name, i) => (members[name] = rest[i]!));
   await management.client.request('POST', '/api/v1/namespaces', { metadata: { name: FLEET_NS } });
   for (const env of Object.values(members)) {
     await env.client.request('POST', '/api/v1/namespaces', { metadata: { name: WATCHED } });
@@ -66,11 +66,10 @@ async function observed(member: string, name: string): Promise<string | undefine
 
 describe('a fleet of member clusters from kubeconfig Secrets', () => {
   it('reconciles in each member, engages one added while running, drops one removed, and goes on while one is down', async () => {
-    for (const member of ['a', 'b', 'c']) {
+    for (const member of ['a', 'b', 'c', 'd']) {
       await createConfigMap(members[member]!.client, WATCHED, 'settings', { data: { v: '1' } });
     }
-    await putSecret('a', await memberKubeconfig(members['a']!, 'operator'));
-    await putSecret('b', await memberKubeconfig(members['b']!, 'operator'));
+    for (const member of ['a', 'b', 'c']) await putSecret(member, await memberKubeconfig(members[member]!, 'operator'));
 
     const transport = await Transport.fromKubeConfig(management.kubeConfig);
     const manager = new Manager({ transport, shutdownGraceMs: 2_000 });
@@ -102,26 +101,31 @@ describe('a fleet of member clusters from kubeconfig Secrets', () => {
     try {
       // Each member's object, reconciled by that member's client, the request naming it.
       await waitFor(
-        async () => (await reconciledBy('a', 'settings')) === 'a' && (await reconciledBy('b', 'settings')) === 'b',
-        {
-          timeoutMs: 60_000,
-          what: 'the ConfigMaps of members a and b reconciled in their clusters',
+        async () => {
+          for (const member of ['a', 'b', 'c']) if ((await reconciledBy(member, 'settings')) !== member) return false;
+          return true;
         },
+        { timeoutMs: 60_000, what: 'the ConfigMaps of members a, b and c reconciled in their clusters' },
       );
-      assert.deepEqual(fleet.names.sort(), ['a', 'b', 'default']);
-      assert.equal(await reconciledBy('c', 'settings'), undefined, 'c is not a member yet');
+      assert.deepEqual(fleet.names.sort(), ['a', 'b', 'c', 'default']);
+      assert.equal(await reconciledBy('d', 'settings'), undefined, 'd is not a member yet');
 
-      // A member added while running is engaged and reconciled.
-      await putSecret('c', await memberKubeconfig(members['c']!, 'operator'));
-      await waitFor(async () => (await reconciledBy('c', 'settings')) === 'c', {
+      // A fourth member added while running is engaged and reconciled.
+      await putSecret('d', await memberKubeconfig(members['d']!, 'operator'));
+      await waitFor(async () => (await reconciledBy('d', 'settings')) === 'd', {
         timeoutMs: 60_000,
-        what: 'member c, added while running, reconciled',
+        what: 'member d, added while running, reconciled',
       });
 
       // One removed: disengaged, its cache freed, nothing of it reconciled after.
+      const removed = fleet.get('b')!;
+      assert.ok(removed.informers.all().length > 0, "b's informers run while it is engaged");
       await management.client.request('DELETE', `/api/v1/namespaces/${FLEET_NS}/secrets/b`);
       await waitFor(() => fleet.get('b') === undefined && !fleet.status().some((m) => m.name === 'b'), {
         what: 'member b disengaged',
+      });
+      await waitFor(() => removed.informers.all().length === 0, {
+        what: "b's informers stopped and its cache dropped",
       });
       const bRunsBefore = runs.filter((r) => r.cluster === 'b').length;
       await patchConfigMap(members['b']!.client, WATCHED, 'settings', { data: { v: '2' } });
@@ -140,6 +144,9 @@ describe('a fleet of member clusters from kubeconfig Secrets', () => {
         { timeoutMs: 30_000, what: 'readiness to name member c as down' },
       );
       assert.equal(manager.health().ready, true, 'a member down does not make the operator unready');
+      await waitFor(() => fleet.status().find((m) => m.name === 'c')?.held === true, {
+        what: "c's reconciles held (nestor_fleet_member_held) while its API server is down",
+      });
       await patchConfigMap(members['a']!.client, WATCHED, 'settings', { data: { v: '3' } });
       await waitFor(async () => (await observed('a', 'settings')) === '3', {
         what: "a's change reconciled while c is down",
