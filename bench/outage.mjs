@@ -14,7 +14,7 @@
 // Fresh processes for each outage. Not part of npm test.
 //   npm run build && node bench/outage.mjs [--downtimes 10,60,300] [--impls nestor,controller-runtime]
 //     [--processes 3] [--objects 20] [--graceful] [--out FILE]
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -218,6 +218,7 @@ try {
   for (const downtime of downtimes) await outage(downtime);
 } finally {
   await env.stop();
+  await rm(dir, { recursive: true, force: true });
 }
 
 const label = (impl) => (impl === 'controller-runtime' ? `controller-runtime ${controllerRuntimeVersion()}` : impl);
