@@ -519,6 +519,22 @@ describe('a private control plane (client-certificate auth)', () => {
     }
   });
 
+  it('leaves the API server stopped from stopApiServer until startApiServer, data kept', async () => {
+    const ns = await env.createNamespace('stop-start');
+    await env.client.request('POST', `/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: 'kept' } });
+    const apiServerPid = env.pids[1];
+
+    await env.stopApiServer({ kill: true });
+    await assert.rejects(env.stopApiServer(), /already stopped/, 'stopped twice: said so');
+    assert.ok(apiServerPid !== undefined && isGone(apiServerPid), 'the kube-apiserver is gone');
+    await assert.rejects(env.client.raw('GET', '/readyz', undefined, undefined, 1_000));
+
+    await env.startApiServer();
+    assert.equal((await env.client.raw('GET', '/readyz')).status, 200);
+    assert.equal((await env.client.raw('GET', `/api/v1/namespaces/${ns}/configmaps/kept`)).status, 200);
+    await assert.rejects(env.startApiServer(), /running; stopApiServer\(\) first/);
+  });
+
   it('makes a watch from a compacted resourceVersion fail with 410 Gone after compactEtcd', async (t) => {
     const ns = await env.createNamespace('compact');
     const configMaps = `/api/v1/namespaces/${ns}/configmaps`;

@@ -14,6 +14,8 @@ import { throttleByFlowControl, type ThrottledSubject } from './flow-control-thr
 import {
   launchControlPlane,
   restartApiServer,
+  startApiServer,
+  stopApiServer,
   stopControlPlane,
   type OwnedControlPlane,
 } from './owned-control-plane.js';
@@ -171,6 +173,20 @@ export class TestEnvironment {
    */
   async restartApiServer(options: { kill?: boolean; downtimeMs?: number } = {}): Promise<void> {
     await restartApiServer(this.requireOwned('restartApiServer'), this.client, this.options.startTimeoutMs, options);
+  }
+
+  /**
+   * Fault handle, restartApiServer in two steps, for an outage whose end the caller times:
+   * stops kube-apiserver (SIGTERM, or SIGKILL with `{ kill: true }`) and leaves it stopped,
+   * etcd running, until startApiServer().
+   */
+  async stopApiServer(options: { kill?: boolean } = {}): Promise<void> {
+    await stopApiServer(this.requireOwned('stopApiServer'), options);
+  }
+
+  /** Starts kube-apiserver again after stopApiServer(); resolves once it answers /readyz with 200. */
+  async startApiServer(): Promise<void> {
+    await startApiServer(this.requireOwned('startApiServer'), this.client, this.options.startTimeoutMs);
   }
 
   /**

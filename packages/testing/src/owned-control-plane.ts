@@ -250,9 +250,25 @@ export async function restartApiServer(
   startTimeoutMs: number,
   options: { kill?: boolean; downtimeMs?: number },
 ): Promise<void> {
+  await stopApiServer(owned, options);
+  if (options.downtimeMs) await sleep(options.downtimeMs);
+  await startApiServer(owned, client, startTimeoutMs);
+}
+
+/** Stops kube-apiserver (SIGTERM, or SIGKILL with `kill`); etcd runs on. */
+export async function stopApiServer(owned: OwnedControlPlane, options: { kill?: boolean }): Promise<void> {
+  if (!owned.apiServer.running) throw new Error('stopApiServer: kube-apiserver is already stopped');
   if (options.kill) await owned.apiServer.kill();
   else await owned.apiServer.stop();
-  if (options.downtimeMs) await sleep(options.downtimeMs);
+}
+
+/** Starts kube-apiserver again after stopApiServer, on its port with its etcd; resolves once it is ready. */
+export async function startApiServer(
+  owned: OwnedControlPlane,
+  client: ApiClient,
+  startTimeoutMs: number,
+): Promise<void> {
+  if (owned.apiServer.running) throw new Error('startApiServer: kube-apiserver is running; stopApiServer() first');
   owned.apiServer = new ControlPlaneProcess(
     'kube-apiserver',
     owned.binaries.kubeApiServer,
