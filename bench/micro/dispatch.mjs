@@ -6,6 +6,7 @@
 //   npm run build && node bench/micro/dispatch.mjs [keys=200000] [workers=8] [otel]
 import { Subject } from 'rxjs';
 import { ManagedController, WorkerPool } from '@nestor/operator/runtime';
+import { FakeKubeClient } from '@nestor/operator/fake';
 
 const keys = Number(process.argv[2] ?? 200_000);
 const workers = Number(process.argv[3] ?? 8);
@@ -27,6 +28,8 @@ async function round(count) {
     name: 'dispatch',
     sources: [source],
     maxConcurrentReconciles: workers,
+    // A run always has a client; this bench's reconciles never use it.
+    client: new FakeKubeClient(),
     reconcile: async () => {
       await null;
       if (++done === count) finished();
