@@ -53,6 +53,7 @@ export async function generateManifests(
     ...(args.metricsReaders ? { metricsReaders: args.metricsReaders } : {}),
     ...(args.metricsCertificates ? { metricsCertificates: args.metricsCertificates } : {}),
     controllers,
+    members: controllers.flatMap((controller) => (controller.members ? [controller.members] : [])),
     // What the module's cluster providers read in this cluster (kubeconfig Secrets).
     fleet:
       scanned.from === 'static'

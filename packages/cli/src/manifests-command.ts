@@ -89,8 +89,10 @@ function whatWasWritten(
   files: Record<string, string>,
   removed: string[],
 ): string {
-  const folders = MANIFEST_FOLDERS.filter((folder) => `${folder}/kustomization.yaml` in files);
-  const lines = [`wrote ${[...folders.map((folder) => `${folder}/`), 'README.md'].join(', ')} to ${out}`];
+  const written = MANIFEST_FOLDERS.filter((folder) => `${folder}/kustomization.yaml` in files);
+  // members/ goes to each member cluster of a fleet, not to the operator's.
+  const folders = written.filter((folder) => folder !== 'members');
+  const lines = [`wrote ${[...written.map((folder) => `${folder}/`), 'README.md'].join(', ')} to ${out}`];
   if (removed.length) lines.push(`removed what an earlier nestor manifests wrote there: ${removed.join(', ')}`);
   if (!args.createNamespace) {
     lines.push(`the namespace ${args.namespace} must exist: kubectl create namespace ${args.namespace}`);
@@ -100,5 +102,8 @@ function whatWasWritten(
     `uninstall the operator: kubectl delete -k ${join(out, 'operator')}` +
       ` (the CRDs and the namespace stay: see ${join(out, 'README.md')})`,
   );
+  if (written.includes('members')) {
+    lines.push(`in each member cluster of the fleet: kubectl --context <member> apply -k ${join(out, 'members')}`);
+  }
   return lines.map((line) => `${line}\n`).join('');
 }

@@ -131,6 +131,16 @@ With \`network-policy\` applied, Prometheus' namespace must be labelled \`metric
   }
 
   const list = (items: string[]) => items.map((item, i) => `${i + 1}. ${item}`).join('\n');
+  const members = has('members')
+    ? `
+## Member clusters (a fleet)
+
+In each member cluster, not the operator's: \`kubectl --context <member> apply -k members\`
+(the operator's namespace and ServiceAccount there, a token Secret and a ClusterRole with what
+its controllers need). Then, in the operator's cluster, the member's kubeconfig Secret with
+that token inline (docs/multicluster.md).
+`
+    : '';
   return `<!-- ${GENERATED_NOTICE} -->
 
 # Deploying the operator
@@ -145,5 +155,5 @@ ${list(install)}
 ## Uninstall
 
 ${list(uninstall)}
-${scraping}`;
+${members}${scraping}`;
 }

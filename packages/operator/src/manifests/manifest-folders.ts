@@ -2,7 +2,7 @@ import { COMPONENT } from './network-policy-manifests.js';
 import type { OperatorManifests } from './operator-manifests.js';
 
 /** The folders, in the order they are applied: each holds a kustomization of its own. */
-export const MANIFEST_FOLDERS = ['crds', 'namespace', 'operator', 'network-policy'] as const;
+export const MANIFEST_FOLDERS = ['crds', 'namespace', 'operator', 'network-policy', 'members'] as const;
 
 /** One folder with its own kustomization.yaml, applied and deleted on its own. */
 export interface ManifestFolder {
@@ -87,6 +87,17 @@ export function manifestFolders(manifests: OperatorManifests): ManifestFolder[] 
           : []),
       ],
       objects: { 'allow-metrics-traffic.yaml': metricsPolicy!, 'allow-webhook-traffic.yaml': webhookPolicy! },
+    });
+  }
+  if (manifests.members?.length) {
+    folders.push({
+      folder: 'members',
+      about: [
+        "For each member cluster of the fleet (apply it there, not in the operator's cluster): the",
+        "operator's namespace and ServiceAccount, a token Secret, and a ClusterRole with what its",
+        "controllers need there. The kubeconfig Secret in the operator's cluster carries that token.",
+      ],
+      objects: { 'member-rbac.yaml': manifests.members },
     });
   }
   return folders;

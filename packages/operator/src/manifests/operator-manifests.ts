@@ -10,10 +10,16 @@ import { networkPolicies } from './network-policy-manifests.js';
 import { operatorRbac } from './operator-rbac.js';
 import { resolveOperatorSettings } from './operator-settings.js';
 import type { ControllerAccess, PolicyRule } from './rbac.js';
+import { memberRbac } from './member-rbac.js';
 import { WEBHOOK_PORT, webhookManifests, webhookNames, type WebhookManifestOptions } from './webhook-manifests.js';
 
 export interface OperatorManifestOptions extends OperatorDeploymentOptions {
   controllers: readonly ControllerAccess[];
+  /**
+   * What the controllers need in each member cluster of a fleet (ScannedController.members):
+   * written as `members`, to apply to every member.
+   */
+  members?: readonly ControllerAccess[];
   /** Rights the fleet's cluster providers need in the operator's cluster (`ClusterProvider.permissions()`). */
   fleet?: ReadonlyArray<{ namespace?: string; rules: PolicyRule[] }>;
   /** More `@CustomResource` classes to write CRDs for, beyond those the controllers use. */
@@ -81,6 +87,8 @@ export interface OperatorManifests {
   webhooks?: Manifest[];
   /** The NetworkPolicies of the metrics and webhook ports, unless turned off (`networkPolicy: false`). */
   networkPolicies?: Manifest[];
+  /** With a fleet: what to apply to every member cluster (memberRbac). */
+  members?: Manifest[];
 }
 
 /** CRDs, least-privilege RBAC and a Deployment for an operator made of these controllers. */
@@ -128,6 +136,9 @@ export function operatorManifests(options: OperatorManifestOptions): OperatorMan
       ...(options.shardReplicas !== undefined ? { sharding: true } : {}),
     }),
     deployment: [operatorDeployment(options)],
+    ...(options.members?.length
+      ? { members: memberRbac({ name: options.name, namespace: options.namespace, controllers: options.members }) }
+      : {}),
   };
   if (settings.metrics) {
     const metrics = metricsManifests({

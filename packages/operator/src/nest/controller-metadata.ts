@@ -106,7 +106,24 @@ export function controllerAccess(definition: ControllerDefinition): ControllerAc
   // What runs in member clusters needs its rights there, not in the operator's own cluster.
   if (definition.options.clusters === 'members')
     return { owns: [], writes: [], reads: [], watches: [], finalizer: false };
-  const watches = definition.watches.filter((w) => w.options.clusters !== 'members');
+  return accessOf(definition, (w) => w.options.clusters !== 'members');
+}
+
+/**
+ * The rights a controller needs in each member cluster of a fleet: all of them where it runs
+ * there (`clusters` other than 'local'); its `@Watches` of members where it only maps from
+ * them; undefined where it touches no member.
+ */
+export function memberAccess(definition: ControllerDefinition): ControllerAccess | undefined {
+  const clusters = definition.options.clusters ?? 'local';
+  if (clusters !== 'local')
+    return accessOf(definition, (w) => w.options.clusters === undefined || w.options.clusters === 'local');
+  const watches = definition.watches.filter((w) => (w.options.clusters ?? 'local') !== 'local');
+  if (watches.length === 0) return undefined;
+  return { owns: [], writes: [], reads: [], ...watchAccess(watches), finalizer: false };
+}
+
+function accessOf(definition: ControllerDefinition, keep: (watch: ControllerDefinition['watches'][number]) => boolean) {
   return {
     ...(definition.resource ? { resource: definition.resource } : {}),
     owns: ownedTypes(definition.options),
@@ -114,11 +131,17 @@ export function controllerAccess(definition: ControllerDefinition): ControllerAc
     reads: definition.options.reads ?? [],
     ...(definition.options.namespace ? { namespace: definition.options.namespace } : {}),
     ...(definition.options.namespaces ? { namespaces: definition.options.namespaces } : {}),
+    ...watchAccess(definition.watches.filter(keep)),
+    finalizer: definition.finalizer !== undefined,
+  };
+}
+
+function watchAccess(watches: ControllerDefinition['watches']): Pick<ControllerAccess, 'watches' | 'watchNamespaces'> {
+  return {
     watches: watches.map((w) => w.resource),
     ...(watches.some((w) => w.options.namespace || w.options.namespaces)
       ? { watchNamespaces: watches.map((w) => w.options.namespaces ?? watchNamespace(w.options.namespace)) }
       : {}),
-    finalizer: definition.finalizer !== undefined,
   };
 }
 

@@ -1,7 +1,7 @@
 import type { DynamicModule, ForwardReference, Type } from '@nestjs/common';
 import type { ControllerAccess } from '../manifests/rbac.js';
 import { readConversionDefinition, type ConversionDefinition } from './conversion-metadata.js';
-import { controllerAccess, readControllerDefinition } from './controller-metadata.js';
+import { controllerAccess, memberAccess, readControllerDefinition } from './controller-metadata.js';
 import { moduleMetadataOf } from './module-metadata.js';
 import { GIVEN_OPERATOR_OPTIONS } from './operator.module-definition.js';
 import type { OperatorModuleOptions } from './interfaces/operator-options.interface.js';
@@ -11,6 +11,8 @@ import { readWebhookDefinition } from './webhook-metadata.js';
 export interface ScannedController extends ControllerAccess {
   className: string;
   target: Type;
+  /** What it needs in each member cluster of a fleet (it runs there, or watches there); absent: nothing. */
+  members?: ControllerAccess;
 }
 
 type ModuleEntry = Type | DynamicModule | ForwardReference | Promise<DynamicModule> | undefined;
@@ -23,7 +25,8 @@ type ModuleEntry = Type | DynamicModule | ForwardReference | Promise<DynamicModu
 export function describeController(target: Type): ScannedController | undefined {
   const definition = readControllerDefinition(target);
   if (!definition) return undefined;
-  return { className: definition.className, target, ...controllerAccess(definition) };
+  const members = memberAccess(definition);
+  return { className: definition.className, target, ...controllerAccess(definition), ...(members ? { members } : {}) };
 }
 
 /**
