@@ -171,6 +171,7 @@ export class ReconcileLoop<T> {
         ref: request.ref,
         reconcileId: request.reconcileId,
         attempt,
+        cluster: request.cluster,
       });
       return inReconcileSpan(span, () => reconcile(request));
     });

@@ -12,7 +12,10 @@ import { TerminalError } from './result.js';
 
 const silent = { debug() {}, info() {}, warn() {}, error() {} };
 
-function loop(reconcile: Reconciler<unknown>, options: { timeoutMs?: number; maxRetries?: number } = {}) {
+function loop(
+  reconcile: Reconciler<unknown>,
+  options: { timeoutMs?: number; maxRetries?: number; cluster?: string } = {},
+) {
   return new ReconcileLoop<unknown>({
     name: 'widgets',
     kind: 'Widget',
@@ -65,6 +68,12 @@ describe('reconcile spans with an OpenTelemetry SDK', () => {
     assert.ok(span.ended);
     // The reconcile ran with its span active: what it calls is the span's child.
     assert.equal((active as { spanContext(): { spanId: string } }).spanContext().spanId, span.spanContext().spanId);
+    assert.equal(span.attributes['k8s.cluster.name'], undefined, 'the manager’s own cluster is not named');
+  });
+
+  it('names the member cluster of a fleet’s run', async () => {
+    await loop(() => undefined, { cluster: 'east' }).process('ns/member');
+    assert.equal(spanOf('ns/member').attributes['k8s.cluster.name'], 'east');
   });
 
   it('says when the object is queued again: requeueAfter, requeue, an error retried', async () => {

@@ -1,7 +1,7 @@
 // One OpenTelemetry span per reconcile, made by the loop that runs it, so it knows how the
 // run ended (the outcome the metrics count) and every controller has it, with Nest or without.
 import { context, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
-import type { ObjectRef } from '@nestor/core';
+import { DEFAULT_CLUSTER_NAME, type ObjectRef } from '@nestor/core';
 import { activeTracer } from '../../client/request-span.js';
 import type { ReconcileResult } from './result.js';
 
@@ -13,6 +13,8 @@ export interface ReconcileSpanFields {
   ref: ObjectRef;
   reconcileId: string;
   attempt: number;
+  /** The cluster of the run: an attribute when it is a fleet's member (not the manager's own). */
+  cluster?: string;
 }
 
 /**
@@ -30,6 +32,7 @@ export function startReconcileSpan(fields: ReconcileSpanFields): Span | undefine
       'nestor.object.name': fields.ref.name,
       'nestor.reconcile_id': fields.reconcileId,
       'nestor.attempt': fields.attempt,
+      ...(fields.cluster && fields.cluster !== DEFAULT_CLUSTER_NAME ? { 'k8s.cluster.name': fields.cluster } : {}),
     },
   });
 }
