@@ -112,7 +112,7 @@ function typeSchema(
     case Boolean:
       return { type: 'boolean' };
     case Date:
-      return { type: 'string', format: 'date-time' };
+      throw dateError(path);
     case Array:
       if (options.items?.type) return { type: 'array', items: valueSchema(options.items, `${path}[]`, visiting) };
       throw new SchemaError(
@@ -135,6 +135,14 @@ function typeSchema(
     default:
       return classSchema(designType, options, path, visiting);
   }
+}
+
+/** JSON has no dates: an object read back holds the string the API server sent, never a Date. */
+function dateError(path: string): SchemaError {
+  return new SchemaError(
+    path,
+    "a Date is a string on the wire (an object read back holds the RFC 3339 text, not a Date): declare it `string` with @Field({ format: 'date-time' }) and read it with Date.parse()",
+  );
 }
 
 /** int-or-string with the quantity pattern; a default must be a quantity itself. */
@@ -177,6 +185,7 @@ function scalarSchema(type: ScalarType, options: ValueOptions, path: string, vis
 }
 
 function classSchema(target: ClassType, options: ValueOptions, path: string, visiting: ClassType[]): JSONSchemaProps {
+  if (target === Date) throw dateError(path);
   if (getFields(target).length === 0 && !options.preserveUnknownFields) {
     throw new SchemaError(
       path,
