@@ -54,12 +54,24 @@ export function schemaOf(target: ClassType, path = target.name, visiting: ClassT
   for (const [name, field] of fields) {
     const fieldPath = `${path}.${name}`;
     properties[name] = valueSchema(field.options, fieldPath, [...visiting, target], field.designType);
-    if (isRequired(field.options)) required.push(name);
+    if (isRequired(field.options, fieldPath)) required.push(name);
   }
   return { type: 'object', properties, ...(required.length ? { required } : {}) };
 }
 
-function isRequired(options: FieldOptions): boolean {
+function isRequired(options: FieldOptions, path: string): boolean {
+  if (options.defaultedBy !== undefined) {
+    if (options.defaultedBy !== 'webhook') {
+      throw new SchemaError(path, `defaultedBy is 'webhook' or absent, not ${JSON.stringify(options.defaultedBy)}`);
+    }
+    if (options.default !== undefined) {
+      throw new SchemaError(path, "a field with a schema default is not defaultedBy: 'webhook': drop one of them");
+    }
+    if (options.required) {
+      throw new SchemaError(path, 'a field the webhook defaults may be left out by its writer: it cannot be required');
+    }
+    return false; // the writer may leave it out: the webhook fills it before it is stored
+  }
   return options.required ?? (options.default === undefined && !options.nullable);
 }
 
