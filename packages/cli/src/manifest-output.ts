@@ -64,6 +64,8 @@ export interface OutputLayout {
   folders: readonly string[];
   /** Files at the top that an earlier layout generated, removed too. */
   formerLayout: readonly string[];
+  /** Whether a file's first line says it was generated (default: `nestor manifests`' notice). */
+  generated?: (firstLine: string) => boolean;
 }
 
 const KUSTOMIZE_LAYOUT: OutputLayout = { folders: MANIFEST_FOLDERS, formerLayout: FORMER_LAYOUT };
@@ -206,15 +208,16 @@ async function formerlyGenerated(out: string, files: Record<string, string>, lay
     for (const file of await readdir(join(out, folder)).catch(() => [])) candidates.push(`${folder}/${file}`);
   }
   const removed: string[] = [];
+  const generated = layout.generated ?? ((line: string) => line.includes(GENERATED_NOTICE));
   for (const path of candidates.filter((p) => !(p in files))) {
-    if (await isGenerated(join(out, path))) removed.push(path);
+    if (await isGenerated(join(out, path), generated)) removed.push(path);
   }
   return removed;
 }
 
-async function isGenerated(file: string): Promise<boolean> {
-  const text = await readFile(file, 'utf8').catch(() => undefined);
-  return text?.split('\n', 1)[0]?.includes(GENERATED_NOTICE) ?? false;
+async function isGenerated(file: string, generated: (firstLine: string) => boolean): Promise<boolean> {
+  const line = (await readFile(file, 'utf8').catch(() => undefined))?.split('\n', 1)[0];
+  return line !== undefined && generated(line);
 }
 
 /** The error of a failed file system call, as what a person can act on: the path and why. */

@@ -10,17 +10,36 @@ export function commandOutput(): {
   /** Resolves once everything written has been handed to the operating system. */
   flushed: () => Promise<void>;
 } {
-  const stdout = process.stdout.write.bind(process.stdout) as (text: string, done?: () => void) => boolean;
-  const stderr = process.stderr.write.bind(process.stderr) as (text: string, done?: () => void) => boolean;
+  const stdout = closable(process.stdout);
+  const stderr = closable(process.stderr);
   // console and Nest's ConsoleLogger call the write method of the process.stdout object.
   process.stdout.write = process.stderr.write.bind(process.stderr) as typeof process.stdout.write;
   return {
-    stdout: (text) => void stdout(text),
-    stderr: (text) => void stderr(text),
+    stdout: (text) => stdout.write(text),
+    stderr: (text) => stderr.write(text),
+    flushed: () => Promise.all([stdout.flushed(), stderr.flushed()]).then(() => undefined),
+  };
+}
+
+/**
+ * A stream the reader may close (`nestor ... | head`): EPIPE ends its output quietly, as
+ * a Unix tool's does, instead of an unhandled 'error' and its stack; what follows is dropped.
+ */
+function closable(stream: NodeJS.WriteStream): { write: (text: string) => void; flushed: () => Promise<void> } {
+  const write = stream.write.bind(stream) as (text: string, done?: (error?: Error | null) => void) => boolean;
+  let closed = false;
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    closed = true;
+    if (error.code !== 'EPIPE' && stream !== process.stderr) {
+      process.stderr.write(`nestor: cannot write the output: ${error.message}\n`);
+      process.exitCode = 1;
+    }
+  });
+  return {
+    write: (text) => {
+      if (!closed) write(text);
+    },
     // A stream calls back in the order it was written to: an empty write's callback comes last.
-    flushed: () =>
-      Promise.all([new Promise<void>((done) => stdout('', done)), new Promise<void>((done) => stderr('', done))]).then(
-        () => undefined,
-      ),
+    flushed: () => (closed ? Promise.resolve() : new Promise<void>((done) => write('', () => done()))),
   };
 }

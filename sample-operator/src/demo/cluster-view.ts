@@ -69,7 +69,7 @@ export class ClusterView {
 
     const fresh = events
       .filter((e) => !this.seenEvents.has(e.metadata.uid!))
-      .sort((a, b) => String(a.lastTimestamp ?? '').localeCompare(String(b.lastTimestamp ?? '')));
+      .sort((a, b) => (a.lastTimestamp ?? '').localeCompare(b.lastTimestamp ?? ''));
     for (const e of fresh) {
       this.seenEvents.add(e.metadata.uid!);
       const type = this.term.paint(e.type ?? '', e.type === 'Warning' ? 'yellow' : 'blue');

@@ -1,9 +1,15 @@
 // CustomResourceDefinitions read from YAML or JSON (a file, stdin, `kubectl get crd -o yaml`)
 // or from the API server, checked for what the generator and the file names rely on. The
-// text is another project's: sizes are bounded, aliases too (the yaml package's limit), and
-// the group, version and kind are checked as the API server checks them before they become
-// folder and file names.
-import { parseAllDocuments } from 'yaml';
+// text is another project's: sizes are bounded, the YAML parser's time and heap too
+// (yaml-documents.ts), aliases too (the yaml package's limit), and the group, version and
+// kind are checked as the API server checks them before they become folder and file names.
+import {
+  isEmptyDocument,
+  parseYamlDocuments,
+  YamlBoundsError,
+  yamlDocuments,
+  type YamlDocument,
+} from './yaml-documents.js';
 
 /**
  * Larger than any CRD file people publish (the API server stores a CRD of at most ~1.5 MB;
@@ -33,6 +39,8 @@ export interface CrdDefinition {
   plural: string;
   scope: 'Namespaced' | 'Cluster';
   versions: CrdVersion[];
+  /** The CRD as another project would install it: what the API server adds (status, uid, ...) left out. */
+  object: Record<string, unknown>;
 }
 
 /** What a source held besides CRDs, for the command's report. */
@@ -52,43 +60,74 @@ const DNS_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
 const KIND = /^[A-Za-z]([-A-Za-z0-9]*[A-Za-z0-9])?$/;
 
 /** The CRDs of a YAML or JSON text: one or more documents, each a CRD, a List of them, or something else (skipped). */
-export function crdsOfText(text: string, origin: string): CrdRead {
+export async function crdsOfText(text: string, origin: string): Promise<CrdRead> {
   if (Buffer.byteLength(text) > MAX_SOURCE_BYTES) {
     throw new CrdSourceError(`${origin}: larger than ${MAX_SOURCE_BYTES / 1024 / 1024} MiB; is it a CRD file?`);
   }
   const read: CrdRead = { crds: [], skipped: [] };
-  for (const value of documentsOf(text, origin)) {
-    if (value !== null && value !== undefined) collect(value, origin, read);
+  try {
+    if (/^\s*\{/.test(text)) {
+      const value = jsonValue(text);
+      if (value !== undefined) {
+        collect(value, origin, read);
+        return read;
+      }
+    }
+    await collectYaml(text, origin, read);
+  } catch (error) {
+    if (error instanceof CrdSourceError && /\{\{.*\}\}/.test(text)) {
+      throw new CrdSourceError(`${error.message}\n${HELM_HINT}`);
+    }
+    throw error;
   }
   return read;
 }
 
+const HELM_HINT =
+  'It holds {{ ... }}: a Helm template, not YAML yet. Render it first: helm template <release> <chart> | nestor import crd -';
+
+/** JSON (kubectl get -o json) through JSON.parse; undefined when it is not JSON after all (a YAML flow mapping). */
+function jsonValue(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
 /**
- * The documents' values. JSON (kubectl get -o json) goes through JSON.parse. For YAML, the
- * yaml package's duplicate-key check is off: it compares each key of a mapping with every
- * other, quadratic in the keys of another project's file (8,000 keys took 9 s here).
+ * The YAML documents that may hold a CRD, parsed within bounds; the others are skipped as
+ * the line scan names them, unparsed.
  */
-function documentsOf(text: string, origin: string): unknown[] {
-  if (/^\s*\{/.test(text)) {
-    try {
-      return [JSON.parse(text)];
-    } catch {
-      // Not JSON after all (a YAML flow mapping, or broken): the YAML parser says where.
-    }
+async function collectYaml(text: string, origin: string, read: CrdRead): Promise<void> {
+  const documents = yamlDocuments(text);
+  const parsed: YamlDocument[] = [];
+  for (const document of documents) {
+    if (document.candidate) parsed.push(document);
+    else if (!isEmptyDocument(text.slice(document.start, document.end))) read.skipped.push(describeSkipped(document));
   }
-  const documents = parseAllDocuments(text, { uniqueKeys: false, prettyErrors: false });
-  if (documents.some((document) => document.errors.length > 0)) {
-    // Parsed again only to say where: line and column cost a pass of their own.
-    const [error] = parseAllDocuments(text, { uniqueKeys: false, prettyErrors: true }).flatMap((d) => d.errors);
-    throw new CrdSourceError(`${origin}: not YAML or JSON: ${error?.message ?? 'unreadable'}`);
-  }
-  return documents.map((document) => {
-    try {
-      return document.toJS({ maxAliasCount: 100 });
-    } catch (failure) {
-      throw new CrdSourceError(`${origin}: ${(failure as Error).message}`);
+  let answer;
+  try {
+    answer = await parseYamlDocuments(text, parsed);
+  } catch (error) {
+    if (error instanceof YamlBoundsError) {
+      throw new CrdSourceError(`${origin}: ${error.message}; no CRD file people publish comes near`);
     }
-  });
+    throw error;
+  }
+  if ('failure' in answer) {
+    const { message, at } = answer.failure;
+    throw new CrdSourceError(
+      at
+        ? `${origin}: not YAML or JSON: ${message} (at line ${at.line}, column ${at.column})`
+        : `${origin}: ${message}`,
+    );
+  }
+  for (const value of answer.values) if (value !== null && value !== undefined) collect(value, origin, read);
+}
+
+function describeSkipped(document: YamlDocument): string {
+  return `${document.kind ?? 'a document without a kind'}${document.name ? ` ${document.name}` : ''}`;
 }
 
 function collect(value: unknown, origin: string, read: CrdRead): void {
@@ -179,6 +218,33 @@ export function crdOf(value: Record<string, unknown>, origin: string): CrdDefini
     plural,
     scope: spec.scope,
     versions,
+    object: asInstalled(value, name ?? `${plural}.${group}`),
+  };
+}
+
+/**
+ * The CRD as a project publishes it, whatever it was read from: its name, labels and
+ * annotations, and its spec without the conversion the API server fills in; no status, no
+ * server fields (uid, resourceVersion, managedFields, ...), no kubectl bookkeeping.
+ */
+function asInstalled(value: Record<string, unknown>, name: string): Record<string, unknown> {
+  const metadata = isMapping(value.metadata) ? value.metadata : {};
+  const annotations = isMapping(metadata.annotations) ? { ...metadata.annotations } : undefined;
+  delete annotations?.['kubectl.kubernetes.io/last-applied-configuration'];
+  const spec = { ...(value.spec as Record<string, unknown>) };
+  const conversion = spec.conversion;
+  if (isMapping(conversion) && Object.keys(conversion).length === 1 && conversion.strategy === 'None') {
+    delete spec.conversion; // the API server's default: the published file leaves it out
+  }
+  return {
+    apiVersion: value.apiVersion,
+    kind: value.kind,
+    metadata: {
+      name,
+      ...(isMapping(metadata.labels) && Object.keys(metadata.labels).length ? { labels: metadata.labels } : {}),
+      ...(annotations && Object.keys(annotations).length ? { annotations } : {}),
+    },
+    spec,
   };
 }
 

@@ -76,16 +76,19 @@ describe('nestor import crd', () => {
     const { code, stdout, stderr } = await importCrd([crds]);
     assert.equal(code, 0, stderr);
     assert.equal(
-      stdout.split('\n').slice(0, 5).join('\n'),
+      stdout.split('\n').slice(0, 8).join('\n'),
       [
         'nestor import crd: 3 kinds, 4 versions',
         '  created src/kinds/cert-manager.io/certificate.v1.ts: Certificate (certificates.cert-manager.io/v1, stored)',
+        '  created src/kinds/cert-manager.io/cert-manager.io_certificates.yaml: the CRD of Certificate (certificates.cert-manager.io)',
         '  created src/kinds/gateway.networking.k8s.io/http-route.v1.ts: HTTPRoute (httproutes.gateway.networking.k8s.io/v1, stored)',
         '  created src/kinds/gateway.networking.k8s.io/http-route.v1beta1.ts: HTTPRoute (httproutes.gateway.networking.k8s.io/v1beta1)',
+        '  created src/kinds/gateway.networking.k8s.io/gateway.networking.k8s.io_httproutes.yaml: the CRD of HTTPRoute (httproutes.gateway.networking.k8s.io)',
         '  created src/kinds/monitoring.coreos.com/service-monitor.v1.ts: ServiceMonitor (servicemonitors.monitoring.coreos.com/v1, stored)',
+        '  created src/kinds/monitoring.coreos.com/monitoring.coreos.com_servicemonitors.yaml: the CRD of ServiceMonitor (servicemonitors.monitoring.coreos.com)',
       ].join('\n'),
     );
-    assert.match(stdout, /^Next: import \{ Certificate \}/m);
+    assert.match(stdout, /^Next: import \{ Certificate, newCertificate \}/m);
     // Byte for byte what the build compiles and the e2e test runs (src/fixtures/imported).
     assert.deepEqual(await filesIn(join(project, 'src', 'kinds')), await filesIn(golden));
   });
@@ -94,7 +97,7 @@ describe('nestor import crd', () => {
     const before = await filesIn(join(project, 'src', 'kinds'));
     const { code, stdout } = await importCrd([crds]);
     assert.equal(code, 0);
-    assert.equal(stdout, 'nestor import crd: src/kinds is up to date (4 files); nothing to change.\n');
+    assert.equal(stdout, 'nestor import crd: src/kinds is up to date (7 files); nothing to change.\n');
     assert.deepEqual(await filesIn(join(project, 'src', 'kinds')), before);
   });
 
@@ -110,9 +113,9 @@ describe('nestor import crd', () => {
     assert.equal(code, 0);
     assert.match(
       stdout,
-      /^nestor import crd: 3 kinds, 4 versions\n {2}updated src\/kinds\/cert-manager\.io\/certificate\.v1\.ts: Certificate/,
+      /^nestor import crd: 3 kinds, 4 versions\n {2}updated src\/kinds\/cert-manager\.io\/certificate\.v1\.ts: Certificate .*\n {2}updated src\/kinds\/cert-manager\.io\/cert-manager\.io_certificates\.yaml: the CRD of Certificate/,
     );
-    assert.equal(stdout.match(/ {2}(created|updated) /g)?.length, 1);
+    assert.equal(stdout.match(/ {2}(created|updated) /g)?.length, 2);
     assert.match(
       await readFile(join(project, 'src/kinds/cert-manager.io/certificate.v1.ts'), 'utf8'),
       /\/\*\* DNS names\. \*\//,
@@ -158,7 +161,10 @@ describe('nestor import crd', () => {
     );
     assert.match(stdout, /^note: stdin: skipped Namespace tools: not a CustomResourceDefinition$/m);
     assert.match(stdout, /^note: sprockets\.example\.com: skipped v1alpha1, which is not served$/m);
-    assert.deepEqual(Object.keys(await filesIn(join(project, 'generated'))), ['example.com/sprocket.v1.ts']);
+    assert.deepEqual(Object.keys(await filesIn(join(project, 'generated'))).sort(), [
+      'example.com/example.com_sprockets.yaml',
+      'example.com/sprocket.v1.ts',
+    ]);
   });
 
   it('refuses bad input before writing anything, saying which file and what', async () => {
@@ -190,17 +196,18 @@ describe('nestor import crd', () => {
         { ...crd('misnamed', [version('v1')]), metadata: { name: 'other.example.com' } },
         /the CustomResourceDefinition other\.example\.com: its name must be misnameds\.example\.com/,
       ],
-      ['broken.yaml', 'a: [1', /bad\/broken\.yaml: not YAML or JSON: .*line 1/],
+      ['broken.yaml', 'kind: CustomResourceDefinition\na: [1', /bad\/broken\.yaml: not YAML or JSON: .*line 2/],
       [
         // A billion laughs: each alias nine of the one before, 9^12 strings once expanded.
         'laughs.yaml',
-        Array.from({ length: 12 }, (_, i) =>
-          i === 0
-            ? 'l0: &l0 [x, x, x, x, x, x, x, x, x]'
-            : `l${i}: &l${i} [${Array(9)
-                .fill(`*l${i - 1}`)
-                .join(', ')}]`,
-        ).join('\n'),
+        'kind: CustomResourceDefinition\n' +
+          Array.from({ length: 12 }, (_, i) =>
+            i === 0
+              ? 'l0: &l0 [x, x, x, x, x, x, x, x, x]'
+              : `l${i}: &l${i} [${Array(9)
+                  .fill(`*l${i - 1}`)
+                  .join(', ')}]`,
+          ).join('\n'),
         /bad\/laughs\.yaml: Excessive alias count/,
       ],
       [
@@ -223,6 +230,78 @@ describe('nestor import crd', () => {
     const missing = await importCrd(['nowhere.yaml']);
     assert.match(missing.stderr, /nowhere\.yaml does not exist/);
     await assert.rejects(readdir(join(project, 'refused')), { code: 'ENOENT' });
+  });
+
+  it('removes the files of versions no longer served, and says which', async () => {
+    const both = JSON.stringify(crd('flange', [version('v1alpha1'), { ...version('v1'), storage: false }]));
+    assert.equal((await importCrd(['-', '--out', 'versions'], both)).code, 0);
+    const mine = join(project, 'versions/example.com/notes.ts');
+    await writeFile(mine, '// my notes on v1alpha1\n');
+    const { code, stdout } = await importCrd(
+      ['-', '--out', 'versions'],
+      JSON.stringify(crd('flange', [version('v1alpha1', false), version('v1')])),
+    );
+    assert.equal(code, 0);
+    assert.match(
+      stdout,
+      /^ {2}removed versions\/example\.com\/flange\.v1alpha1\.ts: flanges\.example\.com\/v1alpha1 is no longer served$/m,
+    );
+    assert.deepEqual(Object.keys(await filesIn(join(project, 'versions'))).sort(), [
+      'example.com/example.com_flanges.yaml',
+      'example.com/flange.v1.ts',
+      'example.com/notes.ts',
+    ]);
+  });
+
+  it('names in its next steps the exports the file has, from the sources, as the project imports modules', async () => {
+    const esm = join(project, 'esm');
+    await mkdir(esm);
+    await writeFile(join(esm, 'package.json'), JSON.stringify({ type: 'module' }));
+    const schema = {
+      type: 'object',
+      properties: { spec: { type: 'object', properties: { size: { type: 'integer', default: 1 } } } },
+    };
+    const yaml = JSON.stringify(crd('defaulted', [version('v1', true, schema)]));
+    const { stdout } = await importCrd(['-', '--dir', 'esm'], yaml);
+    assert.match(
+      stdout,
+      /^Next: import \{ Defaulted, newDefaulted \} from '\.\/kinds\/example\.com\/defaulted\.v1\.js' \(in a file of src\/\)/m,
+    );
+    assert.match(
+      stdout,
+      /^The cluster must serve defaulteds\.example\.com: src\/kinds\/example\.com\/example\.com_defaulteds\.yaml is its CRD \(kubectl apply -f src\/kinds\/example\.com\/example\.com_defaulteds\.yaml; in tests, TestEnvironment\.start\(\{ crds: \['src\/kinds\/example\.com'\] \}\)\)\.$/m,
+    );
+    // The kind keeps its name: the import it would shadow is aliased, and that is said.
+    assert.match(stdout, /^note: defaulteds\.example\.com\/v1: Defaulted is imported as NestorDefaulted/m);
+    const text = await readFile(join(esm, 'src/kinds/example.com/defaulted.v1.ts'), 'utf8');
+    assert.match(text, /^export interface Defaulted \{$/m);
+    assert.match(text, /^export function newDefaulted\(/m);
+    const cjs = join(project, 'cjs');
+    await mkdir(cjs);
+    await writeFile(join(cjs, 'package.json'), JSON.stringify({ name: 'app' }));
+    const commonjs = await importCrd(['-', '--dir', 'cjs', '--out', 'kinds'], yaml);
+    assert.match(
+      commonjs.stdout,
+      /^Next: import \{ Defaulted, newDefaulted \} from '\.\/kinds\/example\.com\/defaulted\.v1' \(in a file of \.\/\)/m,
+    );
+  });
+
+  it('changes all the files or none: an I/O error halfway leaves the folder as it was, and says so without a stack', async () => {
+    const source = join(project, 'halfway');
+    await mkdir(join(source, 'src/kinds'), { recursive: true });
+    await writeFile(join(source, 'src/kinds/README.md'), 'my notes\n');
+    // A file where the last group's folder must go: the first groups' files could be written, this one cannot.
+    await writeFile(join(source, 'src/kinds/monitoring.coreos.com'), 'in the way\n');
+    const before = await filesIn(join(source, 'src/kinds'));
+    const { code, stdout, stderr } = await importCrd([crds, '--dir', 'halfway']);
+    assert.equal(code, 1);
+    assert.equal(stdout, '');
+    assert.equal(
+      stderr,
+      'nestor import crd: nothing was changed: src/kinds/monitoring.coreos.com/service-monitor.v1.ts: src/kinds/monitoring.coreos.com is a file, where a folder must be\n',
+    );
+    assert.deepEqual(await filesIn(join(source, 'src/kinds')), before);
+    assert.deepEqual((await readdir(join(source, 'src'))).sort(), ['kinds'], 'no copy left behind');
   });
 
   it('says how to call it', async () => {

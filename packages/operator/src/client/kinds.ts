@@ -23,86 +23,12 @@ import type {
   V1ServiceAccount,
   V1StatefulSet,
   EventsV1Event,
-} from '@kubernetes/client-node';
+} from './models.js';
 import type { ResourceDescriptor } from '@nestor/core';
 
-// The object types of the kinds below and the parts they are built from, re-exported so an
-// operator names them from @nestor/operator alone. Types only: `export type` is erased, so
-// importing @nestor/operator still loads nothing of @kubernetes/client-node's root.
-export type {
-  CoreV1Event,
-  EventsV1Event,
-  V1Affinity,
-  V1ClusterRole,
-  V1ClusterRoleBinding,
-  V1ConfigMap,
-  V1ConfigMapVolumeSource,
-  V1Container,
-  V1ContainerPort,
-  V1CronJob,
-  V1CronJobSpec,
-  V1CustomResourceDefinition,
-  V1DaemonSet,
-  V1DaemonSetSpec,
-  V1Deployment,
-  V1DeploymentCondition,
-  V1DeploymentSpec,
-  V1DeploymentStatus,
-  V1EnvFromSource,
-  V1EnvVar,
-  V1Ingress,
-  V1Job,
-  V1JobSpec,
-  V1JobStatus,
-  V1LabelSelector,
-  V1LabelSelectorRequirement,
-  V1Lease,
-  V1Namespace,
-  V1NetworkPolicy,
-  V1Node,
-  V1ObjectMeta,
-  V1ObjectReference,
-  V1OwnerReference,
-  V1PersistentVolumeClaim,
-  V1PersistentVolumeClaimSpec,
-  V1PersistentVolumeClaimStatus,
-  V1Pod,
-  V1PodSecurityContext,
-  V1PodSpec,
-  V1PodStatus,
-  V1PodTemplateSpec,
-  V1PolicyRule,
-  V1Probe,
-  V1ReplicaSet,
-  V1ResourceRequirements,
-  V1Role,
-  V1RoleBinding,
-  V1Secret,
-  V1SecretVolumeSource,
-  V1SecurityContext,
-  V1Service,
-  V1ServiceAccount,
-  V1ServicePort,
-  V1ServiceSpec,
-  V1ServiceStatus,
-  V1StatefulSet,
-  V1StatefulSetCondition,
-  V1StatefulSetSpec,
-  V1StatefulSetStatus,
-  V1Toleration,
-  V1Volume,
-  V1VolumeMount,
-} from '@kubernetes/client-node';
-import type * as k8s from '@kubernetes/client-node';
-// (An import, then an export: API Extractor reads `export type { k8s }`, not `export type * as k8s`.)
-export type {
-  /**
-   * Every other type of @kubernetes/client-node, by its name there: `k8s.V1HorizontalPodAutoscaler`.
-   * Left out of the API reference, which would otherwise copy all of client-node's.
-   * @hidden
-   */
-  k8s,
-};
+// The object types of the kinds below and the parts they are built from, as they are on the
+// wire (`Wire`), so an operator names them from @nestor/operator alone. Types only.
+export * from './models.js';
 
 /** The object type of a kind's descriptor: `ObjectOf<typeof StatefulSet>` is V1StatefulSet. */
 export type ObjectOf<R> = R extends ResourceDescriptor<infer T> ? T : never;
@@ -117,7 +43,7 @@ function kind<T>(
   return Object.freeze({ group, version, kind, plural, namespaced });
 }
 
-// Built-in kinds as typed descriptors over @kubernetes/client-node's models.
+// Built-in kinds as typed descriptors over @kubernetes/client-node's models, as on the wire.
 /** Pod (core/v1, namespaced): its objects are `V1Pod`. */
 export const Pod = kind<V1Pod>('', 'v1', 'Pod', 'pods');
 /** Service (core/v1, namespaced): its objects are `V1Service`. */

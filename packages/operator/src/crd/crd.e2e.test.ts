@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { request, type RequestOptions } from 'node:https';
 import { after, before, describe, it } from 'node:test';
 import { randomBytes } from 'node:crypto';
-import type { V1ObjectMeta } from '@kubernetes/client-node';
+import type { V1ObjectMeta } from '../client/kinds.js';
 import { Test } from '@nestjs/testing';
 import { KubeApiError } from '@nestor/core';
 import { TestEnvironment, waitFor } from '@nestor/testing';

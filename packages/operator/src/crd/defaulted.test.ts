@@ -22,6 +22,8 @@ class ClusterSpec {
   >;
   @Field(() => Storage, { default: {} }) storage!: Defaulted<Storage>;
   @Field({ required: false }) note?: string;
+  @Field({ type: 'integer', nullable: true, default: 5 }) ttl!: Defaulted<number | null>;
+  @Field({ type: 'string', enum: ['gold', 'silver'], defaultedBy: 'webhook' }) tier!: Defaulted<'gold' | 'silver'>;
 }
 
 @CustomResource({ group: 'defaults.nestor.dev', version: 'v1', kind: 'Cluster' })
@@ -35,6 +37,9 @@ describe('Defaulted fields', () => {
 
   it('are optional in the schema: only the writer may leave them out', () => {
     assert.deepEqual(spec.required, ['name']);
+    // Filled by a mutating webhook: optional, with no schema default.
+    assert.deepEqual(spec.properties!.tier, { type: 'string', enum: ['gold', 'silver'] });
+    assert.deepEqual(spec.properties!.ttl, { type: 'integer', nullable: true, default: 5 });
     assert.deepEqual(spec.properties!.storage!.required, undefined);
   });
 
@@ -59,6 +64,8 @@ describe('Defaulted fields', () => {
         paused: false,
         policy: 'noeviction',
         storage: { size: '1Gi' },
+        ttl: null,
+        tier: 'gold',
       },
     };
     // What the reconciler reads needs no `??`: these are plain values.
@@ -74,5 +81,33 @@ describe('Defaulted fields', () => {
     // @ts-expect-error a read object is not missing its defaulted fields
     const unread: Cluster = { spec: { name: 'd' } };
     assert.ok(written && withStorage && missing && unread);
+  });
+
+  it('keep enums, literals, booleans and null as they are, for the reader and the writer (checked by the compiler)', () => {
+    // @ts-expect-error a defaulted enum takes its values only, not any string
+    const wrongPolicy: AsWritten<Cluster> = { spec: { name: 'e', policy: 'allkeys-lfu' } };
+    // @ts-expect-error nor a value of another type
+    const wrongPaused: AsWritten<Cluster> = { spec: { name: 'e', paused: 'no' } };
+    // @ts-expect-error a webhook-defaulted field is typed as any other
+    const wrongTier: AsWritten<Cluster> = { spec: { name: 'e', tier: 'bronze' } };
+    // A nullable defaulted field keeps its null, written and read.
+    const nulls: AsWritten<Cluster> = { spec: { name: 'e', ttl: null, policy: 'noeviction', tier: 'silver' } };
+    const ttl: number | null = ({ spec: { ...nulls.spec, ttl: null } } as Cluster).spec.ttl;
+    // @ts-expect-error but a field that is not nullable does not take null
+    const nullPolicy: AsWritten<Cluster> = { spec: { name: 'e', policy: null } };
+    const tier: 'gold' | 'silver' = ({ spec: { tier: 'gold' } } as Cluster).spec.tier;
+    assert.deepEqual([ttl, tier], [null, 'gold']);
+    assert.ok(wrongPolicy && wrongPaused && wrongTier && nullPolicy);
+  });
+
+  it('refuses a webhook default with a schema default, or required', () => {
+    class Both {
+      @Field({ type: 'integer', default: 1, defaultedBy: 'webhook' }) size!: Defaulted<number>;
+    }
+    assert.throws(() => schemaOf(Both), /Both\.size: a field with a schema default is not defaultedBy: 'webhook'/);
+    class Required {
+      @Field({ type: 'integer', required: true, defaultedBy: 'webhook' }) size!: Defaulted<number>;
+    }
+    assert.throws(() => schemaOf(Required), /Required\.size: a field the webhook defaults .* cannot be required/);
   });
 });

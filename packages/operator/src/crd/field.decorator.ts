@@ -58,6 +58,13 @@ export interface FieldOptions extends ValueOptions {
    * `name!: Defaulted<T>`.
    */
   required?: boolean;
+  /**
+   * `'webhook'`: a mutating webhook (a `@Default()` handler) fills the field in, not a schema
+   * `default`. Optional in the schema, for the writer, but present on what is read back:
+   * declare it `name!: Defaulted<T>` as a schema-defaulted field, with its type, as
+   * `Defaulted<T>` emits none: `@Field({ type: 'integer', defaultedBy: 'webhook' })`.
+   */
+  defaultedBy?: 'webhook';
   /** The JSON name when it differs from the property. */
   name?: string;
 }

@@ -201,6 +201,17 @@ describe('schemaOf', () => {
     }
     assert.throws(() => schemaOf(HoldsBare), /Bare has no @Field properties/);
   });
+
+  it('refuses a Date, which no object read back holds: the wire has its RFC 3339 string', () => {
+    class Stamped {
+      @Field() at!: Date;
+    }
+    assert.throws(() => schemaOf(Stamped), /Stamped\.at: a Date is a string on the wire .* format: 'date-time'/);
+    class StampedList {
+      @Field(() => [Date]) at!: Date[];
+    }
+    assert.throws(() => schemaOf(StampedList), /StampedList\.at\[\]: a Date is a string on the wire/);
+  });
 });
 
 describe('customResourceDefinition', () => {

@@ -54,12 +54,24 @@ export function schemaOf(target: ClassType, path = target.name, visiting: ClassT
   for (const [name, field] of fields) {
     const fieldPath = `${path}.${name}`;
     properties[name] = valueSchema(field.options, fieldPath, [...visiting, target], field.designType);
-    if (isRequired(field.options)) required.push(name);
+    if (isRequired(field.options, fieldPath)) required.push(name);
   }
   return { type: 'object', properties, ...(required.length ? { required } : {}) };
 }
 
-function isRequired(options: FieldOptions): boolean {
+function isRequired(options: FieldOptions, path: string): boolean {
+  if (options.defaultedBy !== undefined) {
+    if (options.defaultedBy !== 'webhook') {
+      throw new SchemaError(path, `defaultedBy is 'webhook' or absent, not ${JSON.stringify(options.defaultedBy)}`);
+    }
+    if (options.default !== undefined) {
+      throw new SchemaError(path, "a field with a schema default is not defaultedBy: 'webhook': drop one of them");
+    }
+    if (options.required) {
+      throw new SchemaError(path, 'a field the webhook defaults may be left out by its writer: it cannot be required');
+    }
+    return false; // the writer may leave it out: the webhook fills it before it is stored
+  }
   return options.required ?? (options.default === undefined && !options.nullable);
 }
 
@@ -112,7 +124,7 @@ function typeSchema(
     case Boolean:
       return { type: 'boolean' };
     case Date:
-      return { type: 'string', format: 'date-time' };
+      throw dateError(path);
     case Array:
       if (options.items?.type) return { type: 'array', items: valueSchema(options.items, `${path}[]`, visiting) };
       throw new SchemaError(
@@ -135,6 +147,14 @@ function typeSchema(
     default:
       return classSchema(designType, options, path, visiting);
   }
+}
+
+/** JSON has no dates: an object read back holds the string the API server sent, never a Date. */
+function dateError(path: string): SchemaError {
+  return new SchemaError(
+    path,
+    "a Date is a string on the wire (an object read back holds the RFC 3339 text, not a Date): declare it `string` with @Field({ format: 'date-time' }) and read it with Date.parse()",
+  );
 }
 
 /** int-or-string with the quantity pattern; a default must be a quantity itself. */
@@ -177,6 +197,7 @@ function scalarSchema(type: ScalarType, options: ValueOptions, path: string, vis
 }
 
 function classSchema(target: ClassType, options: ValueOptions, path: string, visiting: ClassType[]): JSONSchemaProps {
+  if (target === Date) throw dateError(path);
   if (getFields(target).length === 0 && !options.preserveUnknownFields) {
     throw new SchemaError(
       path,

@@ -73,6 +73,42 @@ describe('FakeKubeClient', () => {
     assert.ok(Number(cm.metadata!.resourceVersion) > Number(created.metadata!.resourceVersion));
   });
 
+  it('stores what a JSON round trip would: a Date written comes back as its ISO string, on every write', async () => {
+    // client-node's own model types declare Date: a test that builds objects with them must
+    // not read back a Date that no API server would return.
+    const at = new Date('2026-01-02T03:04:05.678Z');
+    const iso = '2026-01-02T03:04:05.678Z';
+    const fake = fakeKubeClient({ kinds: [Widget] });
+    fake.seed({ ...widget('seeded'), status: { since: at } } as Obj);
+    const seeded = await fake.get(Widget, { namespace: 'ns', name: 'seeded' });
+    assert.equal((seeded as Obj).status!.since, iso);
+
+    const created = await fake.create({ ...widget('a', { at, gone: undefined }) } as Obj);
+    assert.deepEqual(created.spec, { at: iso }, 'the Date a string, the undefined field dropped');
+    assert.deepEqual(((await fake.get(Widget, { namespace: 'ns', name: 'a' })) as Obj).spec, { at: iso });
+
+    const replaced = await fake.replace({ ...created, spec: { at, size: 2 } });
+    assert.deepEqual(replaced.spec, { at: iso, size: 2 });
+    const patched = await fake.patch(Widget, { namespace: 'ns', name: 'a' }, { spec: { later: at } });
+    assert.equal((patched as Obj).spec!.later, iso);
+    const jsonPatched = await fake.patch(
+      Widget,
+      { namespace: 'ns', name: 'a' },
+      [{ op: 'add', path: '/spec/viaJson', value: at }],
+      'json',
+    );
+    assert.equal((jsonPatched as Obj).spec!.viaJson, iso);
+    const status = await fake.patchStatus(created, { finishedAt: at });
+    assert.equal(status.status!.finishedAt, iso);
+    const applied = await fake.apply(widget('b', { at }));
+    assert.deepEqual(applied.spec, { at: iso });
+    const appliedStatus = await fake.applyStatus(applied, { readyAt: at });
+    assert.equal(appliedStatus.status!.readyAt, iso);
+    for (const object of fake.objects(Widget) as Obj[]) {
+      assert.ok(!JSON.stringify(object, (_k, v: unknown) => (v instanceof Date ? 'DATE' : v)).includes('DATE'));
+    }
+  });
+
   it('refuses a second create (409 AlreadyExists), names from generateName, needs a namespace', async () => {
     const fake = fakeKubeClient({ kinds: [Widget] });
     await fake.create(widget('a'));

@@ -25,7 +25,7 @@ import {
 import { resourceOf, type ResourceType } from '../crd/custom-resource.decorator.js';
 import { apiError } from './api-errors.js';
 import { ObjectStore, type Stored } from './object-store.js';
-import { isObject, jsonPatch, JsonPatchError, mergePatch, type Json } from './patches.js';
+import { asSent, isObject, jsonPatch, JsonPatchError, mergePatch, type Json } from './patches.js';
 import { fieldSelector, labelSelector } from './selectors.js';
 
 export interface FakeKubeClientOptions {
@@ -173,7 +173,7 @@ export class FakeKubeClient extends KubeClient {
     await this.act({ verb: 'update', resource: resourceName(resource), ...refOf(resource, ref) });
     const current = this.store.existing(resource, ref, 'PUT');
     this.store.checkPrecondition(resource, current, object.metadata?.resourceVersion, 'PUT');
-    return this.store.commit(resource, current, structuredClone(object) as Stored, undefined, 'PUT') as unknown as T;
+    return this.store.commit(resource, current, asSent(object) as Stored, undefined, 'PUT') as unknown as T;
   }
 
   override async delete(resource: ResourceDescriptor, ref: ObjectRef, _options: DeleteOptions = {}): Promise<boolean> {
@@ -198,10 +198,11 @@ export class FakeKubeClient extends KubeClient {
     if (subresource === 'scale')
       throw new Error('FakeKubeClient does not model the scale subresource: patch spec.replicas instead');
     const current = this.store.existing(resource, ref, 'PATCH');
+    const sent = asSent(patch); // a Date in it arrives as its string
     let next: Json;
     if (type === 'json') {
       try {
-        next = jsonPatch(current, patch);
+        next = jsonPatch(current, sent);
       } catch (error) {
         if (!(error instanceof JsonPatchError)) throw error;
         throw apiError(
@@ -216,9 +217,9 @@ export class FakeKubeClient extends KubeClient {
       this.store.checkPrecondition(resource, current, (next as Stored).metadata?.resourceVersion, 'PATCH');
     } else {
       // A resourceVersion in a merge patch is a precondition, as on the API server.
-      const asked = isObject(patch) && isObject(patch.metadata) ? patch.metadata.resourceVersion : undefined;
+      const asked = isObject(sent) && isObject(sent.metadata) ? sent.metadata.resourceVersion : undefined;
       this.store.checkPrecondition(resource, current, typeof asked === 'string' ? asked : undefined, 'PATCH');
-      next = mergePatch(current, patch);
+      next = mergePatch(current, sent);
     }
     return this.store.commit(resource, current, next as Stored, subresource, 'PATCH') as unknown as T;
   }
@@ -227,7 +228,7 @@ export class FakeKubeClient extends KubeClient {
     const resource = this.kinds.forObject(object);
     const ref = requireRef(object);
     await this.act({ verb: 'apply', resource: resourceName(resource), ...refOf(resource, ref) });
-    let body = structuredClone(object) as Stored;
+    let body = asSent(object) as Stored;
     if (options.owner) {
       const owner = controllerReference(options.owner);
       const others = (body.metadata.ownerReferences ?? []).filter((r) => r.uid !== owner.uid && !r.controller);

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { apiVersionOf, resourceName, type KubeObject, type ObjectRef, type ResourceDescriptor } from '@nestor/core';
 import { apiError } from './api-errors.js';
-import { applyMerge } from './patches.js';
+import { applyMerge, asSent } from './patches.js';
 
 // The fake's API server storage: objects by kind, namespace and name, and the bookkeeping
 // the API server gives writes (resourceVersion, generation, conflicts, the status
@@ -42,7 +42,7 @@ export class ObjectStore {
 
   /** Puts an object in place as it is (no conflicts), filling in uid, resourceVersion and generation. */
   seed(resource: ResourceDescriptor, object: KubeObject): void {
-    const copy = structuredClone(object) as Stored;
+    const copy = asSent(object) as Stored;
     copy.metadata ??= {};
     copy.apiVersion = apiVersionOf(resource);
     copy.kind = resource.kind;
@@ -94,7 +94,7 @@ export class ObjectStore {
         metadata.name,
       );
     }
-    const created = structuredClone({ ...object, metadata }) as Stored;
+    const created = asSent({ ...object, metadata }) as Stored;
     created.apiVersion = apiVersionOf(resource);
     created.kind = resource.kind;
     if (!this.wholeKinds.has(resourceName(resource))) delete created.status; // status is written through /status
@@ -135,7 +135,7 @@ export class ObjectStore {
     const key = this.key(resource, body.metadata);
     const found = this.entries.get(key);
     // What the apply may set: on /status only the status; never the server's own fields.
-    const fields = structuredClone(body) as Record<string, unknown> & { metadata: Record<string, unknown> };
+    const fields = asSent(body) as Record<string, unknown> & { metadata: Record<string, unknown> };
     for (const field of [
       'resourceVersion',
       'uid',

@@ -5,6 +5,15 @@ import { isDeepStrictEqual } from 'node:util';
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: Json };
 
+/**
+ * What the API server receives of a value a client writes: its JSON. A `Date` becomes its ISO
+ * string, `undefined` fields vanish, so that what the fake stores and returns is what a
+ * real API server would (a `Date` written never comes back as one).
+ */
+export function asSent(value: unknown): Json {
+  return value === undefined ? null : (JSON.parse(JSON.stringify(value)) as Json);
+}
+
 export function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

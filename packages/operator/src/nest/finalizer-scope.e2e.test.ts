@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { V1ConfigMap } from '@kubernetes/client-node';
+import type { V1ConfigMap } from '../client/kinds.js';
 import { TestEnvironment, waitFor } from '@nestor/testing';
 import { ConfigMap, Controller, Finalizer, Reconcile } from '../index.js';
 import { configMapsPath, createConfigMap } from '../test-support/e2e-helpers.js';

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Injectable, Module, Scope, type INestApplicationContext } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
-import type { V1ConfigMap, V1Deployment } from '@kubernetes/client-node';
+import type { V1ConfigMap, V1Deployment } from '../client/kinds.js';
 import { TestEnvironment, waitFor } from '@nestor/testing';
 import {
   ConfigMap,

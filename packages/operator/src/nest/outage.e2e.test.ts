@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { INestApplicationContext, LoggerService } from '@nestjs/common';
-import type { V1ConfigMap } from '@kubernetes/client-node';
+import type { V1ConfigMap } from '../client/kinds.js';
 import { freePort, parallel, TestEnvironment, waitFor } from '@nestor/testing';
 import {
   ConfigMap,

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
-import type { V1Lease } from '@kubernetes/client-node';
+import type { V1Lease } from '../client/kinds.js';
 import { KubeApiError } from '@nestor/core';
 import { TestEnvironment, waitFor } from '@nestor/testing';
 import { configMapsPath, createConfigMap } from '../test-support/e2e-helpers.js';

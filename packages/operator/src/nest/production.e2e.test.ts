@@ -4,7 +4,8 @@ import 'reflect-metadata';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { CapturingLogger, Test, type TestingModule } from '@nestjs/testing';
-import { KubeConfig, type V1ConfigMap, type V1Lease } from '@kubernetes/client-node';
+import { KubeConfig } from '@kubernetes/client-node';
+import type { V1ConfigMap, V1Lease } from '../client/kinds.js';
 import { freePort, TestEnvironment, waitFor } from '@nestor/testing';
 import {
   ConfigMap,

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
-import type { V1ConfigMap, V1Lease } from '@kubernetes/client-node';
+import type { V1ConfigMap, V1Lease } from '../client/kinds.js';
 import { TestEnvironment, parallel, waitFor } from '@nestor/testing';
 import { HashRing, objectShardKey } from '../sharding/index.js';
 import { configMapsPath } from '../test-support/e2e-helpers.js';

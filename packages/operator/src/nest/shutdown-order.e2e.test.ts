@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Injectable, type OnModuleDestroy } from '@nestjs/common';
-import type { V1ConfigMap } from '@kubernetes/client-node';
+import type { V1ConfigMap } from '../client/kinds.js';
 import { TestEnvironment, waitFor } from '@nestor/testing';
 import { ConfigMap, Controller, Reconcile, type ReconcileContext } from '../index.js';
 import { createConfigMap } from '../test-support/e2e-helpers.js';

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { INestApplicationContext } from '@nestjs/common';
-import type { V1ConfigMap, V1Secret } from '@kubernetes/client-node';
+import type { V1ConfigMap, V1Secret } from '../client/kinds.js';
 import { TestEnvironment, waitFor } from '@nestor/testing';
 import { Observable } from 'rxjs';
 import {

@@ -79,6 +79,7 @@ export {
 
 // The client: typed reads and writes, kinds.
 export * from '../client/kinds.js'; // the descriptors, and their object types (types only)
+export type { Wire } from '../client/wire.js';
 export { KindRegistry } from '../client/kind-registry.js';
 export {
   KubeClient,

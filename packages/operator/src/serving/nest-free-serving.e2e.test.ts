@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import type { V1ConfigMap } from '@kubernetes/client-node';
+import type { V1ConfigMap } from '../client/kinds.js';
 import { freePort, TestEnvironment, waitFor, type LocalWebhooks } from '@nestor/testing';
 import {
   ConfigMap,

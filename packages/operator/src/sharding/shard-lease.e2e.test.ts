@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { V1Lease } from '@kubernetes/client-node';
+import type { V1Lease } from '../client/kinds.js';
 import { TestEnvironment, waitFor } from '@nestor/testing';
 import { resourcePath, Transport } from '@nestor/core';
 import { Lease } from '../client/kinds.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { V1Lease } from '@kubernetes/client-node';
+import type { V1Lease } from '../client/kinds.js';
 import { KubeApiError, ManualClock, type Transport } from '@nestor/core';
 import { FakeWatchTransport, flush } from '../test-support/fake-watch-transport.js';
 import { InformerCache } from '../runtime/cache/informer-cache.js';
@@ -14,7 +14,7 @@ function lease(name: string, holder: string, renewedAt: number, rv: string, seco
     apiVersion: 'coordination.k8s.io/v1',
     kind: 'Lease',
     metadata: { name, namespace: 'ops', resourceVersion: rv, labels: { 'shard.nestor.dev/ring': 'web' } },
-    spec: { holderIdentity: holder, renewTime: iso(renewedAt) as unknown as Date, leaseDurationSeconds: seconds },
+    spec: { holderIdentity: holder, renewTime: iso(renewedAt), leaseDurationSeconds: seconds },
   };
 }
 

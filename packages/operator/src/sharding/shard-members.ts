@@ -1,4 +1,3 @@
-import type { V1Lease } from '@kubernetes/client-node';
 import { BehaviorSubject, distinctUntilChanged, filter, type Observable, type Subscription } from 'rxjs';
 import {
   type Clock,
@@ -10,7 +9,7 @@ import {
   type TimerHandle,
   type Transport,
 } from '@nestor/core';
-import { Lease } from '../client/kinds.js';
+import { Lease, type V1Lease } from '../client/kinds.js';
 import type { InformerCache, InformerHandle } from '../runtime/cache/informer-cache.js';
 import { microTime } from '../runtime/leases/leader-election.js';
 import { RING_LABEL, shardLabels } from './shard-labels.js';
@@ -157,7 +156,7 @@ export class ShardMembers {
       if (!lease || lease.metadata?.resourceVersion !== resourceVersion) continue;
       if (lease.spec?.holderIdentity !== TAKEOVER_IDENTITY) continue;
       this.assertLeading();
-      const now = microTime(new Date()) as unknown as Date;
+      const now = microTime(new Date());
       const body: V1Lease = {
         ...lease,
         spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: now },
@@ -196,7 +195,7 @@ export class ShardMembers {
       const id = shardIdOf(lease);
       listed.add(id);
       // A renewal is a new holder or renewTime: an edit of the Lease's labels is not one.
-      const renewal = `${lease.spec?.holderIdentity ?? ''} ${String(lease.spec?.renewTime ?? '')}`;
+      const renewal = `${lease.spec?.holderIdentity ?? ''} ${lease.spec?.renewTime ?? ''}`;
       let seen = this.observed.get(id);
       if (seen?.renewal !== renewal) this.observed.set(id, (seen = { renewal, at: now }));
       const state = shardState(lease, now, seen!.at);
@@ -258,7 +257,7 @@ export class ShardMembers {
     const name = shardIdOf(lease);
     if (this.taking.has(name) || !this.leading()) return; // not sure to lead: the next leader decides
     this.taking.add(name);
-    const now = microTime(new Date()) as unknown as Date;
+    const now = microTime(new Date());
     const spec = lease.spec ?? {};
     const body: V1Lease = {
       ...lease,

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { V1Lease } from '@kubernetes/client-node';
+import type { V1Lease } from '../client/kinds.js';
 import { isAvailable, nextTransition, shardState } from './shard-state.js';
 
 const T0 = Date.parse('2030-01-01T00:00:00.000Z');
@@ -8,7 +8,7 @@ const T0 = Date.parse('2030-01-01T00:00:00.000Z');
 function lease(holder: string | undefined, renewTime?: string, seconds?: number): V1Lease {
   return {
     metadata: { name: 'shard-a' },
-    spec: { holderIdentity: holder, renewTime: renewTime as unknown as Date, leaseDurationSeconds: seconds },
+    spec: { holderIdentity: holder, renewTime, leaseDurationSeconds: seconds },
   };
 }
 

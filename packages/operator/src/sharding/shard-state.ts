@@ -1,4 +1,4 @@
-import type { V1Lease } from '@kubernetes/client-node';
+import type { V1Lease } from '../client/kinds.js';
 
 /**
  * A shard's state, from its Lease (timebertt's states):
@@ -31,7 +31,7 @@ function expiryOf(lease: V1Lease, observedAt?: number): { expiry: number; durati
   const renew = lease.spec?.renewTime;
   const seconds = lease.spec?.leaseDurationSeconds;
   if (!renew || !seconds) return { expiry: 0, durationMs: 0 };
-  const renewedAt = renew instanceof Date ? renew.getTime() : Date.parse(String(renew));
+  const renewedAt = Date.parse(renew);
   const durationMs = seconds * 1000;
   if (!Number.isFinite(renewedAt)) return { expiry: 0, durationMs: 0 };
   return { expiry: (observedAt ?? renewedAt) + durationMs, durationMs };

@@ -1,5 +1,5 @@
 // A custom resource for the framework's own end-to-end tests.
-import type { V1ObjectMeta } from '@kubernetes/client-node';
+import type { V1ObjectMeta } from '../client/kinds.js';
 import type { CustomResourceDefinition } from '@nestor/testing';
 import { CustomResource } from '../crd/custom-resource.decorator.js';
 

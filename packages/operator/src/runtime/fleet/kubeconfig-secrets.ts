@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { V1Secret } from '@kubernetes/client-node';
 import { ClusterConfig } from '@nestor/core';
-import { Secret } from '../../client/kinds.js';
+import { Secret, type V1Secret } from '../../client/kinds.js';
 import type { Cluster } from '../manager/cluster.js';
 import type { ClusterProvider, ClusterSink, ProviderPermission } from './cluster-provider.js';
 

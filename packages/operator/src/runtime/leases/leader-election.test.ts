@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { hostname } from 'node:os';
 import { afterEach, describe, it } from 'node:test';
-import type { V1Lease } from '@kubernetes/client-node';
+import type { V1Lease } from '../../client/kinds.js';
 import { waitFor } from '@nestor/testing';
 import { KubeApiError, type RequestOptions, type Transport } from '@nestor/core';
 import { LeaseLock, microTime, type LeaseLockOptions } from './leader-election.js';

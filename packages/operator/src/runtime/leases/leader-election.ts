@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { V1Lease } from '@kubernetes/client-node';
 import {
   type Connectivity,
   isUnreachable,
@@ -11,7 +10,7 @@ import {
   sleepUntilReady,
   type Transport,
 } from '@nestor/core';
-import { Lease as LeaseResource } from '../../client/kinds.js';
+import { Lease as LeaseResource, type V1Lease } from '../../client/kinds.js';
 import type { LeaseTiming } from './lease-timing.js';
 
 /** Runs while this process should reconcile; returns when it must stop (lease lost). */
@@ -309,10 +308,8 @@ export class LeaseLock implements LeaderElection {
         ...spec,
         holderIdentity: this.identity,
         leaseDurationSeconds: durationSeconds,
-        renewTime: microTime(now) as unknown as Date,
-        ...(heldByUs
-          ? {}
-          : { acquireTime: microTime(now) as unknown as Date, leaseTransitions: (spec.leaseTransitions ?? 0) + 1 }),
+        renewTime: microTime(now),
+        ...(heldByUs ? {} : { acquireTime: microTime(now), leaseTransitions: (spec.leaseTransitions ?? 0) + 1 }),
       },
     };
     try {
@@ -334,7 +331,7 @@ export class LeaseLock implements LeaderElection {
     this.lease = lease;
     const record = {
       holder: lease.spec?.holderIdentity ?? '',
-      renewTime: String(lease.spec?.renewTime ?? ''),
+      renewTime: lease.spec?.renewTime ?? '',
       resourceVersion: lease.metadata?.resourceVersion ?? '',
     };
     if (!this.observed || this.observed.holder !== record.holder || this.observed.renewTime !== record.renewTime) {

@@ -5,7 +5,7 @@
 // leading: the fence refuses it, and the object is left as the leader wrote it.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { V1ConfigMap, V1Lease } from '@kubernetes/client-node';
+import type { V1ConfigMap, V1Lease } from '../../client/kinds.js';
 import { Transport, type KubeObject } from '@nestor/core';
 import { TestEnvironment, waitFor } from '@nestor/testing';
 import { ConfigMap } from '../../client/kinds.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { V1ConfigMap } from '@kubernetes/client-node';
+import type { V1ConfigMap } from '../../client/kinds.js';
 import { silentLogger, Transport, type KubeObject, type TransportOptions } from '@nestor/core';
 import { parallel, TcpRelay, TestEnvironment, waitFor } from '@nestor/testing';
 import { HttpKubeClient } from '../../client/http-kube-client.js';

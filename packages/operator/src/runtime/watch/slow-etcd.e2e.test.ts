@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { V1ConfigMap } from '@kubernetes/client-node';
+import type { V1ConfigMap } from '../../client/kinds.js';
 import { KubeApiError, Transport, type KubeObject, type RuntimeLogger } from '@nestor/core';
 import { parallel, TestEnvironment, waitFor } from '@nestor/testing';
 import { ConfigMap } from '../../client/kinds.js';

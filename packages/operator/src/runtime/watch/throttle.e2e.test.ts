@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { V1ConfigMap } from '@kubernetes/client-node';
+import type { V1ConfigMap } from '../../client/kinds.js';
 import { Transport, type KubeObject } from '@nestor/core';
 import { parallel, TestEnvironment, waitFor, type AuditEvent } from '@nestor/testing';
 import { ConfigMap } from '../../client/kinds.js';
