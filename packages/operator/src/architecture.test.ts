@@ -209,6 +209,7 @@ describe('architecture of every package', () => {
       'packages/testing',
       'sample-operator',
       'samples/cache-cluster',
+      'samples/teamspace',
     ]) {
       assert.ok(PACKAGES.includes(pkg.split('/').join(sep)), `${pkg} is checked`);
     }
@@ -453,6 +454,7 @@ const PACKAGE_USES: Record<string, readonly string[]> = {
   '@nestor/cli': ['@nestor/operator', '@nestor/testing'],
   'sample-operator': ['@nestor/operator', '@nestor/testing'],
   'cache-cluster-operator': ['@nestor/operator', '@nestor/testing'],
+  'teamspace-operator': ['@nestor/operator', '@nestor/testing'],
 };
 
 interface WorkspacePackage {

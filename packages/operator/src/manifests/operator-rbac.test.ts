@@ -180,6 +180,36 @@ describe('operatorRbac', () => {
     assert.ok(watched.some((rule) => rule.resources.includes('pools')));
   });
 
+  it('grants a cluster-wide operator a Role for each @Watches that names its namespace, not the kind everywhere', () => {
+    // A cluster-scoped kind's controller mapping its own namespace's kubeconfig Secrets.
+    const controllers: ControllerAccess[] = [
+      {
+        resource: Tenant,
+        owns: [ConfigMap],
+        watches: [Secret, Namespace, ConfigMap],
+        watchNamespaces: [{ operatorNamespace: true }, undefined, 'settings'],
+      },
+    ];
+    const rbac = operatorRbac({ ...base, leaderElection: false, controllers });
+    assert.deepEqual(
+      rbac.map((m) => `${m.kind}/${m.metadata.name}${m.metadata.namespace ? ` in ${m.metadata.namespace}` : ''}`),
+      [
+        'ServiceAccount/pool-operator in pool-system',
+        'ClusterRole/pool-operator',
+        'ClusterRoleBinding/pool-operator',
+        'Role/pool-operator-watches in pool-system',
+        'RoleBinding/pool-operator-watches in pool-system',
+        'Role/pool-operator-watches in settings',
+        'RoleBinding/pool-operator-watches in settings',
+      ],
+    );
+    const resources = (i: number) => (rbac[i]!.rules as { resources: string[] }[]).flatMap((r) => r.resources).sort();
+    assert.ok(!resources(1).includes('secrets'), 'no Secrets cluster-wide');
+    assert.ok(resources(1).includes('namespaces') && resources(1).includes('configmaps'), 'owned ConfigMaps stay');
+    assert.deepEqual(rbac[3]!.rules, [{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch'] }]);
+    assert.deepEqual(rbac[5]!.rules, [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'] }]);
+  });
+
   it('grants cluster-wide a @Watches whose namespace only a function knows at start-up', () => {
     const rbac = operatorRbac({
       ...base,

@@ -1,6 +1,6 @@
 import { operatorLabels, type Manifest } from './manifest.js';
 import { leaderElectionRules, rbacRulesFor, type ControllerAccess, type PolicyRule } from './rbac.js';
-import { accessIn, watchedNamespaces } from './watched-namespace.js';
+import { accessIn, namespacedWatches, watchedNamespaces } from './watched-namespace.js';
 
 export interface OperatorRbacOptions {
   name: string;
@@ -22,7 +22,9 @@ export interface OperatorRbacOptions {
  * namespaced kinds used there (and Events): a controller's whole set where it reconciles,
  * only its `@Watches` kinds where it merely maps from (the operator's own namespace, for
  * `ownNamespace`), and a ClusterRole only for the cluster-scoped kinds; otherwise one
- * ClusterRole. Leader election's Lease gets a Role in its namespace.
+ * ClusterRole, and a Role `<name>-watches` in each namespace a `@Watches` names for the
+ * kind it watches there (not every Secret of the cluster for a mapper of its own
+ * namespace's). Leader election's Lease gets a Role in its namespace.
  */
 export function operatorRbac(options: OperatorRbacOptions): Manifest[] {
   const { name, namespace } = options;
@@ -51,7 +53,16 @@ export function operatorRbac(options: OperatorRbacOptions): Manifest[] {
     const clusterRules = rbacRulesFor(options.controllers, { scope: 'cluster' });
     if (clusterRules.length) bound('ClusterRole', name, clusterRules);
   } else {
-    bound('ClusterRole', name, rbacRulesFor(options.controllers));
+    const { clusterWide, byNamespace } = namespacedWatches(options.controllers, options.watchNamespace, namespace);
+    bound('ClusterRole', name, rbacRulesFor(clusterWide));
+    for (const where of [...byNamespace.keys()].sort()) {
+      bound(
+        'Role',
+        `${name}-watches`,
+        rbacRulesFor(byNamespace.get(where)!, { scope: 'namespaced', events: false }),
+        where,
+      );
+    }
   }
   if (options.leaderElection) {
     bound(

@@ -1,4 +1,4 @@
-import { resourceOf } from '../crd/custom-resource.decorator.js';
+import { resourceOf, type ResourceType } from '../crd/custom-resource.decorator.js';
 import type { ControllerAccess, WatchNamespaces } from './rbac.js';
 
 /**
@@ -58,6 +58,38 @@ export function accessIn(
     }
     return watches.length ? [{ watches }] : [];
   });
+}
+
+/**
+ * For controllers whose rights are cluster-wide: the `@Watches` of namespaced kinds that name
+ * their namespaces (`ownNamespace`'s kubeconfig Secrets, a settings namespace's ConfigMaps)
+ * taken out of the cluster-wide access and listed by namespace, for a Role there: a
+ * mapper's informer lists and watches that namespace alone, and a ClusterRole would let the
+ * operator read that kind (Secrets) in every namespace.
+ */
+export function namespacedWatches(
+  controllers: readonly ControllerAccess[],
+  moduleNamespace: string | undefined,
+  operatorNamespace?: string,
+): { clusterWide: ControllerAccess[]; byNamespace: Map<string, ControllerAccess[]> } {
+  const byNamespace = new Map<string, ControllerAccess[]>();
+  const clusterWide = controllers.map((controller): ControllerAccess => {
+    const watches: ResourceType[] = [];
+    const watchNamespaces: (WatchNamespaces | undefined)[] = [];
+    (controller.watches ?? []).forEach((kind, i) => {
+      const scope = controller.watchNamespaces?.[i];
+      const names = resourceOf(kind).namespaced ? namesOf(scope ?? moduleNamespace, operatorNamespace) : undefined;
+      if (names) {
+        for (const namespace of names)
+          byNamespace.set(namespace, [...(byNamespace.get(namespace) ?? []), { watches: [kind] }]);
+      } else {
+        watches.push(kind);
+        watchNamespaces.push(scope);
+      }
+    });
+    return { ...controller, watches, watchNamespaces };
+  });
+  return { clusterWide, byNamespace };
 }
 
 /** The namespaces a scope names; undefined for every namespace, or one known only at start-up. */

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { ClusterConfig } from '@nestor/core';
 import { Secret, type V1Secret } from '../../client/kinds.js';
+import { replayThenFollow } from '../controller/event-sources.js';
 import type { Cluster } from '../manager/cluster.js';
 import type { ClusterProvider, ClusterSink, ProviderPermission } from './cluster-provider.js';
 
@@ -47,7 +48,9 @@ export class KubeconfigSecrets implements ClusterProvider {
       namespace: this.options.namespace,
       labelSelector: this.labelSelector,
     });
-    const subscription = handle.informer.events$.subscribe(({ type, object }) => {
+    // The informer may be shared and synced already (a @Watches of the same Secrets): the
+    // Secrets it holds are engaged first, then its events followed.
+    const subscription = replayThenFollow(handle.informer).subscribe(({ type, object }) => {
       const name = object.metadata?.name;
       if (!name) return;
       if (type === 'deleted') fleet.disengage(name);
