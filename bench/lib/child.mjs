@@ -11,6 +11,7 @@ const NODE_OPERATORS = {
   nestor: join(here, '..', 'operators', 'nestor.mjs'),
   'nestor-nest': join(here, '..', 'operators', 'nestor-nest.mjs'),
   'nestor-json': join(here, '..', 'operators', 'nestor.mjs'),
+  'nestor-fleet': join(here, '..', 'operators', 'nestor-fleet.mjs'),
   'client-node': join(here, '..', 'operators', 'client-node.mjs'),
   apiserver: join(here, '..', 'operators', 'apiserver.mjs'),
 };
@@ -34,12 +35,13 @@ export function killAllChildren() {
 export class OperatorProcess {
   /**
    * @param impl 'nestor' | 'nestor-json' | 'nestor-nest' | 'client-node' | 'apiserver' | 'controller-runtime' | 'controller-runtime-json'
-   *   | 'nestor-before' | 'nestor-nest-before' (NESTOR_BEFORE)
+   *   | 'nestor-before' | 'nestor-nest-before' (NESTOR_BEFORE) | 'nestor-fleet' | 'multicluster-runtime' (bench/fleet.mjs)
    * @param options { kubeconfig, namespace, mode, workers, goBinary, profile (a .cpuprofile path; Node only), nodeFlags (Node only),
-   *   script (the Node program instead of bench/operators/<impl>.mjs), extraArgs }
+   *   script (the Node program instead of bench/operators/<impl>.mjs), extraArgs,
+   *   args (the whole argument list instead of --kubeconfig, --namespace, --mode, --workers and extraArgs) }
    */
   static async start(impl, options) {
-    const args = [
+    const args = options.args ?? [
       '--kubeconfig',
       options.kubeconfig,
       '--namespace',
@@ -51,7 +53,7 @@ export class OperatorProcess {
       ...(options.extraArgs ?? []),
     ];
     let child;
-    if (impl.startsWith('controller-runtime')) {
+    if (/^(controller|multicluster)-runtime/.test(impl)) {
       // Go's flag package takes -flag; the Go runtime uses every core (GOMAXPROCS default).
       if (impl === 'controller-runtime-json') args.push('--content-type', 'application/json');
       child = spawn(
