@@ -227,4 +227,9 @@ export class ControllerMetrics {
   trackQueue(controller: string, queue: WorkQueue<string>): void {
     this.queues.set(controller, queue);
   }
+
+  /** Stops reading it: the controller is gone (a fleet's member disengaged), and so must its queue be. */
+  untrackQueue(controller: string): void {
+    this.queues.delete(controller);
+  }
 }

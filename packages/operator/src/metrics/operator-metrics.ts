@@ -67,6 +67,11 @@ export class OperatorMetrics {
     this.controllers.trackQueue(controller, queue);
   }
 
+  /** Stops reading a controller's queue (its controller stopped for good: a member cluster disengaged). */
+  untrackQueue(controller: string): void {
+    this.controllers.untrackQueue(controller);
+  }
+
   /** Reads, when scraped, the resources the API server throttles (Transport.throttledResources). */
   trackThrottling(read: () => readonly string[]): void {
     this.apiServer.trackThrottling(read);

@@ -196,6 +196,7 @@ export class Fleet implements ClusterFleet, ClusterSink {
             metrics: {
               controllerSink: (controller, max) => metrics.controllerSink(controller, max),
               trackQueue: (controller, queue) => metrics.trackQueue(controller, queue),
+              untrackQueue: (controller) => metrics.untrackQueue?.(controller),
             },
           }
         : {}),

@@ -18,6 +18,8 @@ import type { OutageMetrics } from './outage-gate.js';
 export interface ManagerMetrics {
   controllerSink(controller: string, maxConcurrentReconciles: number): ControllerMetricsSink;
   trackQueue(controller: string, queue: WorkQueue<string>): void;
+  /** Forgets a controller's queue: it stopped for good (a member cluster disengaged), and nothing may keep it. */
+  untrackQueue?(controller: string): void;
   /** Where the manager's Event recorder reports written and dropped Events. */
   eventSink?(): EventRecorderMetrics;
   /** Where the outage gate reports outages of the API server. */
