@@ -64,11 +64,11 @@ export function crdsOfText(text: string, origin: string): CrdRead {
 }
 
 /**
- * The documents' values. JSON (kubectl get -o json) goes through JSON.parse. For YAML, the
+ * The documents' values (shared with `nestor crd diff`'s reading). JSON (kubectl get -o json) goes through JSON.parse. For YAML, the
  * yaml package's duplicate-key check is off: it compares each key of a mapping with every
  * other, quadratic in the keys of another project's file (8,000 keys took 9 s here).
  */
-function documentsOf(text: string, origin: string): unknown[] {
+export function documentsOf(text: string, origin: string): unknown[] {
   if (/^\s*\{/.test(text)) {
     try {
       return [JSON.parse(text)];
