@@ -1,3 +1,4 @@
+import { crdDiffCommand } from './compat/crd-diff-command.js';
 import { importCrdCommand } from './import/import-crd-command.js';
 import type { CommandIo } from './command-io.js';
 import { manifestsCommand } from './manifests-command.js';
@@ -12,6 +13,7 @@ Commands:
   create api   add a custom resource kind: its class, controller, module and e2e test
   manifests    write CRDs, RBAC and a Deployment for an operator, from its decorators
   import crd   write TypeScript types and descriptors for kinds other projects' CRDs define
+  crd diff     report the changes between two releases of CRDs that break stored objects
 
 Run nestor <command> --help for a command's options.`;
 
@@ -30,6 +32,10 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
     case 'import':
       if (rest[0] === 'crd') return importCrdCommand(rest.slice(1), io);
       io.stderr(`nestor: unknown command "import ${rest[0] ?? ''}": the one there is, is "import crd"\n`);
+      return 2;
+    case 'crd':
+      if (rest[0] === 'diff') return crdDiffCommand(rest.slice(1), io);
+      io.stderr(`nestor: unknown command "crd ${rest[0] ?? ''}": the one there is, is "crd diff"\n`);
       return 2;
     case undefined:
     case '-h':

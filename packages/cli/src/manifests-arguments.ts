@@ -3,6 +3,7 @@ import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { WebhookCertificates } from '@nestor/operator/manifests';
 import { UsageError } from './command-io.js';
+import { ALLOWANCES_FILE, storedVersionsOf, type CompatibilityRequest } from './compat/compatibility-check.js';
 import { GRAFANA_OPTIONS, GRAFANA_USAGE, grafanaArguments, type GrafanaArguments } from './grafana-output.js';
 
 // The command line of `nestor manifests`: its usage, and its reading into ManifestsArguments.
@@ -67,6 +68,15 @@ Options:
                        to namespaces labelled metrics=enabled and those of --metrics-reader,
                        the webhook port to all, every other port of the pods closed)
 ${GRAFANA_USAGE}
+  --check <path>       first compare the CRDs with the previous release's (its nestor
+                       manifests folder or output, or CRD files; repeatable) and, when a
+                       change breaks stored objects or their clients, report each one and
+                       write nothing (exit 1); docs/upgrades.md
+  --allow <file>       the breaking changes accepted on purpose, each with its reason
+                       (default: ${ALLOWANCES_FILE} beside the package.json near the module)
+  --stored-versions <crd>=<versions>
+                       the versions the cluster stores a CRD's objects in (its
+                       status.storedVersions), e.g. widgets.example.com=v1; repeatable
   -h, --help           show this help
 
 With --out <dir>, apply its folders in this order, each a kustomization of its own:
@@ -106,6 +116,8 @@ export interface ManifestsArguments {
   helm?: string;
   /** Grafana dashboards, written to a folder of their own (`--grafana`, grafana-output.ts). */
   grafana?: GrafanaArguments;
+  /** Compare the CRDs with the previous release's before writing (`--check`, compat/). */
+  check?: CompatibilityRequest;
 }
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -133,6 +145,9 @@ export function parseManifestsArguments(argv: string[], cwd: string): ManifestsA
         'metrics-reader': { type: 'string', multiple: true },
         'no-network-policy': { type: 'boolean' },
         helm: { type: 'string' },
+        check: { type: 'string', multiple: true },
+        allow: { type: 'string' },
+        'stored-versions': { type: 'string', multiple: true },
         ...GRAFANA_OPTIONS,
         help: { type: 'boolean', short: 'h' },
       },
@@ -208,6 +223,7 @@ export function parseManifestsArguments(argv: string[], cwd: string): ManifestsA
     throw new UsageError(
       `--grafana ${grafana.grafana.dir} is the --helm folder: give the dashboards a folder of their own`,
     );
+  const check = checkRequest(values, resolve(cwd, modulePath));
   return {
     module: modulePath,
     ...(values.export ? { export: values.export as string } : {}),
@@ -226,23 +242,48 @@ export function parseManifestsArguments(argv: string[], cwd: string): ManifestsA
     ...(values['no-network-policy'] ? { noNetworkPolicy: true } : {}),
     ...(values.helm ? { helm: values.helm as string } : {}),
     ...grafana,
+    ...(check ? { check } : {}),
   };
+}
+
+/** `--check`, `--allow`, `--stored-versions`; the allowances default to the project's file, if it has one. */
+function checkRequest(
+  values: Record<string, string | boolean | string[] | undefined>,
+  module: string,
+): CompatibilityRequest | undefined {
+  const previous = values.check as string[] | undefined;
+  if (!previous) {
+    for (const flag of ['allow', 'stored-versions']) {
+      if (values[flag] !== undefined) throw new UsageError(`--${flag} goes with --check <previous CRDs>`);
+    }
+    return undefined;
+  }
+  const project = projectNear(module);
+  const allow =
+    (values.allow as string | undefined) ??
+    (project && existsSync(join(project, ALLOWANCES_FILE)) ? join(project, ALLOWANCES_FILE) : undefined);
+  const storedVersions = storedVersionsOf(values['stored-versions'] as string[] | undefined);
+  return { previous, ...(allow ? { allow } : {}), ...(storedVersions ? { storedVersions } : {}) };
+}
+
+/** The folder of the nearest package.json above the file: the project. */
+function projectNear(file: string): string | undefined {
+  for (let dir = dirname(file); ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'package.json'))) return dir;
+    if (dirname(dir) === dir) return undefined;
+  }
 }
 
 /** The unscoped name in the nearest package.json above the file, made a valid Kubernetes name. */
 function packageNameNear(file: string): string | undefined {
-  for (let dir = dirname(file); ; dir = dirname(dir)) {
-    const path = join(dir, 'package.json');
-    if (existsSync(path)) {
-      const { name } = JSON.parse(readFileSync(path, 'utf8')) as { name?: string };
-      const cleaned = name
-        ?.replace(/^@[^/]+\//, '')
-        .toLowerCase()
-        .replace(/[^a-z0-9-]+/g, '-')
-        .replace(/^-+|-+$/g, '')
-        .slice(0, 63);
-      return cleaned || undefined;
-    }
-    if (dirname(dir) === dir) return undefined;
-  }
+  const dir = projectNear(file);
+  if (!dir) return undefined;
+  const { name } = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: string };
+  const cleaned = name
+    ?.replace(/^@[^/]+\//, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 63);
+  return cleaned || undefined;
 }

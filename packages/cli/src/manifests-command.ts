@@ -1,6 +1,8 @@
 import { join, resolve } from 'node:path';
 import { manifestFiles, MANIFEST_FOLDERS, yamlDocuments, type OperatorManifests } from '@nestor/operator/manifests';
 import { UsageError, type CommandIo } from './command-io.js';
+import { isInputError } from './compat/compatibility-check.js';
+import { generatedCrdsPass } from './compat/manifests-check.js';
 import { generateManifests } from './generate-manifests.js';
 import { writeGrafanaDashboards } from './grafana-output.js';
 import { writeHelmChart } from './helm/write-helm-chart.js';
@@ -18,6 +20,8 @@ export async function manifestsCommand(argv: string[], io: CommandIo): Promise<n
     }
     if (args.helm) {
       const given = args;
+      if (given.check && !generatedCrdsPass((await generateManifests(given, io.cwd)).manifests.crds, given.check, io))
+        return 1;
       const request = {
         ...given,
         helm: args.helm,
@@ -33,6 +37,7 @@ export async function manifestsCommand(argv: string[], io: CommandIo): Promise<n
       return 0;
     }
     const { controllers, manifests, moduleName, notes } = await generateManifests(args, io.cwd);
+    if (args.check && !generatedCrdsPass(manifests.crds, args.check, io)) return 1;
     const summary =
       `${controllers.length} controller(s) in ${moduleName} (${controllers.map((c) => c.className).join(', ')}): ` +
       `${manifests.crds.length} CRD(s), ${manifests.namespace ? 'a Namespace, ' : ''}` +
@@ -67,6 +72,10 @@ export async function manifestsCommand(argv: string[], io: CommandIo): Promise<n
     if (error instanceof UsageError) {
       io.stderr(`nestor manifests: ${error.message}\n\n${MANIFESTS_USAGE}\n`);
       return 2;
+    }
+    if (isInputError(error)) {
+      io.stderr(`nestor manifests --check: ${error.message}\n`);
+      return 1;
     }
     io.stderr(`nestor manifests: ${error instanceof Error ? error.message : String(error)}\n`);
     return 1;

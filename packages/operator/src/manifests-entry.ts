@@ -1,8 +1,9 @@
 // @nestor/operator/manifests: what `nestor manifests` builds on. What a Nest module declares
 // (its controllers, webhooks, conversions and operator options, read from the decorators)
 // and the manifests made from it: CRDs, RBAC, the Deployment and its settings, metrics,
-// network policies, Grafana dashboards, webhook configurations. It reads a module's
-// decorators, so it loads @nestjs/common, as the root entry does.
+// network policies, Grafana dashboards, webhook configurations; and the compatibility check
+// of those CRDs against the previous release's. It reads a module's decorators, so it loads
+// @nestjs/common, as the root entry does.
 
 // What a module declares, read from its decorators.
 export {
@@ -26,6 +27,24 @@ export { readConversionDefinition, converterOf, type ConversionDefinition } from
 
 // CRDs from decorated classes: the resources of a set of controllers.
 export { customResourcesOf, type ControllerResources } from './crd/controller-resources.js';
+
+// The compatibility check of a release's CRDs against the previous release's (docs/upgrades.md).
+export {
+  checkCrdCompatibility,
+  type AllowedFinding,
+  type CompatibilityCheckOptions,
+  type CompatibilityFinding,
+  type CompatibilityReport,
+} from './crd/compatibility/crd-compatibility.js';
+export {
+  readComparedCrd,
+  CrdCompatibilityInputError,
+  type ComparedCrd,
+  type ComparedVersion,
+  type SchemaNode,
+} from './crd/compatibility/compared-crd.js';
+export { readCompatibilityAllowances, type CompatibilityAllowance } from './crd/compatibility/allowances.js';
+export { COMPATIBILITY_RULES, RULE_REMEDIES, type CompatibilityRule } from './crd/compatibility/compatibility-rules.js';
 
 // The manifests.
 export {
