@@ -4,6 +4,7 @@ export { manifestsCommand } from './manifests-command.js';
 export { generateManifests } from './generate-manifests.js';
 export { loadModuleClass } from './root-module.js';
 export { parseManifestsArguments, MANIFESTS_USAGE, type ManifestsArguments } from './manifests-arguments.js';
+export type { CompatibilityRequest } from './compat/compatibility-check.js';
 export { UsageError, type CommandIo } from './command-io.js';
 export type { GrafanaArguments } from './grafana-output.js';
 export { CHART_IMAGE, CHART_NAMESPACE } from './helm/chart-placeholders.js';

@@ -19,6 +19,7 @@ import { formatCompatibilityReport } from './compatibility-report.js';
 /** The file of allowances beside an operator's source (docs/upgrades.md). */
 export const ALLOWANCES_FILE = 'crd-compat.yaml';
 
+/** What `--check` compares against: the previous release's CRDs, its allowances, the versions still stored. */
 export interface CompatibilityRequest {
   /** The previous release's CRD files or folders. */
   previous: string[];
