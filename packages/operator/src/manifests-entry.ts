@@ -35,6 +35,7 @@ export {
   type PolicyRule,
   type RbacRulesOptions,
 } from './manifests/rbac.js';
+export { storageMigrationRules, type MigratedCustomResourceDefinition } from './manifests/storage-migration-rbac.js';
 export {
   operatorManifests,
   webhookServiceOf,

@@ -83,14 +83,16 @@ export interface OperatorOptions {
    */
   webhooks?: WebhookServerOptions;
   /**
-   * Storage-version migration (docs/upgrades.md), on by default: while this replica leads,
-   * each CRD of the operator's own kinds (the `@CustomResource` kinds its controllers use,
-   * and those `installCustomResources` lists) whose `status.storedVersions` lists more than
-   * its storage version gets every object rewritten in the storage version, then
-   * `storedVersions` trimmed to it, so that a later release may drop the old versions. It
-   * needs the rights `nestor manifests` writes (the ClusterRole `<name>-storage-migration`).
-   * `false` turns it off (run `nestor migrate-storage` as a Job instead); an object sets its
-   * pace or names the CRDs.
+   * Storage-version migration (docs/upgrades.md): while this replica leads, each CRD of the
+   * operator's own kinds (the `@CustomResource` kinds its controllers use, and those
+   * `installCustomResources` lists) whose `status.storedVersions` lists more than its
+   * storage version gets every object, in every namespace, rewritten in the storage
+   * version, then `storedVersions` trimmed to it, so that a later release may drop the old
+   * versions. It needs the rights `nestor manifests` writes (the ClusterRole
+   * `<name>-storage-migration`). On by default when the operator watches every namespace;
+   * off when it watches one (`namespace`), whose rights stop there: `true` or an object
+   * turns it on (and its rights into the manifests), `false` off (run `nestor
+   * migrate-storage` as a Job instead); an object sets its pace or names the CRDs.
    */
   migrateStorageVersions?: boolean | StorageVersionMigrationOptions;
   /**

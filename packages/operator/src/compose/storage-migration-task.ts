@@ -13,7 +13,12 @@ import type { Manager } from '../runtime/manager/manager.js';
 import { StorageVersionMigrations } from '../upgrades/storage-migrations.js';
 import type { OperatorOptions } from './operator-options.js';
 
-/** The migrations `options.migrateStorageVersions` asks for (on by default), or undefined when off. */
+/**
+ * The migrations `options.migrateStorageVersions` asks for, or undefined when off: on by
+ * default for an operator that watches every namespace; one that watches one namespace has
+ * no rights on the others (where objects of its kinds may be too), so it migrates only when
+ * told to.
+ */
 export function storageMigrationTask(
   transport: Transport,
   manager: Manager,
@@ -21,7 +26,7 @@ export function storageMigrationTask(
   options: OperatorOptions,
   logger: (context: string) => RuntimeLogger,
 ): StorageVersionMigrations | undefined {
-  const given = options.migrateStorageVersions ?? true;
+  const given = options.migrateStorageVersions ?? !options.namespace;
   if (given === false) return undefined;
   const settings = given === true ? {} : given;
   const explicit = settings.kinds?.map(crdNameOf);

@@ -14,6 +14,8 @@ export interface OperatorRbacOptions {
   sharding?: boolean;
   /** Rights the fleet's cluster providers need (kubeconfig Secrets), by namespace or cluster-wide. */
   fleet?: ReadonlyArray<{ namespace?: string; rules: PolicyRule[] }>;
+  /** The rights of the leader's storage-version migration (storage-migration-rbac.ts), for a ClusterRole of its own. */
+  storageMigrationRules?: PolicyRule[];
 }
 
 /**
@@ -22,7 +24,8 @@ export interface OperatorRbacOptions {
  * namespaced kinds used there (and Events): a controller's whole set where it reconciles,
  * only its `@Watches` kinds where it merely maps from (the operator's own namespace, for
  * `ownNamespace`), and a ClusterRole only for the cluster-scoped kinds; otherwise one
- * ClusterRole. Leader election's Lease gets a Role in its namespace.
+ * ClusterRole. Leader election's Lease gets a Role in its namespace; the storage-version
+ * migration a ClusterRole of its own.
  */
 export function operatorRbac(options: OperatorRbacOptions): Manifest[] {
   const { name, namespace } = options;
@@ -61,6 +64,8 @@ export function operatorRbac(options: OperatorRbacOptions): Manifest[] {
       options.leaderElection.namespace,
     );
   }
+  if (options.storageMigrationRules?.length)
+    bound('ClusterRole', `${name}-storage-migration`, options.storageMigrationRules);
   (options.fleet ?? []).forEach(({ namespace: where, rules }, i) =>
     bound(where ? 'Role' : 'ClusterRole', `${name}-fleet${i === 0 ? '' : `-${i + 1}`}`, rules, where),
   );

@@ -77,13 +77,17 @@ export class MultiVersionKind {
     return names.map((name, i) => `${namespaces[i % namespaces.length]}/${name}`);
   }
 
-  /** Makes v1 the storage version (v1beta1 still served), once the API server stores new writes as v1. */
-  async moveStorageToV1(namespace: string): Promise<void> {
+  /**
+   * Makes v1 the storage version (v1beta1 still served), and waits until the API server
+   * stores new writes as v1 (unless `wait: false`: an operator that runs meanwhile sees the change at once).
+   */
+  async moveStorageToV1(namespace: string, options: { wait?: boolean } = {}): Promise<void> {
     const crd = await this.read();
     await this.env.client.request('PUT', `${CRDS}/${this.crd}`, {
       ...crd,
       spec: { ...crd.spec, versions: [version('v1beta1', false), version('v1', true)] },
     });
+    if (options.wait === false) return;
     // The API server serves v1 and rebuilds the kind's storage asynchronously: a write stored as v1 tells it did.
     for (let probe = 0; ; probe++) {
       if (probe > 100) throw new Error(`the API server does not store ${this.crd} as v1 yet`);

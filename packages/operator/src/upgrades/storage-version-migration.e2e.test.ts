@@ -12,6 +12,8 @@ import { createOperator, type Operator } from '../compose/create-operator.js';
 import type { StorageVersionMigrationOptions } from '../compose/operator-options.js';
 import { CustomResource, resourceOf } from '../crd/custom-resource.decorator.js';
 import { generationChanged } from '../runtime/controller/predicates.js';
+import { storageMigrationRules } from '../manifests/storage-migration-rbac.js';
+import { serviceAccountKubeConfig } from '../test-support/e2e-helpers.js';
 import { MultiVersionKind } from '../test-support/multi-version-kind.js';
 import { parseMetrics, valueOf } from '../test-support/prometheus.js';
 import { rewriteObject } from './object-rewrite.js';
@@ -26,6 +28,9 @@ class Gadget {}
 class Doohickey {}
 @CustomResource({ group: GROUP, version: 'v1', kind: 'Gizmo' })
 class Gizmo {}
+// Release 1 of an operator, which knows v1beta1 only.
+@CustomResource({ group: GROUP, version: 'v1beta1', kind: 'Sprocket' })
+class SprocketV1beta1 {}
 
 let env: TestEnvironment;
 let ns: string[];
@@ -47,11 +52,12 @@ after(async () => {
 /**
  * An operator with leader election whose one controller keeps `status.observed` equal to
  * `spec.size` of every object of `kind` (generation-changed only: the migration's writes
- * change no generation).
+ * change no generation); with `observe: false` it writes nothing.
  */
 async function startOperator(
   kind: abstract new () => unknown,
   migrate: StorageVersionMigrationOptions = {},
+  observe = true,
 ): Promise<Operator> {
   const operator = await createOperator({
     kubeConfig: env.kubeconfigPath,
@@ -80,7 +86,7 @@ async function startOperator(
     predicates: [generationChanged],
     maxConcurrentReconciles: 4,
     reconcile: async ({ object, client }) => {
-      if (object && object.status?.observed !== object.spec.size)
+      if (observe && object && object.status?.observed !== object.spec.size)
         await client!.patchStatus(object, { observed: object.spec.size });
     },
   });
@@ -256,7 +262,8 @@ describe('storage-version migration by the operator’s leader', () => {
     const kind = new MultiVersionKind(env, GROUP, 'gizmos', 'Gizmo');
     await kind.install(ns, 1000);
     await kind.moveStorageToV1(ns[0]!);
-    const first = await startOperator(Gizmo, { writesPerSecond: 100 });
+    // Controllers that write nothing: every object the first leader rewrote is found as it left it.
+    const first = await startOperator(Gizmo, { writesPerSecond: 100 }, false);
     const labels = { crd: kind.crd, result: 'rewritten' };
     await waitFor(
       async () => ((await metric(first, 'nestor_storage_version_migration_objects_total', labels)) ?? 0) >= 300,
@@ -270,7 +277,7 @@ describe('storage-version migration by the operator’s leader', () => {
     assert.ok(done < 1000, `the first leader stopped half-way (${done} rewritten)`);
     assert.deepEqual(await storedVersions(kind), ['v1beta1', 'v1'], 'nothing trimmed by a migration cut short');
 
-    const next = await startOperator(Gizmo, { writesPerSecond: 100 });
+    const next = await startOperator(Gizmo, { writesPerSecond: 100 }, false);
     await waitFor(async () => (await storedVersions(kind)).length === 1, {
       timeoutMs: 60_000,
       what: 'storedVersions trimmed',
@@ -286,6 +293,59 @@ describe('storage-version migration by the operator’s leader', () => {
   });
 });
 
+describe('storage-version migration, as deployed', () => {
+  it('starts when the CRD changes under a running operator, of the release before, which knows v1beta1 only', async () => {
+    const kind = new MultiVersionKind(env, GROUP, 'sprockets', 'Sprocket');
+    await kind.install(ns, 200);
+    const operator = await startOperator(SprocketV1beta1);
+    await kind.moveStorageToV1(ns[0]!, { wait: false });
+    await waitFor(async () => (await storedVersions(kind)).length === 1, {
+      timeoutMs: 60_000,
+      what: 'storedVersions trimmed',
+    });
+    assert.deepEqual(await kind.storedCounts(), { [`${GROUP}/v1`]: 200 });
+    assert.equal(
+      await metric(operator, 'nestor_storage_version_migrations_total', { crd: kind.crd, outcome: 'migrated' }),
+      1,
+    );
+  });
+
+  it('needs only the rights nestor manifests grants it (the CRD by name, its status, list and patch on the kind)', async () => {
+    const kind = new MultiVersionKind(env, GROUP, 'widgets', 'Widget');
+    await kind.install(ns, 60);
+    await kind.moveStorageToV1(ns[0]!);
+    const role = `${kind.crd}-migration`;
+    await env.client.request('POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', {
+      metadata: { name: role },
+      rules: storageMigrationRules([
+        { metadata: { name: kind.crd }, spec: { group: GROUP, names: { plural: 'widgets' } } },
+      ]),
+    });
+    const { kubeConfig } = await serviceAccountKubeConfig(env, ns[0]!, 'migrator', role);
+    // The RBAC authorizer sees new bindings through its informers: wait until it does.
+    const asMigrator = await Transport.fromKubeConfig(kubeConfig);
+    await waitFor(async () => (await asMigrator.request('GET', kind.path('v1'))).status === 200, {
+      what: 'the ServiceAccount allowed to list the kind',
+    });
+    asMigrator.close();
+    const operator = await createOperator({
+      kubeConfig,
+      readFlags: false,
+      metrics: { port: 0 },
+      health: { port: 0 },
+      migrateStorageVersions: { kinds: [kind.crd] },
+      logger: () => silentLogger,
+    });
+    operators.push(operator);
+    await operator.start();
+    await waitFor(async () => (await storedVersions(kind)).length === 1, {
+      timeoutMs: 60_000,
+      what: 'storedVersions trimmed',
+    });
+    assert.deepEqual(await kind.storedCounts(), { [`${GROUP}/v1`]: 60 });
+  });
+});
+
 describe('migrateStorageVersion', () => {
   let proxy: ApiProxy;
   before(async () => {
@@ -294,13 +354,13 @@ describe('migrateStorageVersion', () => {
   after(() => proxy?.close());
 
   it('retries conflicts, then trims', async () => {
-    const kind = new MultiVersionKind(env, GROUP, 'widgets', 'Widget');
+    const kind = new MultiVersionKind(env, GROUP, 'thingamajigs', 'Thingamajig');
     const objects = await kind.install([ns[1]!], 40);
     await kind.moveStorageToV1(ns[1]!);
     const conflicted = objects.filter((_, i) => i % 10 === 3).map((key) => key.split('/')[1]!);
     const conflict = proxy.inject({
       match: (request) =>
-        request.method === 'PATCH' && conflicted.some((name) => request.path.endsWith(`/widgets/${name}`)),
+        request.method === 'PATCH' && conflicted.some((name) => request.path.endsWith(`/thingamajigs/${name}`)),
       fault: {
         answer: {
           status: 409,

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { KubeApiError, type RequestOptions, type TransportResponse } from '@nestor/core';
 import { migrateStorageVersion } from './storage-version-migration.js';
+import { storageVersionHash } from './storage-version-served.js';
 import type { CustomResourceDefinitionObject } from './stored-versions.js';
 
 const CRD_PATH = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com';
@@ -20,6 +21,8 @@ class FakeServer {
   readonly faults = new Map<string, number[]>();
   /** Called when a list page is served (a test changes the CRD or deletes objects there). */
   onPage?: (page: number) => void;
+  /** The version discovery says the kind is stored as, by call (then the CRD's storage version). */
+  readonly discovered: string[] = [];
   private revision = 100;
   private pages = 0;
 
@@ -69,6 +72,12 @@ class FakeServer {
       return answer(200, this.crd);
     }
     if (method === 'GET' && path === LIST_PATH) return answer(200, this.page(options));
+    if (method === 'GET' && path === '/apis/example.com/v1') {
+      const stored = this.discovered.shift() ?? this.storage;
+      return answer(200, {
+        resources: [{ name: 'widgets', storageVersionHash: storageVersionHash('example.com', stored, 'Widget') }],
+      });
+    }
     const name = /\/namespaces\/ns\/widgets\/(.+)$/.exec(path)?.[1];
     if (method === 'PATCH' && name) {
       this.patched.push(name);
@@ -124,6 +133,28 @@ describe('migrateStorageVersion', () => {
     assert.deepEqual(server.crd.status?.storedVersions, ['v1']);
     assert.ok([...server.objects.values()].every((o) => o.stored === 'v1'));
     assert.deepEqual(progress, [15, 5, undefined], 'the objects left, after each page, as the server counts them');
+  });
+
+  it('waits until the API server stores the kind as the CRD says (discovery), then rewrites', async () => {
+    const server = new FakeServer(5);
+    server.discovered.push('v1beta1', 'v1beta1');
+    const waits: number[] = [];
+    const result = await migrateStorageVersion(server, 'widgets.example.com', {
+      ...fast,
+      wait: (ms) => (waits.push(ms), Promise.resolve()),
+    });
+    assert.deepEqual(waits, [1000, 1000], 'asked again each second');
+    assert.deepEqual([result.outcome, result.rewritten], ['migrated', 5]);
+  });
+
+  it('gives up, writing nothing, when the API server never stores the kind as the CRD says', async () => {
+    const server = new FakeServer(5);
+    server.discovered.push(...Array<string>(100).fill('v1beta1'));
+    await assert.rejects(
+      migrateStorageVersion(server, 'widgets.example.com', { ...fast, storedAsTimeoutMs: 0 }),
+      /does not store widgets\.example\.com as v1 yet/,
+    );
+    assert.equal(server.patched.length, 0);
   });
 
   it('does nothing when storedVersions lists the storage version alone', async () => {

@@ -29,6 +29,7 @@ import {
   type CustomResourceDefinitionObject,
   type StorageMigrationPlan,
 } from './stored-versions.js';
+import { untilStoredAs } from './storage-version-served.js';
 import { WritePacer } from './write-pacer.js';
 
 /** Writes per second of a migration unless told otherwise (see docs/upgrades.md for what it costs). */
@@ -61,6 +62,11 @@ export interface MigrateStorageVersionOptions extends StorageMigrationOptions {
   onProgress?: (progress: MigrationProgress) => void;
   /** Asked before each write; throws when this process must not write (the leader Lease's fence). */
   assertWritable?: () => void;
+  /**
+   * How long to wait for the API server to store the kind as the CRD says (its discovery's
+   * storageVersionHash) before giving up, writing nothing (default 60 s).
+   */
+  storedAsTimeoutMs?: number;
   /** How waits are slept (tests). */
   wait?: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
@@ -133,6 +139,12 @@ export async function migrateStorageVersion(
     const storedVersions = definition.status?.storedVersions ?? [storage];
     return { ...emptyProgress(crd, storage, []), outcome: 'current', storedVersions, failures: [] };
   }
+  // Not before the API server stores the kind as the CRD says: else rewrites would keep the old version.
+  await untilStoredAs(transport, plan, {
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.wait ? { wait: options.wait } : {}),
+    ...(options.storedAsTimeoutMs !== undefined ? { timeoutMs: options.storedAsTimeoutMs } : {}),
+  });
   const progress: MigrationProgress = emptyProgress(crd, plan.storage, plan.stale);
   const failures: MigrationResult['failures'] = [];
   const counted = { ...options, progress, failures, started };
