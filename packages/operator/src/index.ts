@@ -18,7 +18,6 @@ export type {
   CacheOptions,
   KindCacheOptions,
   ShardingModuleOptions,
-  StorageVersionMigrationOptions,
 } from './nest/interfaces/operator-options.interface.js';
 export { OPERATOR_MODULE_OPTIONS } from './nest/operator.module-definition.js';
 export { readOperatorFlags, withOperatorFlags, type OperatorFlags } from './config/operator-flags.js';
