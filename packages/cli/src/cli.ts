@@ -2,6 +2,7 @@ import { crdDiffCommand } from './compat/crd-diff-command.js';
 import { importCrdCommand } from './import/import-crd-command.js';
 import type { CommandIo } from './command-io.js';
 import { manifestsCommand } from './manifests-command.js';
+import { migrateStorageCommand } from './migrate-storage-command.js';
 import { createApiCommand } from './scaffold/create-api-command.js';
 import { initCommand } from './scaffold/init-command.js';
 
@@ -14,6 +15,9 @@ Commands:
   manifests    write CRDs, RBAC and a Deployment for an operator, from its decorators
   import crd   write TypeScript types and descriptors for kinds other projects' CRDs define
   crd diff     report the changes between two releases of CRDs that break stored objects
+  migrate-storage
+               rewrite a CRD's objects in its storage version and trim storedVersions
+               (what the operator's leader does by itself), e.g. as a Job
 
 Run nestor <command> --help for a command's options.`;
 
@@ -25,6 +29,8 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
       return manifestsCommand(rest, io);
     case 'init':
       return initCommand(rest, io);
+    case 'migrate-storage':
+      return migrateStorageCommand(rest, io);
     case 'create':
       if (rest[0] === 'api') return createApiCommand(rest.slice(1), io);
       io.stderr(`nestor: unknown command "create ${rest[0] ?? ''}": the one there is, is "create api"\n`);

@@ -174,7 +174,7 @@ describe('nestor manifests', () => {
     const { code, stderr, dir, files, docs, kustomization } = await generate([]);
     try {
       assert.equal(code, 0, stderr);
-      assert.match(stderr, /1 controller\(s\) in AppModule \(GadgetController\): 1 CRD\(s\), 8 RBAC object/);
+      assert.match(stderr, /1 controller\(s\) in AppModule \(GadgetController\): 1 CRD\(s\), 10 RBAC object/);
       assert.deepEqual(await files(), [
         'README.md',
         'crds/crds.yaml',
@@ -215,6 +215,8 @@ describe('nestor manifests', () => {
           'ClusterRoleBinding/gadget-op',
           'Role/gadget-op-leader-election',
           'RoleBinding/gadget-op-leader-election',
+          'ClusterRole/gadget-op-storage-migration',
+          'ClusterRoleBinding/gadget-op-storage-migration',
           'ClusterRole/gadget-op-metrics-auth',
           'ClusterRoleBinding/gadget-op-metrics-auth',
           'ClusterRole/gadget-op-metrics-reader',
@@ -235,7 +237,7 @@ describe('nestor manifests', () => {
     const { code, stderr, dir, files, kustomization } = await generate(['--create-namespace']);
     try {
       assert.equal(code, 0, stderr);
-      assert.match(stderr, /1 CRD\(s\), a Namespace, 8 RBAC object/);
+      assert.match(stderr, /1 CRD\(s\), a Namespace, 10 RBAC object/);
       assert.deepEqual(
         (await files()).filter((path) => path.startsWith('namespace/')),
         ['namespace/kustomization.yaml', 'namespace/namespace.yaml'],
@@ -313,6 +315,8 @@ describe('nestor manifests', () => {
       'ClusterRoleBinding',
       'Role',
       'RoleBinding',
+      'ClusterRole',
+      'ClusterRoleBinding',
       'ClusterRole',
       'ClusterRoleBinding',
       'ClusterRole',

@@ -6,6 +6,8 @@ export interface KubeStatus {
   message?: string;
   reason?: string;
   code?: number;
+  /** A 410 for an expired continue token carries the token to go on from (an inconsistent list). */
+  metadata?: { continue?: string };
   details?: {
     name?: string;
     group?: string;

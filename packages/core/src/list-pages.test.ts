@@ -83,6 +83,50 @@ describe('listPages', () => {
     assert.equal((await pages.next()).done, true);
   });
 
+  it("with expired: 'continue', goes on from the token an expired page's 410 carries, not from the start", async () => {
+    const transport = new PagedTransport();
+    let restarts = 0;
+    const pages = listPages<string>(transport, '/apis/example.com/v1/widgets', {
+      expired: 'continue',
+      onRestart: () => restarts++,
+    });
+    const first = pages.next();
+    await tick();
+    transport.requests[0]!.answer({ ...page(['a'], 'p2'), metadata: { resourceVersion: '7', continue: 'p2' } });
+    assert.equal((await first).value?.restarted, false);
+    const second = pages.next();
+    // What kube-apiserver answers for a token etcd compacted: a new token, at the latest state.
+    transport.requests[1]!.answer(
+      new KubeApiError(410, 'Expired', 'The provided continue parameter is too old', 'GET', '/', {
+        statusObject: { kind: 'Status', code: 410, reason: 'Expired', metadata: { continue: 'p2-latest' } },
+      }),
+    );
+    await tick();
+    assert.equal(transport.requests[2]!.continueToken, 'p2-latest');
+    transport.requests[2]!.answer({
+      metadata: { resourceVersion: '9', remainingItemCount: 0 } as Page['metadata'],
+      items: ['b'],
+    });
+    const rest = (await second).value;
+    assert.deepEqual([rest?.items, rest?.restarted, rest?.remainingItemCount, restarts], [['b'], false, 0, 0]);
+    assert.equal((await pages.next()).done, true);
+  });
+
+  it("with expired: 'continue', restarts when the 410 carries no token", async () => {
+    const transport = new PagedTransport();
+    const pages = listPages<string>(transport, '/apis/example.com/v1/widgets', { expired: 'continue' });
+    const first = pages.next();
+    await tick();
+    transport.requests[0]!.answer(page(['a'], 'p2'));
+    await first;
+    const second = pages.next();
+    transport.requests[1]!.answer(new KubeApiError(410, 'Expired', 'continue token expired', 'GET', '/'));
+    await tick();
+    assert.equal(transport.requests[2]!.continueToken, undefined);
+    transport.requests[2]!.answer(page(['a', 'b']));
+    assert.equal((await second).value?.restarted, true);
+  });
+
   it('throws any other failure, also of a page read ahead', async () => {
     const transport = new PagedTransport();
     const pages = listPages<string>(transport, '/api/v1/configmaps');

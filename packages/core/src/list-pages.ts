@@ -25,6 +25,11 @@ export interface ListPage<T> {
   refused: ObjectTooDeepError[];
   /** The continue token of the page after this one; undefined on the last page. */
   continue?: string;
+  /**
+   * Objects after this page, as the API server counts them (ListMeta.remainingItemCount):
+   * set on pages of a list without selectors, when the server knows it.
+   */
+  remainingItemCount?: number;
 }
 
 export interface ListPagesOptions {
@@ -41,6 +46,16 @@ export interface ListPagesOptions {
   /** Called when the list starts again because its continue token expired. */
   onRestart?: () => void;
   /**
+   * What an expired continue token does (410 Gone between pages: etcd compacted its
+   * resourceVersion). 'restart' (the default, as client-go's pager): the list starts again
+   * from the beginning, a consistent list. 'continue': it goes on from the token the 410
+   * carries, at the current state: every object that existed throughout is still listed
+   * once, those created, changed or deleted meanwhile may be or not. For a walk that visits
+   * each object once (a storage-version migration) and may outlast etcd's compaction
+   * window, where starting again would never end. A 410 without a token restarts.
+   */
+  expired?: 'restart' | 'continue';
+  /**
    * Ask for protobuf (a built-in kind; never a custom resource), JSON if the server prefers;
    * both decode to the same objects. Ignored when the transport's `protobuf` option is off.
    */
@@ -52,7 +67,7 @@ export interface ListPagesOptions {
 }
 
 interface KubeList<T> {
-  metadata?: { resourceVersion?: string; continue?: string };
+  metadata?: { resourceVersion?: string; continue?: string; remainingItemCount?: number };
   items: T[] | null;
   refused?: ObjectTooDeepError[];
 }
@@ -117,6 +132,11 @@ export async function* listPages<T>(
         page = await next.page;
       } catch (error) {
         if (!(next.continueToken && error instanceof KubeApiError && error.isGone)) throw error;
+        const inconsistent = options.expired === 'continue' ? error.statusObject?.metadata?.continue : undefined;
+        if (inconsistent) {
+          next = fetch(inconsistent);
+          continue;
+        }
         options.onRestart?.();
         next = fetch(undefined);
         restarted = true;
@@ -130,6 +150,9 @@ export async function* listPages<T>(
         restarted,
         refused: page.refused ?? [],
         ...(continueToken ? { continue: continueToken } : {}),
+        ...(page.metadata?.remainingItemCount !== undefined
+          ? { remainingItemCount: page.metadata.remainingItemCount }
+          : {}),
       };
       restarted = false;
       if (!continueToken) return;

@@ -20,13 +20,15 @@ const ALLOWED: Record<string, readonly string[]> = {
   conditions: ['crd'],
   client: [],
   runtime: ['client', 'crd', 'conditions'],
-  metrics: ['runtime'],
+  metrics: ['runtime', 'upgrades'],
   manifests: ['crd'],
   webhooks: [],
   serving: ['runtime', 'webhooks'],
   config: ['serving'],
+  // Storage-version migration: a leader task over the runtime's watch, writing through core's transport.
+  upgrades: ['runtime', 'client'],
   // createOperator: the cluster, manager, Leases, sharding, servers and metrics built from options.
-  compose: ['runtime', 'client', 'crd', 'metrics', 'sharding', 'serving', 'config'],
+  compose: ['runtime', 'client', 'crd', 'metrics', 'sharding', 'serving', 'config', 'upgrades'],
   nest: ['compose', 'runtime', 'client', 'crd', 'metrics', 'manifests', 'webhooks', 'sharding', 'serving', 'config'],
   terminus: ['runtime'],
   sharding: ['runtime', 'client'],
@@ -66,6 +68,7 @@ const NEST_FREE = [
   'serving',
   'config',
   'compose',
+  'upgrades',
   'fake',
 ];
 

@@ -4,7 +4,8 @@
 // quantities), the client, results and predicates, and the providers a Nest app injects.
 // Everything else sits behind an entry of its own, by concern: `/runtime` (controllers
 // without Nest), `/sharding`, `/webhooks` (handlers and formats without Nest), `/manifests`
-// (what `nestor manifests` builds on), `/fake` (the test double), `/terminus`.
+// (what `nestor manifests` builds on), `/upgrades` (storage-version migration), `/fake` (the
+// test double), `/terminus`.
 // docs/ARCHITECTURE.md, "Entry points"; the API reports in api/*.api.md.
 
 // Nest layer

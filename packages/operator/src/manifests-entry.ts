@@ -55,6 +55,7 @@ export {
   type PolicyRule,
   type RbacRulesOptions,
 } from './manifests/rbac.js';
+export { storageMigrationRules, type MigratedCustomResourceDefinition } from './manifests/storage-migration-rbac.js';
 export {
   operatorManifests,
   webhookServiceOf,

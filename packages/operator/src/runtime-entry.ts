@@ -16,6 +16,7 @@ export type {
   KindCacheOptions,
   LeaderElectionOptions,
   ShardingModuleOptions,
+  StorageVersionMigrationOptions,
   WebhookServerOptions,
 } from './compose/operator-options.js';
 

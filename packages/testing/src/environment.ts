@@ -8,7 +8,7 @@ import { readAuditLog, type AuditEvent } from './audit-log.js';
 import { waitReady } from './control-plane-readiness.js';
 import { loadCustomResourceDefinitions, type CrdSource } from './crds.js';
 import { environmentBounds, flag, type EnvironmentBounds, type TestEnvironmentOptions } from './environment-options.js';
-import { compactEtcdHistory, putInEtcd } from './etcd-faults.js';
+import { compactEtcdHistory, putInEtcd, readFromEtcd, type EtcdEntry } from './etcd-faults.js';
 import { FakeNodes } from './fake-nodes.js';
 import { throttleByFlowControl, type ThrottledSubject } from './flow-control-throttle.js';
 import {
@@ -256,6 +256,18 @@ export class TestEnvironment {
   async putInEtcd(key: string, value: Buffer): Promise<void> {
     const owned = this.requireOwned('putInEtcd');
     await putInEtcd(owned.etcdUrl, key, value);
+  }
+
+  /**
+   * Reads what etcd holds under `prefix`, past the API server: each object as stored, in the
+   * version it was stored in (a custom resource is JSON naming its apiVersion; a built-in
+   * kind "k8s\0"-enveloped protobuf). Keys are /registry/<group>/<plural>/<namespace>/<name>
+   * for custom resources, /registry/<resource>/<namespace>/<name> for built-in kinds.
+   * `{ exact: true }` reads the one key `prefix`.
+   */
+  async readFromEtcd(prefix: string, options: { exact?: boolean } = {}): Promise<EtcdEntry[]> {
+    const owned = this.requireOwned('readFromEtcd');
+    return readFromEtcd(owned.etcdUrl, prefix, options);
   }
 
   /** Stops the control plane (in reverse order) and removes its files; with an existing cluster, deletes the namespaces it created. */

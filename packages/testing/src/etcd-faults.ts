@@ -28,3 +28,40 @@ export async function putInEtcd(etcdUrl: string, key: string, value: Buffer): Pr
   });
   if (!response.ok) throw new Error(`etcd put ${key}: HTTP ${response.status}: ${await response.text()}`);
 }
+
+/** One key and its value as etcd holds them. */
+export interface EtcdEntry {
+  key: string;
+  value: Buffer;
+  /** The etcd revision of its last write: the object's resourceVersion. */
+  modRevision: number;
+}
+
+/**
+ * The entries under `prefix` (the one key `prefix` with `{ exact: true }`), read straight
+ * from etcd, past the API server: what is stored, in the version it was stored in.
+ */
+export async function readFromEtcd(
+  etcdUrl: string,
+  prefix: string,
+  options: { exact?: boolean } = {},
+): Promise<EtcdEntry[]> {
+  const key = Buffer.from(prefix);
+  // The range [prefix, prefix with its last byte + 1): every key that starts with it.
+  const end = Buffer.from(key);
+  end[end.length - 1]! += 1;
+  const response = await fetch(`${etcdUrl}/v3/kv/range`, {
+    method: 'POST',
+    body: JSON.stringify({
+      key: key.toString('base64'),
+      ...(options.exact ? {} : { range_end: end.toString('base64') }),
+    }),
+  });
+  if (!response.ok) throw new Error(`etcd range ${prefix}: HTTP ${response.status}: ${await response.text()}`);
+  const body = (await response.json()) as { kvs?: Array<{ key: string; value: string; mod_revision: string }> };
+  return (body.kvs ?? []).map((kv) => ({
+    key: Buffer.from(kv.key, 'base64').toString(),
+    value: Buffer.from(kv.value, 'base64'),
+    modRevision: Number(kv.mod_revision),
+  }));
+}

@@ -1,5 +1,6 @@
 export { TestEnvironment } from './environment.js';
 export type { TestEnvironmentOptions } from './environment-options.js';
+export type { EtcdEntry } from './etcd-faults.js';
 export type { ThrottledSubject } from './flow-control-throttle.js';
 export {
   FakeNodes,

@@ -26,6 +26,7 @@ import { MetricsAndProbesServer } from '../serving/metrics-and-probes-server.js'
 import { WebhookHttpsServer } from '../serving/webhook-https-server.js';
 import { ShardCoordinator } from '../sharding/shard-coordinator.js';
 import { cacheSettings } from './cache-settings.js';
+import { storageMigrationTask } from './storage-migration-task.js';
 import type { OperatorOptions } from './operator-options.js';
 
 export interface CreateOperatorOptions extends OperatorOptions {
@@ -84,6 +85,8 @@ export async function createOperator(given: CreateOperatorOptions = {}): Promise
   const transport = await Transport.fromKubeConfig(kubeConfig, options.transport);
   const metrics = new OperatorMetrics();
   const manager = createManager(transport, metrics, options, logger, exit);
+  const migrations = storageMigrationTask(transport, manager, metrics, options, logger);
+  if (migrations) manager.addLeaderTask(migrations);
   const fleet = new Fleet(manager, { providers: [], ...options.fleet, logger: logger('Fleet') });
   metrics.trackFleet(() => fleet.status());
   const webhooks = createWebhookServer(manager, metrics, options, logger);

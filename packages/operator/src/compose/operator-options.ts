@@ -3,6 +3,7 @@ import type { ClassType } from '../crd/field.decorator.js';
 import type { ResourceType } from '../crd/custom-resource.decorator.js';
 import type { LeaseTiming } from '../runtime/leases/lease-timing.js';
 import type { FleetOptions } from '../runtime/fleet/fleet.js';
+import type { StorageMigrationOptions } from '../upgrades/storage-version-migration.js';
 import type {
   HealthServerOptions,
   MetricsServerOptions,
@@ -82,6 +83,19 @@ export interface OperatorOptions {
    */
   webhooks?: WebhookServerOptions;
   /**
+   * Storage-version migration (docs/upgrades.md): while this replica leads, each CRD of the
+   * operator's own kinds (the `@CustomResource` kinds its controllers use, and those
+   * `installCustomResources` lists) whose `status.storedVersions` lists more than its
+   * storage version gets every object, in every namespace, rewritten in the storage
+   * version, then `storedVersions` trimmed to it, so that a later release may drop the old
+   * versions. It needs the rights `nestor manifests` writes (the ClusterRole
+   * `<name>-storage-migration`). On by default when the operator watches every namespace;
+   * off when it watches one (`namespace`), whose rights stop there: `true` or an object
+   * turns it on (and its rights into the manifests), `false` off (run `nestor
+   * migrate-storage` as a Job instead); an object sets its pace or names the CRDs.
+   */
+  migrateStorageVersions?: boolean | StorageVersionMigrationOptions;
+  /**
    * Fill what these options leave out from kubebuilder's manager flags and their
    * environment variables, so a deployment configures the operator without code (default
    * true): `--kubeconfig`, `--namespace` / `WATCH_NAMESPACE`, `--leader-elect` /
@@ -91,6 +105,17 @@ export interface OperatorOptions {
    * `--webhook-port`, `--webhook-cert-path`. What is set here wins; a flag wins over its variable.
    */
   readFlags?: boolean;
+}
+
+/** How the operator's leader migrates its CRDs' objects to their storage version: see {@link OperatorOptions.migrateStorageVersions}. */
+export interface StorageVersionMigrationOptions extends StorageMigrationOptions {
+  /**
+   * The kinds whose CRDs to keep migrated, in place of the operator's own: `@CustomResource`
+   * classes or CRD names (`widgets.example.com`).
+   */
+  kinds?: ReadonlyArray<ClassType | string>;
+  /** How long before a migration that failed or ended incomplete is tried again (default 5 min). */
+  retryMs?: number;
 }
 
 /** The webhook HTTPS server of OperatorModule: port, certificates, limits. */

@@ -107,6 +107,16 @@ export function allVersionsOf(classes: readonly ClassType[]): ClassType[] {
   return [...out];
 }
 
+/** `<plural>.<group>` of every `@CustomResource` kind loaded in this process: the CRDs this program defines. */
+export function loadedCustomResourceNames(): Set<string> {
+  const names = new Set<string>();
+  for (const target of loadedClasses()) {
+    const metadata = getCustomResourceMetadata(target)!;
+    names.add(`${metadata.plural}.${metadata.group}`);
+  }
+  return names;
+}
+
 export function getCustomResourceMetadata(target: object): CustomResourceMetadata | undefined {
   return Reflect.getMetadata(CUSTOM_RESOURCE_METADATA, target) as CustomResourceMetadata | undefined;
 }

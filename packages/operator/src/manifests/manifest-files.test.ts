@@ -69,6 +69,8 @@ describe('manifestFiles', () => {
       'ClusterRole',
       'ClusterRoleBinding',
       'ClusterRole',
+      'ClusterRoleBinding',
+      'ClusterRole',
       'Deployment',
       'Service',
     ]);

@@ -62,6 +62,8 @@ describe('operatorManifests', () => {
         ['ClusterRoleBinding', 'pool-operator', undefined],
         ['Role', 'pool-operator-leader-election', 'pool-system'],
         ['RoleBinding', 'pool-operator-leader-election', 'pool-system'],
+        ['ClusterRole', 'pool-operator-storage-migration', undefined],
+        ['ClusterRoleBinding', 'pool-operator-storage-migration', undefined],
         ['ClusterRole', 'pool-operator-metrics-auth', undefined],
         ['ClusterRoleBinding', 'pool-operator-metrics-auth', undefined],
         ['ClusterRole', 'pool-operator-metrics-reader', undefined],
@@ -77,7 +79,43 @@ describe('operatorManifests', () => {
     const rules = manifests.rbac[1]!.rules as Array<{ resources: string[]; verbs: string[] }>;
     assert.ok(!rules.some((r) => r.verbs.includes('*') || r.resources.includes('*')), 'no wildcards');
     assert.ok(rules.some((r) => r.resources.includes('pools/finalizers')));
-    assert.equal(operatorManifests({ ...options, leaderElection: false }).rbac.length, 6);
+    assert.equal(operatorManifests({ ...options, leaderElection: false }).rbac.length, 8);
+    assert.equal(operatorManifests({ ...options, storageMigration: false }).rbac.length, 8);
+    // An operator that watches one namespace has no rights beyond it: no migration, unless asked for.
+    const names = (m: ReturnType<typeof operatorManifests>) => m.rbac.map((o) => o.metadata.name);
+    assert.ok(
+      !names(operatorManifests({ ...options, watchNamespace: 'pools' })).includes('pool-operator-storage-migration'),
+    );
+    assert.ok(
+      names(operatorManifests({ ...options, watchNamespace: 'pools', storageMigration: true })).includes(
+        'pool-operator-storage-migration',
+      ),
+    );
+  });
+
+  it('grants the storage-version migration its CRDs by name, their status, and list and patch on their kinds', () => {
+    const role = manifests.rbac.find(
+      (m) => m.kind === 'ClusterRole' && m.metadata.name === 'pool-operator-storage-migration',
+    );
+    assert.deepEqual(role?.rules, [
+      {
+        apiGroups: ['apiextensions.k8s.io'],
+        resources: ['customresourcedefinitions'],
+        resourceNames: ['pools.manifests.example.com', 'tenants.manifests.example.com'],
+        verbs: ['get', 'list', 'watch'],
+      },
+      {
+        apiGroups: ['apiextensions.k8s.io'],
+        resources: ['customresourcedefinitions/status'],
+        resourceNames: ['pools.manifests.example.com', 'tenants.manifests.example.com'],
+        verbs: ['patch'],
+      },
+      { apiGroups: ['manifests.example.com'], resources: ['pools', 'tenants'], verbs: ['list', 'patch'] },
+    ]);
+    const binding = manifests.rbac.find(
+      (m) => m.kind === 'ClusterRoleBinding' && m.metadata.name === 'pool-operator-storage-migration',
+    );
+    assert.deepEqual(binding?.subjects, [{ kind: 'ServiceAccount', name: 'pool-operator', namespace: 'pool-system' }]);
   });
 
   it('writes the Namespace only when asked to, apart from the RBAC objects', () => {

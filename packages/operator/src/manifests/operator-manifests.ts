@@ -8,6 +8,7 @@ import { operatorLabels, type Manifest } from './manifest.js';
 import { metricsManifests, metricsNames } from './metrics-manifests.js';
 import { networkPolicies } from './network-policy-manifests.js';
 import { operatorRbac } from './operator-rbac.js';
+import { storageMigrationRules } from './storage-migration-rbac.js';
 import { resolveOperatorSettings } from './operator-settings.js';
 import type { ControllerAccess, PolicyRule } from './rbac.js';
 import { memberRbac } from './member-rbac.js';
@@ -76,8 +77,9 @@ export interface OperatorManifests {
   namespace?: Manifest;
   /**
    * ServiceAccount, the controllers' ClusterRole (or Role in their one namespace) and
-   * binding, leader election's Role and binding, the metrics auth ClusterRole and binding,
-   * the metrics-reader ClusterRole (and its bindings when asked for).
+   * binding, leader election's Role and binding, the storage-version migration's
+   * ClusterRole and binding, the metrics auth ClusterRole and binding, the metrics-reader
+   * ClusterRole (and its bindings when asked for).
    */
   rbac: Manifest[];
   deployment: Manifest[];
@@ -118,22 +120,27 @@ export function operatorManifests(options: OperatorManifestOptions): OperatorMan
     kind: 'Namespace',
     metadata: { name: options.namespace, labels: operatorLabels(options.name) },
   };
+  const crds = withWebhookConversion(
+    customResourceDefinitions(classes),
+    conversions.map((hub) => {
+      const metadata = getCustomResourceMetadata(hub);
+      if (!metadata) throw new Error(`${hub.name} is not decorated with @CustomResource({ group, version, kind })`);
+      return `${metadata.plural}.${metadata.group}`;
+    }),
+    options.webhookService ?? webhookServiceOf(options),
+  );
   const manifests: OperatorManifests = {
-    crds: withWebhookConversion(
-      customResourceDefinitions(classes),
-      conversions.map((hub) => {
-        const metadata = getCustomResourceMetadata(hub);
-        if (!metadata) throw new Error(`${hub.name} is not decorated with @CustomResource({ group, version, kind })`);
-        return `${metadata.plural}.${metadata.group}`;
-      }),
-      options.webhookService ?? webhookServiceOf(options),
-    ),
+    crds,
     ...(options.createNamespace ? { namespace } : {}),
     rbac: operatorRbac({
       ...options,
       ...(settings.watchNamespace ? { watchNamespace: settings.watchNamespace } : {}),
       leaderElection: settings.leaderElection ?? false,
       ...(options.shardReplicas !== undefined ? { sharding: true } : {}),
+      // As the operator decides: on unless it watches one namespace (its rights stop there).
+      ...((options.storageMigration ?? !settings.watchNamespace)
+        ? { storageMigrationRules: storageMigrationRules(crds) }
+        : {}),
     }),
     deployment: [operatorDeployment(options)],
     ...(options.members?.length

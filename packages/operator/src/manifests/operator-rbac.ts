@@ -14,6 +14,8 @@ export interface OperatorRbacOptions {
   sharding?: boolean;
   /** Rights the fleet's cluster providers need (kubeconfig Secrets), by namespace or cluster-wide. */
   fleet?: ReadonlyArray<{ namespace?: string; rules: PolicyRule[] }>;
+  /** The rights of the leader's storage-version migration (storage-migration-rbac.ts), for a ClusterRole of its own. */
+  storageMigrationRules?: PolicyRule[];
 }
 
 /**
@@ -24,7 +26,8 @@ export interface OperatorRbacOptions {
  * `ownNamespace`), and a ClusterRole only for the cluster-scoped kinds; otherwise one
  * ClusterRole, and a Role `<name>-watches` in each namespace a `@Watches` names for the
  * kind it watches there (not every Secret of the cluster for a mapper of its own
- * namespace's). Leader election's Lease gets a Role in its namespace.
+ * namespace's). Leader election's Lease gets a Role in its namespace; the storage-version
+ * migration a ClusterRole of its own.
  */
 export function operatorRbac(options: OperatorRbacOptions): Manifest[] {
   const { name, namespace } = options;
@@ -72,6 +75,8 @@ export function operatorRbac(options: OperatorRbacOptions): Manifest[] {
       options.leaderElection.namespace,
     );
   }
+  if (options.storageMigrationRules?.length)
+    bound('ClusterRole', `${name}-storage-migration`, options.storageMigrationRules);
   (options.fleet ?? []).forEach(({ namespace: where, rules }, i) =>
     bound(where ? 'Role' : 'ClusterRole', `${name}-fleet${i === 0 ? '' : `-${i + 1}`}`, rules, where),
   );

@@ -36,6 +36,12 @@ export interface OperatorSettings {
    */
   shardReplicas?: number;
   /**
+   * The leader migrates the objects of its CRDs to their storage version (the module's
+   * `migrateStorageVersions`): the RBAC gets the ClusterRole `<name>-storage-migration`.
+   * Default: as the operator, on unless it watches one namespace.
+   */
+  storageMigration?: boolean;
+  /**
    * The settings the module's own options fix: the operator ignores their variables, so the
    * Deployment leaves them out (`'all'`: the module reads no flags, `readFlags: false`).
    */

@@ -28,6 +28,8 @@ export type WatchNamespaces = string | readonly string[] | { operatorNamespace: 
 export interface PolicyRule {
   apiGroups: string[];
   resources: string[];
+  /** Only these objects (get, update, patch, delete; list and watch with a `metadata.name` field selector). */
+  resourceNames?: string[];
   verbs: string[];
 }
 

@@ -198,6 +198,46 @@ describe('OperatorMetrics', () => {
     assert.equal(valueOf(samples, 'controller_runtime_reconcile_total', { controller, result: 'error' }), 0);
   });
 
+  it('counts a storage-version migration’s objects by result from its progress, and its runs by outcome', async () => {
+    const metrics = new OperatorMetrics({ defaultMetrics: false });
+    const crd = 'widgets.example.com';
+    assert.ok(
+      !(await scrape(metrics)).some((s) => s.name.startsWith('nestor_storage_version')),
+      'none before first use',
+    );
+    const sink = metrics.migrationSink();
+    sink.started(crd);
+    const progress = {
+      crd,
+      storage: 'v1',
+      from: ['v1beta1'],
+      rewritten: 400,
+      current: 90,
+      gone: 10,
+      failed: 0,
+      seconds: 5,
+    };
+    sink.progress({ ...progress, remaining: 500 });
+    let samples = await scrape(metrics);
+    const objects = (result: string) =>
+      valueOf(samples, 'nestor_storage_version_migration_objects_total', { crd, result });
+    assert.deepEqual([objects('rewritten'), objects('current'), objects('gone'), objects('failed')], [400, 90, 10, 0]);
+    assert.equal(valueOf(samples, 'nestor_storage_version_migration_remaining_objects', { crd }), 500);
+    assert.equal(valueOf(samples, 'nestor_storage_version_migration_running', { crd }), 1);
+    sink.progress({ ...progress, rewritten: 880, current: 100, gone: 20 });
+    sink.finished(crd, 'migrated');
+    samples = await scrape(metrics);
+    assert.deepEqual(
+      [objects('rewritten'), objects('current'), objects('gone')],
+      [880, 100, 20],
+      'the increments, not the totals again',
+    );
+    assert.equal(valueOf(samples, 'nestor_storage_version_migration_remaining_objects', { crd }), 0);
+    assert.equal(valueOf(samples, 'nestor_storage_version_migration_running', { crd }), 0);
+    assert.equal(valueOf(samples, 'nestor_storage_version_migrations_total', { crd, outcome: 'migrated' }), 1);
+    assert.equal(metrics.migrationSink(), sink, 'one sink');
+  });
+
   it('adds the process metrics to the registry it is given, and serves the text format', async () => {
     const registry = new Registry();
     const metrics = new OperatorMetrics({ registry });

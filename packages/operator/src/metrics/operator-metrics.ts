@@ -4,12 +4,14 @@ import type { OutageMetrics } from '../runtime/manager/outage-gate.js';
 import type { ControllerMetricsSink } from '../runtime/controller/reconcile-loop.js';
 import type { WorkQueue } from '../runtime/queue/queue.js';
 import type { ShardingMetrics } from '../runtime/controller/sharding-hooks.js';
+import type { StorageMigrationMetrics } from '../upgrades/storage-migrations.js';
 import { ApiServerMetrics } from './apiserver-metrics.js';
 import { ControllerMetrics } from './controller-metrics.js';
 import { EventMetrics } from './event-metrics.js';
 import { FleetMetrics } from './fleet-metrics.js';
 import type { MemberStatus } from '../runtime/fleet/fleet.js';
 import { LeaderMetrics } from './leader-metrics.js';
+import { migrationMetrics } from './migration-metrics.js';
 import { shardingMetrics } from './sharding-metrics.js';
 import { WatchMetrics, type WatchStatsSource } from './watch-metrics.js';
 import { WebhookMetrics } from './webhook-metrics.js';
@@ -28,6 +30,7 @@ export class OperatorMetrics {
   private readonly leader: LeaderMetrics;
   private readonly watches: WatchMetrics;
   private readonly fleet: FleetMetrics;
+  private migrations?: StorageMigrationMetrics;
 
   constructor(options: { registry?: Registry; defaultMetrics?: boolean } = {}) {
     this.registry = options.registry ?? new Registry();
@@ -90,6 +93,14 @@ export class OperatorMetrics {
   /** The sink of one shard of a ring: moves and passes (on the leader), hand-overs and cached objects (on each shard). */
   shardingSink(ring: string, shard: string): ShardingMetrics {
     return shardingMetrics(this.registry, ring, shard);
+  }
+
+  /**
+   * The sink of the leader's storage-version migrations: objects visited and left, runs by
+   * outcome. Registered on first use: an operator that never migrates exports none.
+   */
+  migrationSink(): StorageMigrationMetrics {
+    return (this.migrations ??= migrationMetrics(this.registry));
   }
 
   setLeader(name: string, leading: boolean): void {

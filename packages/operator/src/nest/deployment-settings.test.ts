@@ -38,6 +38,18 @@ describe('deploymentSettings', () => {
     assert.equal(deploymentSettings({ from: 'static', options: {} }).settings.shardReplicas, undefined);
   });
 
+  it('passes the module’s storage-version migration setting, when it makes one', () => {
+    const migration = (migrateStorageVersions?: boolean | { writesPerSecond: number }) =>
+      deploymentSettings({
+        from: 'static',
+        options: migrateStorageVersions === undefined ? {} : { migrateStorageVersions },
+      }).settings.storageMigration;
+    assert.equal(migration(), undefined);
+    assert.equal(migration(true), true);
+    assert.equal(migration({ writesPerSecond: 10 }), true);
+    assert.equal(migration(false), false);
+  });
+
   it('fills in from the command line what the module leaves to the flags', () => {
     const { settings } = deploymentSettings(
       { from: 'static', options: { metrics: { secure: false } } },

@@ -88,6 +88,8 @@ export function deploymentSettings(
       (options.sharding === true ? undefined : options.sharding.replicas) ?? DEFAULT_SHARD_REPLICAS;
   }
   if (options.shutdownGraceMs !== undefined) settings.shutdownGraceMs = options.shutdownGraceMs;
+  if (options.migrateStorageVersions !== undefined)
+    settings.storageMigration = options.migrateStorageVersions !== false;
   settings.setByModule = readsFlags ? setByModule : 'all';
   return { settings, notes: [] };
 }

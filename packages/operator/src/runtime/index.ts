@@ -193,6 +193,8 @@ export {
   type ManagerHealth,
   type HealthCheck,
   type ManagerMetrics,
+  type LeaderTask,
+  type Leading,
 } from './manager/manager.js';
 export { Cluster, DEFAULT_CLUSTER_NAME, type ClusterOptions, type ClusterConnectOptions } from './manager/cluster.js';
 // Many clusters: also its own entry, `@nestor/operator/fleet`.

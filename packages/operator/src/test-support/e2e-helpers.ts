@@ -77,18 +77,20 @@ export class GatedTransport implements WatchTransport {
 }
 
 /**
- * A kubeconfig for a new ServiceAccount `name` in `namespace`, bound to cluster-admin: an
- * operator with a user of its own (in the audit log, and for a FlowSchema to match).
+ * A kubeconfig for a new ServiceAccount `name` in `namespace`, bound to the ClusterRole
+ * `clusterRole` (default cluster-admin): an operator with a user of its own (in the audit
+ * log, and for a FlowSchema to match), or with only the rights a test gives it.
  */
 export async function serviceAccountKubeConfig(
   env: TestEnvironment,
   namespace: string,
   name: string,
+  clusterRole = 'cluster-admin',
 ): Promise<{ kubeConfig: KubeConfig; user: string }> {
   await env.client.request('POST', `/api/v1/namespaces/${namespace}/serviceaccounts`, { metadata: { name } });
   await env.client.request('POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
     metadata: { name: `${namespace}-${name}` },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: clusterRole },
     subjects: [{ kind: 'ServiceAccount', name, namespace }],
   });
   const { status } = await env.client.request<{ status: { token: string } }>(

@@ -13,6 +13,7 @@ import type { KubeClient } from '../../client/kube-client.js';
 import { Cluster } from './cluster.js';
 import { allReady, type HealthCheck, type ManagerHealth } from './health.js';
 import { LeaseLoops, type LeaderElection } from './lease-loops.js';
+import { LeaderTasks, type LeaderTask, type Leading } from './leader-tasks.js';
 import { ManagedController, type ManagedControllerOptions } from '../controller/managed-controller.js';
 import { controllerKinds } from '../controller/controller-options.js';
 import { selectsLocal } from '../controller/cluster-selection.js';
@@ -32,6 +33,8 @@ export type {
   EventRecorderMetrics,
   HealthCheck,
   LeaderElection,
+  LeaderTask,
+  Leading,
   ManagerHealth,
   ManagerMetrics,
   ManagerOptions,
@@ -51,6 +54,7 @@ export class Manager {
   readonly cluster: Cluster;
   /** The leader and shard Lease loops, and the write fence they make. */
   private readonly leases: LeaseLoops;
+  private readonly leaderTasks: LeaderTasks;
   private readonly controllers = new Map<string, ManagedController<KubeObject>>();
   private readonly started = new Set<ManagedController<KubeObject>>();
   /** Controllers that run on this shard's objects (sharding only); the others run on the leader. */
@@ -76,6 +80,7 @@ export class Manager {
       },
       logger: this.log,
     });
+    this.leaderTasks = new LeaderTasks(this.log);
     this.pool = new WorkerPool({
       concurrency: positiveInteger(options.concurrency ?? DEFAULT_CONCURRENCY, "the manager's concurrency"),
     });
@@ -272,6 +277,15 @@ export class Manager {
   }
 
   /**
+   * Runs `task` on the leader beside its controllers: started each time this replica takes
+   * the lead (at once without leader election), aborted and waited for when it loses it or
+   * the manager stops. Its writes should ask `leading.assertLeading()` first.
+   */
+  addLeaderTask(task: LeaderTask): void {
+    this.leaderTasks.add(task);
+  }
+
+  /**
    * Liveness and readiness. Ready means every informer has synced and its watch is not
    * failing; a standby waiting for the lease is ready (its caches are warm).
    */
@@ -350,6 +364,7 @@ export class Manager {
         await Promise.all([
           this.standBy([...this.started].filter((controller) => !this.sharded?.has(controller))),
           this.fleet?.standBy(),
+          this.leaderTasks.standBy(),
         ]);
         if (loss.unreachable) {
           // Nobody else is known to hold it: a restart would only add a new identity's wait
@@ -392,6 +407,7 @@ export class Manager {
         this.startController(controller);
     }
     this.fleet?.lead();
+    this.leaderTasks.lead(() => this.leases.fence.leading?.assertWritable());
     this.log.info(`manager started ${this.started.size} controller(s) with ${this.pool.concurrency} workers`);
   }
 
@@ -407,7 +423,7 @@ export class Manager {
     this.state = 'stopping';
     this.abort.abort();
     this.leases.halt();
-    const drained = await this.stopControllers();
+    const [drained] = await Promise.all([this.stopControllers(), this.leaderTasks.standBy()]);
     // Events still pending are written while this replica still holds the lease.
     if (!(await this.cluster.flushEvents(this.options.eventFlushMs ?? 5_000)))
       this.log.warn('some Events were still unwritten when the flush bound ran out; they are dropped');
