@@ -98,6 +98,7 @@ export class OperatorMetrics {
   /**
    * The sink of the leader's storage-version migrations: objects visited and left, runs by
    * outcome. Registered on first use: an operator that never migrates exports none.
+   * @internal createOperator hands it to the migration; its type lives in `upgrades/`.
    */
   migrationSink(): StorageMigrationMetrics {
     return (this.migrations ??= migrationMetrics(this.registry));
