@@ -746,7 +746,13 @@ function summarizeAll() {
       'controlPlaneCpuPer1k',
       'maxRssMB',
     ]),
-    owned: group(doc.runs.owned, (r) => `${r.size}/${r.impl}`, ['rssMB', 'maxRssMB', 'cpuSeconds', 'startupMs']),
+    owned: group(doc.runs.owned, (r) => `${r.size}/${r.impl}`, [
+      'rssMB',
+      'maxRssMB',
+      'cpuSeconds',
+      'heapAfterGcMB',
+      'startupMs',
+    ]),
     churn: group(doc.runs.churn, (r) => `${r.rate}/${r.impl}`, [
       'achievedRate',
       'p50Ms',

@@ -4,7 +4,7 @@
 // ConfigMaps (`owns: [ConfigMap]`, controller-runtime's `.Owns(&corev1.ConfigMap{})`), its
 // reconcile applies one child and patches the status, and reads no ConfigMap. Measured: RSS
 // IDLE_MS after the operator said ready (its caches synced, the Widgets reconciled), its peak
-// RSS, and its CPU from spawn to then.
+// RSS, and its CPU from spawn to then; then its heap after a full GC (what it keeps).
 import { parallel } from '@nestor/testing';
 import { processCpuSeconds, processMemory } from './child.mjs';
 import { GROUP, PAYLOAD, VERSION, configMapsPath, sleep, widgetsPath } from './common.mjs';
@@ -83,6 +83,9 @@ export async function scenarioOwned(context) {
             await all;
             await sleep(IDLE_MS);
             const memory = processMemory(op.pid);
+            const cpuSeconds = processCpuSeconds(op.pid);
+            // Then what the heap holds once the garbage is collected: what the cache keeps.
+            const stats = await op.ask({ cmd: 'stats', gc: true, lite: true }, 'stats');
             const run = {
               impl,
               size,
@@ -90,12 +93,13 @@ export async function scenarioOwned(context) {
               startupMs: ready.startupMs,
               rssMB: memory.rss / 2 ** 20,
               maxRssMB: memory.maxRss / 2 ** 20,
-              cpuSeconds: processCpuSeconds(op.pid),
+              cpuSeconds,
+              heapAfterGcMB: stats.heap / 2 ** 20,
             };
             doc.runs.owned.push(run);
             log(
               `${what}: RSS ${run.rssMB.toFixed(1)} MB ${IDLE_MS / 1000} s after ready (peak ${run.maxRssMB.toFixed(0)}), ` +
-                `CPU ${run.cpuSeconds.toFixed(2)} s since spawn`,
+                `CPU ${run.cpuSeconds.toFixed(2)} s since spawn, heap after GC ${run.heapAfterGcMB.toFixed(1)} MB`,
             );
           } catch (error) {
             log(`${what} failed: ${error.message}`);

@@ -221,6 +221,7 @@ export function renderTables(doc) {
           cell(s.rssMB, 1),
           cell(s.maxRssMB, 1),
           cell(s.cpuSeconds, 2),
+          cell(s.heapAfterGcMB, 1),
         ]);
       }
       for (const [label, nestor, other] of versus(entries)) {
@@ -230,7 +231,15 @@ export function renderTables(doc) {
     parts.push(
       `### Owned: N ConfigMaps owned by ${doc.config.ownedOwners ?? 100} Widgets, never read by the reconcile; RSS ${(doc.config.ownedIdleMs ?? 20_000) / 1000} s after ready\n\n` +
         markdownTable(
-          ['owned ConfigMaps', 'implementation', 'runs', 'RSS MB', 'peak RSS MB', 'CPU s since spawn'],
+          [
+            'owned ConfigMaps',
+            'implementation',
+            'runs',
+            'RSS MB',
+            'peak RSS MB',
+            'CPU s since spawn',
+            'heap after GC MB',
+          ],
           rows,
         ) +
         '\n\n' +

@@ -63,6 +63,9 @@ describe('Informer with eventsOnly', () => {
       informer.byIndex(OWNER_INDEX, 'u-o').map((o) => o.metadata?.name),
       ['a', 'b'],
     );
+    const [a, b] = [informer.get('ns/a')!.metadata!, informer.get('ns/b')!.metadata!];
+    assert.equal(a.ownerReferences, b.ownerReferences, 'children of one owner share one copy of the references');
+    assert.equal(a.labels, b.labels, 'and of equal labels');
     const stream = await transport.watchNumber(0);
     stream.push('MODIFIED', child('a', '11', 'p'));
     await flush();

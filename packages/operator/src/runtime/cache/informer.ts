@@ -11,7 +11,7 @@ import {
 } from '@nestor/core';
 import type { ResourceEvent } from './resource-event.js';
 import { compareResourceVersions } from './resource-version.js';
-import { skeletonOf } from './skeleton.js';
+import { Skeletons } from './skeleton.js';
 import { StoreIndex, type IndexFunc } from './store-index.js';
 import { watchInto } from '../watch/watch.js';
 import type { WatchEvent } from '../watch/watch-event.js';
@@ -30,8 +30,8 @@ export interface InformerOptions extends Omit<WatchOptions, 'stats' | 'keep' | '
   /** Re-emit every cached object as 'updated' (old === object) this often (default: never). */
   resyncMs?: number;
   /**
-   * Keep a skeleton of each object (name, namespace, resourceVersion, generation, labels,
-   * owner references) rather than the object: the events are the same, whole objects, and
+   * Keep a skeleton of each object (Skeletons: name, namespace, resourceVersion, generation,
+   * labels, owner references) rather than the object: the events are the same, whole objects, and
    * an update's old object, a resync's deletion, `get` and `list` give skeletons. For a kind
    * whose events only map to requests; `keepObjects()` makes it keep whole objects.
    */
@@ -65,7 +65,7 @@ interface IndexEntry {
  * indexes built on first use and kept up to date on every event after, a `synced` signal after the first full list,
  * and the changes as a hot Observable. The cached objects are the decoded objects
  * themselves: treat them as read-only. With `eventsOnly` it keeps a skeleton of each object
- * (see skeletonOf) until keepObjects().
+ * (see Skeletons) until keepObjects().
  */
 export class Informer<T extends KubeObject = KubeObject> {
   /** Health of the underlying watch. */
@@ -236,7 +236,7 @@ export class Informer<T extends KubeObject = KubeObject> {
       {
         ...options,
         stats: this.stats,
-        ...(skeletons ? { keep: skeletonOf } : {}),
+        ...(skeletons ? { keep: new Skeletons().of } : {}),
         ...(fill ? { replaceKept: true, firstListFromCache: false } : {}),
       },
       this.store,
