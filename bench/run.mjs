@@ -34,6 +34,7 @@ import {
 import { controllerRuntimeVersion, ensureGoOperator, goCommand } from './lib/go-build.mjs';
 import { runCharts, writeCharts } from './lib/report-charts.mjs';
 import { IMPL_LABELS, renderTables, summarize } from './lib/report.mjs';
+import { IDLE_MS, OWNERS, scenarioOwned } from './lib/owned-scenario.mjs';
 import { renderWebhookTables, summarizeWebhooks } from './lib/webhook-report.mjs';
 import {
   CONVERSION_RESOURCE,
@@ -63,6 +64,7 @@ const { values: opts } = parseArgs({
     sizes: { type: 'string' },
     'sync-kinds': { type: 'string' },
     'burst-sizes': { type: 'string' },
+    'owned-sizes': { type: 'string' },
     rates: { type: 'string' },
     'churn-seconds': { type: 'string' },
     'churn-objects': { type: 'string', default: '1000' },
@@ -87,7 +89,7 @@ if (opts.help) {
                            and conversion webhooks: Nestor, Nestor in a Nest app, controller-runtime)
   --quick                  sync 1k, burst 1k, churn 100 and 500/s for 10 s, one repetition
                            (webhooks: 500 and 1000/s for 5 s, e2e 100/s, a LIST of 1,000, one repetition)
-  --scenarios LIST         sync,burst,churn (default all); webhooks mode: admission,e2e,conversion
+  --scenarios LIST         sync,burst,churn (default all), owned (only when named); webhooks mode: admission,e2e,conversion
   --impls LIST             ${ALL_IMPLS.join(',')} (default all); also ${OPTIONAL_IMPLS.join(',')}
                            (the -before ones: the operator of the checkout NESTOR_BEFORE names, built);
                            webhooks mode: ${WEBHOOK_IMPLS.join(',')}; also ${OPTIONAL_WEBHOOK_IMPLS.join(',')}
@@ -96,6 +98,8 @@ if (opts.help) {
   --sync-kinds LIST        what the sync caches: configmap (built-in, protobuf), widget (a custom resource,
                            JSON), each ~1 KiB (default configmap,widget; quick configmap)
   --burst-sizes LIST       burst sizes (default 1000,10000)
+  --owned-sizes LIST       owned: ConfigMaps owned by ${OWNERS} Widgets and never read, RSS ${IDLE_MS / 1000} s after ready
+                           (default 10000,100000; quick 1000)
   --rates LIST             churn rates per second (default 50,100,500,1000; rates above 500 only if the
                            API server alone held the rate before)
   --churn-seconds N        length of each churn run (default 20; quick 10)
@@ -150,6 +154,9 @@ const config = {
           : [1000, 10000],
   syncKinds: list(opts['sync-kinds'] ?? (quick ? 'configmap' : 'configmap,widget')),
   burstSizes: opts['burst-sizes'] ? numbers(opts['burst-sizes']) : quick ? [1000] : [1000, 10000],
+  ownedSizes: opts['owned-sizes'] ? numbers(opts['owned-sizes']) : quick ? [1000] : [10000, 100000],
+  ownedOwners: OWNERS,
+  ownedIdleMs: IDLE_MS,
   rates: opts.rates ? numbers(opts.rates) : quick ? [100, 500] : [50, 100, 500, 1000],
   churnSeconds: Number(opts['churn-seconds'] ?? (quick ? 10 : 20)),
   churnObjects: Number(opts['churn-objects']),
@@ -214,7 +221,7 @@ const doc = {
   startedAt: new Date(startedAt).toISOString(),
   machine: {},
   config,
-  runs: { sync: [], burst: [], churn: [], admission: [], e2e: [], conversion: [], conversionDirect: [] },
+  runs: { sync: [], burst: [], churn: [], owned: [], admission: [], e2e: [], conversion: [], conversionDirect: [] },
   skipped: [],
   summary: {},
 };
@@ -739,6 +746,13 @@ function summarizeAll() {
       'controlPlaneCpuPer1k',
       'maxRssMB',
     ]),
+    owned: group(doc.runs.owned, (r) => `${r.size}/${r.impl}`, [
+      'rssMB',
+      'maxRssMB',
+      'cpuSeconds',
+      'heapAfterGcMB',
+      'startupMs',
+    ]),
     churn: group(doc.runs.churn, (r) => `${r.rate}/${r.impl}`, [
       'achievedRate',
       'p50Ms',
@@ -806,12 +820,25 @@ try {
     if (scenario === 'sync') await scenarioSync();
     else if (scenario === 'burst') await scenarioBurst();
     else if (scenario === 'churn') await scenarioChurn();
+    else if (scenario === 'owned')
+      await scenarioOwned({
+        env,
+        load,
+        config,
+        doc,
+        log,
+        overBudget,
+        settle,
+        startOperator,
+        rotated,
+        emptyNamespace,
+      });
     else if (scenario === 'admission') await scenarioAdmission(webhookContext);
     else if (scenario === 'e2e') await scenarioApiServerAdmission(webhookContext);
     else if (scenario === 'conversion') await scenarioConversion(webhookContext);
     else
       throw new Error(
-        `unknown scenario ${scenario}: use sync, burst, churn (--mode webhooks: admission, e2e, conversion)`,
+        `unknown scenario ${scenario}: use sync, burst, churn, owned (--mode webhooks: admission, e2e, conversion)`,
       );
   }
   load.close();

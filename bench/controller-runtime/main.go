@@ -3,7 +3,7 @@
 // bench/operators/protocol.mjs). Built by bench/lib/go-build.mjs into ~/.cache/nestor/bench.
 //
 //	bench-operator -kubeconfig FILE -namespace NS -mode sync|reconcile -workers 8 [-content-type application/json]
-//	  [-sync-kind configmap|widget]
+//	  [-sync-kind configmap|widget] [-owns configmap]
 //	bench-operator -mode webhook -cert-dir DIR [-host H] [-port P]   (webhook.go)
 //	bench-operator -mode memcached -namespace NS -webhook-port P -webhook-cert-dir DIR   (memcached.go)
 package main
@@ -270,6 +270,7 @@ func main() {
 	// resources); application/json shows what the wire format alone is worth.
 	contentType := flags.String("content-type", "", "content type of requests and watches")
 	syncKind := flags.String("sync-kind", "configmap", "sync mode: what the cache holds, configmap | widget")
+	owns := flags.String("owns", "", "reconcile mode: configmap makes the controller own ConfigMaps (bench/run.mjs --scenarios owned)")
 	certDir := flags.String("cert-dir", "", "webhook mode: directory of tls.crt and tls.key")
 	host := flags.String("host", "127.0.0.1", "webhook mode: address to listen on")
 	port := flags.Int("port", 0, "webhook mode: port (0: a free one)")
@@ -376,10 +377,13 @@ func main() {
 		if err != nil {
 			fail(err)
 		}
-		err = ctrl.NewControllerManagedBy(mgr).
+		b := ctrl.NewControllerManagedBy(mgr).
 			For(&Widget{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-			WithOptions(controller.Options{MaxConcurrentReconciles: *workers}).
-			Complete(&WidgetReconciler{Client: mgr.GetClient(), rec: rec})
+			WithOptions(controller.Options{MaxConcurrentReconciles: *workers})
+		if *owns == "configmap" {
+			b = b.Owns(&corev1.ConfigMap{}) // its reconcile never reads them: cached all the same
+		}
+		err = b.Complete(&WidgetReconciler{Client: mgr.GetClient(), rec: rec})
 		if err != nil {
 			fail(err)
 		}

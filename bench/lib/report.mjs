@@ -207,6 +207,46 @@ export function renderTables(doc) {
     );
   }
 
+  if (groups.owned?.length) {
+    const rows = [];
+    const ratios = [];
+    for (const size of unique(groups.owned.map((g) => g.size))) {
+      const entries = byImpl(groups.owned.filter((g) => g.size === size));
+      for (const e of entries) {
+        const s = e.stats;
+        rows.push([
+          fmt(size),
+          IMPL_LABELS[e.impl],
+          `${s.runs}`,
+          cell(s.rssMB, 1),
+          cell(s.maxRssMB, 1),
+          cell(s.cpuSeconds, 2),
+          cell(s.heapAfterGcMB, 1),
+        ]);
+      }
+      for (const [label, nestor, other] of versus(entries)) {
+        ratios.push([fmt(size), label, ratio(nestor.rssMB, other.rssMB), ratio(nestor.maxRssMB, other.maxRssMB)]);
+      }
+    }
+    parts.push(
+      `### Owned: N ConfigMaps owned by ${doc.config.ownedOwners ?? 100} Widgets, never read by the reconcile; RSS ${(doc.config.ownedIdleMs ?? 20_000) / 1000} s after ready\n\n` +
+        markdownTable(
+          [
+            'owned ConfigMaps',
+            'implementation',
+            'runs',
+            'RSS MB',
+            'peak RSS MB',
+            'CPU s since spawn',
+            'heap after GC MB',
+          ],
+          rows,
+        ) +
+        '\n\n' +
+        markdownTable(['owned ConfigMaps', 'ratio', 'RSS', 'peak RSS'], ratios),
+    );
+  }
+
   if (groups.churn?.length) {
     const rows = [];
     const ratios = [];

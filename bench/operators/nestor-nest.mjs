@@ -18,7 +18,7 @@ const { ConfigMap, Controller, InformerCache, KubeClient, OperatorModule, Reconc
 /** Start-up phases (ms since process start): modules loaded, then the application bootstrapped. */
 const importedMs = performance.now();
 
-const { kubeconfig, namespace, mode, workers, 'sync-kind': syncKind = 'configmap' } = args();
+const { kubeconfig, namespace, mode, workers, 'sync-kind': syncKind = 'configmap', owns } = args();
 const recorder = new Recorder();
 
 class WidgetController {
@@ -47,7 +47,14 @@ Reflect.decorate(
 );
 Reflect.defineMetadata('design:paramtypes', [KubeClient], WidgetController);
 Reflect.decorate(
-  [Controller(WIDGETS, { predicates: [generationChanged], maxConcurrentReconciles: workers })],
+  [
+    Controller(WIDGETS, {
+      predicates: [generationChanged],
+      maxConcurrentReconciles: workers,
+      // --owns configmap (bench/run.mjs --scenarios owned): owned, never read by the reconcile.
+      ...(owns === 'configmap' ? { owns: [ConfigMap] } : {}),
+    }),
+  ],
   WidgetController,
 );
 

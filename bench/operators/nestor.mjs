@@ -2,7 +2,8 @@
 // The operator under test: Nestor's runtime (Manager, ManagedController, InformerCache, HttpKubeClient)
 // through @nestor/operator/runtime, which loads no Nest module, doing the benchmark reconcile. Driven by bench/run.mjs.
 //   node --expose-gc bench/operators/nestor.mjs --kubeconfig F --namespace NS --mode sync|reconcile [--workers 8]
-//     [--sync-kind configmap|widget]
+//     [--sync-kind configmap|widget] [--owns configmap]
+//   --owns configmap: the controller owns ConfigMaps (bench/run.mjs --scenarios owned); its reconcile never reads them
 import { pathToFileURL } from 'node:url';
 import { FIELD_MANAGER, WIDGETS, WRITTEN_AT, childConfigMap, nowUs, statusFor } from '../lib/common.mjs';
 import { Recorder, args, fail, onCommands, onSyncCommands, send } from './protocol.mjs';
@@ -30,7 +31,7 @@ const HttpKubeClient = operator.HttpKubeClient ?? operator.KubeClient;
 /** Start-up phases (ms since process start): modules loaded, then the manager started. */
 const importedMs = performance.now();
 
-const { kubeconfig, namespace, mode, workers, 'sync-kind': syncKind = 'configmap' } = args();
+const { kubeconfig, namespace, mode, workers, 'sync-kind': syncKind = 'configmap', owns } = args();
 // NESTOR_LOG=1: the runtime's and the transport's warnings and errors on stderr (stdout is the protocol's).
 const logger = process.env.NESTOR_LOG
   ? Object.fromEntries(
@@ -107,6 +108,7 @@ if (mode === 'sync') {
     namespace,
     maxConcurrentReconciles: workers,
     predicates: [generationChanged],
+    ...(owns === 'configmap' ? { owns: [ConfigMap] } : {}),
     reconcile: async ({ key, object, client }) => {
       // The run's own client (fenced, cut by the run's signal); a hand-made one for builds without it.
       const kube = client ?? ownClient;

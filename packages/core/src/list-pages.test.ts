@@ -139,6 +139,59 @@ describe('listPages', () => {
     await assert.rejects(pages.next(), /boom/);
   });
 
+  it('hands each item of a streamed page over as soon as it is decoded, with onItem, before the page ends', async () => {
+    const chunks: Array<(chunk: Buffer | undefined) => void> = [];
+    const next = () => new Promise<Buffer | undefined>((resolve) => chunks.push(resolve));
+    const response: StreamedTransportResponse = {
+      status: 200,
+      headers: { 'content-type': 'application/json' },
+      chunks: (async function* () {
+        for (let chunk = await next(); chunk; chunk = await next()) yield chunk;
+      })(),
+      readBody: () => Promise.reject(new Error('streamed')),
+      release: () => {},
+    };
+    const transport = {
+      json: () => Promise.reject(new Error('the page is streamed')),
+      requestStreamed: () => Promise.resolve(response),
+    };
+    const seen: string[] = [];
+    const pages = listPages<{ name: string }>(transport, '/api/v1/configmaps', {
+      onItem: (item) => seen.push(item.name),
+    });
+    const first = pages.next();
+    await tick();
+    chunks.shift()!(Buffer.from('{"metadata":{"resourceVersion":"9"},"items":[{"name":"a"},{"na'));
+    await tick();
+    assert.deepEqual(seen, ['a'], 'the first item, before the rest of the page');
+    chunks.shift()!(Buffer.from('me":"b"}]}'));
+    await tick();
+    chunks.shift()!(undefined);
+    const { value } = await first;
+    assert.deepEqual(seen, ['a', 'b']);
+    assert.deepEqual(value?.items, [], 'none gathered');
+    assert.equal(value?.resourceVersion, '9');
+  });
+
+  it('hands the items of a page answered whole to onItem too, and those of a restarted list after onRestart', async () => {
+    const transport = new PagedTransport();
+    const seen: string[] = [];
+    const pages = listPages<string>(transport, '/api/v1/configmaps', {
+      onItem: (item) => seen.push(item),
+      onRestart: () => seen.push('restart'),
+    });
+    const first = pages.next();
+    await tick();
+    transport.requests[0]!.answer(page(['a'], 'p2'));
+    assert.deepEqual((await first).value?.items, []);
+    const second = pages.next();
+    transport.requests[1]!.answer(new KubeApiError(410, 'Expired', 'continue token expired', 'GET', '/'));
+    await tick();
+    transport.requests[2]!.answer(page(['a', 'b']));
+    await second;
+    assert.deepEqual(seen, ['a', 'restart', 'a', 'b']);
+  });
+
   it('reads a streamed JSON page whole when its items key is escaped, however many, managedFields dropped', async () => {
     // `"\u0069tems"` is `items` to JSON.parse but not to the item-by-item scan: the items come
     // parsed with the rest of the list at its end. 200,000 of them once overflowed a spread push.

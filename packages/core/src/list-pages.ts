@@ -32,7 +32,7 @@ export interface ListPage<T> {
   remainingItemCount?: number;
 }
 
-export interface ListPagesOptions {
+export interface ListPagesOptions<T = unknown> {
   /** Selectors and other query parameters. */
   query?: Query;
   /** Objects per page (default 500, as client-go's pager). */
@@ -64,6 +64,16 @@ export interface ListPagesOptions {
   dropManagedFields?: boolean;
   /** A JSON Accept value of its own (e.g. METADATA_LIST_ACCEPT); it rules out protobuf. */
   accept?: string;
+  /**
+   * Each item as soon as it is decoded, instead of in its page's `items` (then empty): a
+   * page from the watch cache holds the whole list, and a caller that keeps little of each
+   * object (an informer of skeletons) then never holds the list's objects at once, nor has
+   * them outlive a scavenge into the old generation. Items come in the list's order; a page
+   * that fails part way has handed over the items before the failure (a caller that starts
+   * the list again sees them again), and the items of a list that starts again because its
+   * continue token expired come after `onRestart`.
+   */
+  onItem?: (item: T) => void;
 }
 
 interface KubeList<T> {
@@ -85,7 +95,7 @@ export type ListTransport = Pick<Transport, 'json'> & Partial<Pick<Transport, 'r
 export async function* listPages<T>(
   transport: ListTransport,
   path: string,
-  options: ListPagesOptions = {},
+  options: ListPagesOptions<T> = {},
 ): AsyncGenerator<ListPage<T>> {
   const limit = options.pageSize ?? 500;
   let schema: ProtobufSchema | undefined;
@@ -117,6 +127,7 @@ export async function* listPages<T>(
           request,
           schema,
           options.dropManagedFields === true,
+          options.onItem,
         )
       : transport.json<KubeList<T>>('GET', path, request);
     // Awaited later; until then a failure must not count as unhandled.
@@ -144,8 +155,9 @@ export async function* listPages<T>(
       }
       const continueToken = page.metadata?.continue || undefined;
       if (continueToken) next = fetch(continueToken);
+      if (options.onItem && page.items?.length) for (const item of page.items) options.onItem(item); // answered whole
       yield {
-        items: page.items ?? [],
+        items: options.onItem ? [] : (page.items ?? []),
         resourceVersion: page.metadata?.resourceVersion,
         restarted,
         refused: page.refused ?? [],
@@ -174,6 +186,8 @@ async function fetchStreamed<T>(
   request: { query: Query; signal: AbortSignal; accept?: string },
   schema: ProtobufSchema | undefined,
   dropManagedFields: boolean,
+  /** Each item as decoded, none gathered in `items` (ListPagesOptions.onItem). */
+  onItem?: (item: T) => void,
 ): Promise<KubeList<T>> {
   const response = await transport.requestStreamed(
     'GET',
@@ -187,11 +201,12 @@ async function fetchStreamed<T>(
       throw KubeApiError.fromResponse({ method: 'GET', path }, response.status, body, response.headers['retry-after']);
     }
     const items: T[] = [];
+    const put = onItem ?? ((item: T) => void items.push(item));
     if (schema && isProtobuf(contentType)) {
       // managedFields, when dropped, are skipped on the wire by the schema.
       const decoder = new ProtobufListDecoder<T>(schema);
       for await (const chunk of response.chunks) {
-        for (const item of decoder.write(chunk)) items.push(item);
+        for (const item of decoder.write(chunk)) put(item);
       }
       decoder.end();
       return { metadata: decoder.metadata, items, refused: decoder.refused };
@@ -202,7 +217,7 @@ async function fetchStreamed<T>(
       // generation between the objects kept, and V8 kept 84 MB of those pages.
       const meta = (item as KubeObject).metadata;
       if (dropManagedFields && meta?.managedFields) (item as KubeObject).metadata = withoutManagedFields(meta);
-      items.push(item);
+      put(item);
     };
     const decoder = new JsonListDecoder<T>();
     for await (const chunk of response.chunks) {

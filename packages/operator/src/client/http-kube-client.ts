@@ -37,10 +37,23 @@ export type { WriteFence };
  */
 export interface CacheReader {
   /** A synced store that holds every object of the kind in the namespace (all namespaces without one). */
-  find<T>(
+  find<T>(resource: ResourceDescriptor<T>, namespace?: string): CachedObjects<T> | undefined;
+  /**
+   * When `find` has none but the cache may start keeping the kind (it watches it for events
+   * only): that store once it holds every object, which this first read starts. Undefined:
+   * the read goes to the API server.
+   */
+  whenReadable?<T>(
     resource: ResourceDescriptor<T>,
     namespace?: string,
-  ): { get(key: string): T | undefined; list(namespace?: string): T[] } | undefined;
+    signal?: AbortSignal,
+  ): Promise<CachedObjects<T>> | undefined;
+}
+
+/** A cache's objects of one kind, read as they are (treat them as read-only). */
+export interface CachedObjects<T> {
+  get(key: string): T | undefined;
+  list(namespace?: string): T[];
 }
 
 export interface KubeClientOptions {
@@ -144,9 +157,12 @@ export class HttpKubeClient extends KubeClient {
     });
   }
 
-  /** The object, or undefined when it does not exist. From the cache when an informer holds the kind. */
+  /**
+   * The object, or undefined when it does not exist. From the cache when an informer holds
+   * the kind, or will once this first read has it keep a kind it watched for events only.
+   */
   async get<T>(resource: ResourceDescriptor<T>, ref: ObjectRef): Promise<T | undefined> {
-    const cached = this.options.informers?.find(resource, ref.namespace);
+    const cached = await this.cached(resource, ref.namespace);
     if (cached) return cached.get(keyOf(ref)) as T | undefined;
     try {
       const request = { verb: 'get', resource, ...ref, absentIsAnswer: true } as const;
@@ -160,7 +176,7 @@ export class HttpKubeClient extends KubeClient {
   /** Objects of a kind: from the cache when an informer covers it, else one paginated LIST. */
   async list<T>(resource: ResourceDescriptor<T>, options: ListOptions = {}): Promise<T[]> {
     if (!options.labelSelector && !options.fieldSelector) {
-      const cached = this.options.informers?.find(resource, options.namespace);
+      const cached = await this.cached(resource, options.namespace);
       if (cached) return cached.list(options.namespace) as T[];
     }
     // One span for the whole list, its pages included: the call the reconciler made.
@@ -178,6 +194,18 @@ export class HttpKubeClient extends KubeClient {
       onStatus?.(200); // every page was answered 200: anything else threw
       return items;
     });
+  }
+
+  /** The cache's objects of the kind in the namespace, if it has them or starts keeping them for this read. */
+  private cached<T>(
+    resource: ResourceDescriptor<T>,
+    namespace?: string,
+  ): CachedObjects<T> | undefined | Promise<CachedObjects<T> | undefined> {
+    const informers = this.options.informers;
+    return (
+      informers?.find(resource, namespace) ??
+      informers?.whenReadable?.(resource, namespace, signalOf(this.options.scope))
+    );
   }
 
   async create<T extends KubeObject>(object: T, resource = this.kinds.forObject(object)): Promise<T> {

@@ -31,7 +31,20 @@ describe('cacheSettings', () => {
   });
 
   it('has nothing to add without a cache option', () => {
-    assert.deepEqual(cacheSettings(), { defaults: {}, byResource: new Map() });
+    assert.deepEqual(cacheSettings(), { defaults: {}, byResource: new Map(), keeps: { byResource: new Map() } });
+  });
+
+  it('keeps what owned and watched kinds keep: module-wide, and per kind', () => {
+    const settings = cacheSettings({ keep: 'objects', byKind: [{ kind: Secret, keep: 'none' }, { kind: Gizmo }] });
+    assert.equal(settings.keeps.all, 'objects');
+    assert.deepEqual([...(settings.keeps.byResource ?? [])], [['secrets', 'none']]);
+    assert.deepEqual(
+      [...settings.byResource],
+      [
+        ['secrets', {}],
+        ['gizmos.example.com', {}],
+      ],
+    );
   });
 
   it('refuses a kind listed twice, a class that is not a kind, and bad values, saying where', () => {
@@ -46,5 +59,10 @@ describe('cacheSettings', () => {
       /cache\.byKind\[0\] \(secrets\)\.resyncPeriodMs must be a number of milliseconds greater than 0, got -1/,
     );
     assert.throws(() => cacheSettings({ transform: 'drop' as never }), /cache\.transform must be a function/);
+    assert.throws(
+      () => cacheSettings({ byKind: [{ kind: Secret, keep: 'all' as never }] }),
+      /cache\.byKind\[0\]\.keep \(secrets\) must be 'objects', 'metadata' or 'none' \(or left out: cached from its first read\), got "all"/,
+    );
+    assert.throws(() => cacheSettings({ keep: true as never }), /cache\.keep must be 'objects', 'metadata' or 'none'/);
   });
 });

@@ -145,9 +145,9 @@ export function createManager(
       })
     : undefined;
   if (election) metrics.setLeader(election.id, false);
-  const { defaults, byResource } = cacheSettings(options.cache);
+  const { defaults, byResource, keeps } = cacheSettings(options.cache);
   // Made here, not by the manager's cluster: the shard coordinator watches through it too.
-  const informers = new InformerCache(transport, { logger: logger('Informer'), ...defaults }, byResource);
+  const informers = new InformerCache(transport, { logger: logger('Informer'), ...defaults }, byResource, keeps);
   const sharding = shardCoordinator(transport, informers, metrics, options, logger);
   const manager = new Manager({
     transport,
@@ -171,7 +171,9 @@ export function createManager(
     ...(options.shutdownGraceMs ? { shutdownGraceMs: options.shutdownGraceMs } : {}),
   });
   metrics.trackThrottling(() => transport.throttledResources);
-  metrics.trackWatches(() => informers.all().map((i) => ({ resource: resourceName(i.resource), stats: i.stats })));
+  metrics.trackWatches(() =>
+    informers.all().map((i) => ({ resource: resourceName(i.resource), stats: i.stats, mode: i.mode, objects: i.size })),
+  );
   sharding?.countObjects(() => manager.shardedObjects);
   return manager;
 }

@@ -4,6 +4,7 @@ import type { ResourceType } from '../crd/custom-resource.decorator.js';
 import type { LeaseTiming } from '../runtime/leases/lease-timing.js';
 import type { FleetOptions } from '../runtime/fleet/fleet.js';
 import type { StorageMigrationOptions } from '../upgrades/storage-version-migration.js';
+import type { KeepChoice } from '../runtime/cache/keep-choice.js';
 import type {
   HealthServerOptions,
   MetricsServerOptions,
@@ -192,6 +193,18 @@ export interface CacheOptions {
    * ```
    */
   byKind?: KindCacheOptions[];
+  /**
+   * What the informers of owned and watched kinds keep, when their controller does not say
+   * (`owns: [{ resource, keep }]`, `@Watches(kind, { keep })`; a controller's own kind keeps
+   * its objects always). Left out: a skeleton per object (name, namespace, resourceVersion,
+   * generation, labels, owner references: what maps an event to its requests), as kube-rs
+   * keeps nothing of an owned kind, until a read from the cache (`kube.get`, `kube.list`)
+   * asks for the kind: that first read makes its informer keep the objects, and waits until
+   * it holds them all. 'objects' keeps them from the start, as controller-runtime;
+   * 'metadata' their metadata; 'none' a skeleton for good (reads go to the API server).
+   * `nestor_cache_objects{resource,mode}` says what each kind keeps.
+   */
+  keep?: KeepChoice;
 }
 
 /** One kind's cache settings: see {@link CacheOptions.byKind}. */
@@ -202,6 +215,8 @@ export interface KindCacheOptions {
   transform?: (object: KubeObject) => KubeObject;
   /** This kind's resync period, in place of the module-wide one; 0 turns resync off for it. */
   resyncPeriodMs?: number;
+  /** What this kind's informers keep where it is owned or watched, in place of the module-wide `keep`. */
+  keep?: KeepChoice;
 }
 
 /** What `OperatorModule.forRoot` takes: the same as `createOperator`. */

@@ -4,6 +4,10 @@ import { Gauge, type Registry } from 'prom-client';
 export interface WatchStatsSource {
   resource: string;
   stats: { restarts: number; relists: number; lastEventAt?: number; lastSyncAt?: number };
+  /** What its informer keeps of each object: objects, metadata, or a skeleton (events only). */
+  mode?: 'objects' | 'metadata' | 'events';
+  /** Objects (or skeletons) it holds. */
+  objects?: number;
 }
 
 /** Nestor's watch health, read from the watches' stats when scraped. */
@@ -27,6 +31,26 @@ export class WatchMetrics {
           }
         },
       });
+    new Gauge({
+      name: 'nestor_cache_objects',
+      help:
+        'Objects the informers of a resource hold, by what they keep of each: objects (reads are served ' +
+        'from them), metadata, or events (a skeleton per object: the kind is watched for events only)',
+      labelNames: ['resource', 'mode'],
+      registers,
+      collect() {
+        this.reset();
+        const totals = new Map<string, { resource: string; mode: string; objects: number }>();
+        for (const source of [...watches].flatMap((list) => list())) {
+          if (source.mode === undefined) continue;
+          const key = `${source.resource}\n${source.mode}`;
+          const total = totals.get(key) ?? { resource: source.resource, mode: source.mode, objects: 0 };
+          total.objects += source.objects ?? 0;
+          totals.set(key, total);
+        }
+        for (const { resource, mode, objects } of totals.values()) this.set({ resource, mode }, objects);
+      },
+    });
     watchGauge('nestor_watch_restarts', 'Times the watch of a resource reconnected', (s) => s.stats.restarts);
     watchGauge(
       'nestor_watch_relists',

@@ -63,6 +63,7 @@ export function bindController(found: DiscoveredController, namespace?: string):
           ? { namespace: watchedNamespace }
           : {}),
       ...(watch.options.metadataOnly ? { metadataOnly: true } : {}),
+      ...(watch.options.keep !== undefined ? { keep: watch.options.keep } : {}),
       ...(watch.options.labelSelector ? { labelSelector: watch.options.labelSelector } : {}),
       ...(watch.options.fieldSelector ? { fieldSelector: watch.options.fieldSelector } : {}),
       ...(watch.options.predicates ? { predicates: watch.options.predicates as Predicate<KubeObject>[] } : {}),
@@ -94,7 +95,13 @@ export function bindController(found: DiscoveredController, namespace?: string):
     ...(options.fieldSelector ? { fieldSelector: options.fieldSelector } : {}),
     ...(options.predicates ? { predicates: options.predicates as Predicate<KubeObject>[] } : {}),
     owns: (options.owns ?? []).map((entry) =>
-      isOwnedKind(entry) ? { resource: kind(entry.resource), metadataOnly: entry.metadataOnly ?? false } : kind(entry),
+      isOwnedKind(entry)
+        ? {
+            resource: kind(entry.resource),
+            metadataOnly: entry.metadataOnly ?? false,
+            ...(entry.keep !== undefined ? { keep: entry.keep } : {}),
+          }
+        : kind(entry),
     ),
     watches,
     sources,

@@ -94,6 +94,7 @@ export {
   HttpKubeClient,
   controllerReference,
   type CacheReader,
+  type CachedObjects,
   type WriteFence,
   type KubeClientOptions,
 } from '../client/http-kube-client.js';
@@ -152,8 +153,21 @@ export type { WatchOptions, WatchTransport, WatchErrorInfo } from './watch/watch
 export type { WatchStats } from './watch/watch-stats.js';
 export { watch } from './watch/watch.js';
 export type { IndexFunc } from './cache/store-index.js';
-export { Informer, NAMESPACE_INDEX, OWNER_INDEX, type InformerEvent, type InformerOptions } from './cache/informer.js';
-export { InformerCache, type InformerSelector, type InformerHandle } from './cache/informer-cache.js';
+export {
+  Informer,
+  NAMESPACE_INDEX,
+  OWNER_INDEX,
+  type InformerEvent,
+  type InformerMode,
+  type InformerOptions,
+} from './cache/informer.js';
+export {
+  InformerCache,
+  type InformerSelector,
+  type InformerHandle,
+  type KeepSettings,
+} from './cache/informer-cache.js';
+export type { KeepChoice } from './cache/keep-choice.js';
 export * from './controller/predicates.js';
 export * from './queue/queue.js';
 export * from './queue/rate-limiter.js';

@@ -5,15 +5,20 @@ import type { ResourceDescriptor } from '@nestor/core';
 import { OPERATOR_CONTROLLER_METADATA } from '../operator.constants.js';
 import type { ObjectSelector } from '../../client/object-selector.js';
 import type { ClusterSelection } from '../../runtime/controller/controller-options.js';
+import type { KeepChoice } from '../../runtime/cache/keep-choice.js';
 
 /** What `@Controller` takes: the kind to reconcile, the kinds it owns, its selector, concurrency and cache settings. */
 export interface ControllerOptions extends ObjectSelector {
   /** Unique name: metrics label and log field (default: the class name). */
   name?: string;
   /**
-   * Kinds this controller creates and owns: their changes reconcile the owner. An entry
-   * `{ resource: Secret, metadataOnly: true }` caches only those objects' metadata (enough to
-   * find the owner; `KubeClient` reads of that kind then go to the API server).
+   * Kinds this controller creates and owns: their changes reconcile the owner. Their
+   * informers keep a skeleton per child (enough to find the owner) until the first
+   * `KubeClient` read of the kind asks for the children, which then waits until they are all
+   * cached; a reconciler that only applies its children pays nothing for them. An entry
+   * `{ resource: Deployment, keep: 'objects' }` caches them from the start, `keep: 'none'`
+   * never (reads go to the API server); `{ resource: Secret, metadataOnly: true }` watches
+   * only those objects' metadata.
    */
   owns?: Array<ResourceType | OwnedKind>;
   /**
@@ -64,8 +69,14 @@ export interface ControllerOptions extends ObjectSelector {
 /** An owned kind with options (see `owns`). */
 export interface OwnedKind {
   resource: ResourceType;
-  /** Cache only the objects' metadata (PartialObjectMetadata). */
+  /** Watch only the objects' metadata (PartialObjectMetadata); a read of the kind never starts caching it. */
   metadataOnly?: boolean;
+  /**
+   * What its informer keeps: 'objects' (cached from the start), 'metadata', or 'none' (a
+   * skeleton per child for good). Left out: the module's `cache.keep`, else a skeleton until
+   * the first read of the kind from the cache (see docs/reconcilers.md, "What is cached").
+   */
+  keep?: KeepChoice;
 }
 
 export interface ControllerMetadata {

@@ -5,6 +5,7 @@ import type { Predicate, ResourceEvent } from '../../runtime/controller/predicat
 import { OPERATOR_WATCHES_METADATA } from '../operator.constants.js';
 import type { ObjectSelector } from '../../client/object-selector.js';
 import type { ClusterSelection } from '../../runtime/controller/cluster-selection.js';
+import type { KeepChoice } from '../../runtime/cache/keep-choice.js';
 
 /**
  * A namespace known only when the operator starts: called once then, with the module's
@@ -25,10 +26,19 @@ export interface WatchesOptions extends Omit<ObjectSelector, 'namespace'> {
   /** Only objects in these namespaces, one informer each. Not with `namespace`. */
   namespaces?: string[];
   /**
-   * Cache only the objects' metadata (PartialObjectMetadata): the method gets apiVersion,
+   * Watch only the objects' metadata (PartialObjectMetadata): the method gets apiVersion,
    * kind and metadata, no spec or status. For kinds the controller only maps.
    */
   metadataOnly?: boolean;
+  /**
+   * What the kind's informer keeps: 'objects' (cached from the start), 'metadata', or 'none'
+   * (a skeleton per object for good). Left out: with `predicates`, what it watches (they
+   * compare old objects with new); without, the module's `cache.keep`, else a skeleton per
+   * object until the first read of the kind from the cache. The method gets every event's
+   * whole object either way; `event.old` is then a skeleton (name, namespace,
+   * resourceVersion, generation, labels, owner references).
+   */
+  keep?: KeepChoice;
   /** Events of the watched kind that fail one of these are not mapped (`generationChanged`, `labelsChanged`, ...). */
   predicates?: Predicate<never>[];
   /**

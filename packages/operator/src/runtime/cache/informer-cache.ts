@@ -1,12 +1,30 @@
-import { type KubeObject, type ResourceDescriptor, resourceName } from '@nestor/core';
+import { DEFAULT_CACHE_SYNC_TIMEOUT_MS, type KubeObject, type ResourceDescriptor, resourceName } from '@nestor/core';
 import type { ObjectSelector } from '../../client/object-selector.js';
-import { Informer, type InformerOptions } from './informer.js';
+import { Informer, type InformerMode, type InformerOptions } from './informer.js';
+import type { KeepChoice } from './keep-choice.js';
 import type { WatchTransport } from '../watch/watch-options.js';
 
-/** Which objects of a resource an informer holds. */
+/** Which objects of a resource an informer holds, and what it keeps of them. */
 export interface InformerSelector extends ObjectSelector {
   /** Only the objects' metadata (PartialObjectMetadata): an informer of its own, never used for full reads. */
   metadataOnly?: boolean;
+  /**
+   * A skeleton per object is enough for this holder (it maps events, it reads nothing): the
+   * informer keeps skeletons unless a holder wants more (see Informer's eventsOnly). Not a
+   * separate informer: one that keeps more serves it as well.
+   */
+  eventsOnly?: boolean;
+  /**
+   * With eventsOnly: the first read of the kind from this cache (`whenReadable`) makes the
+   * informer keep whole objects, so reads are served from it as from any other.
+   */
+  cacheOnRead?: boolean;
+}
+
+/** What owned and watched kinds' informers keep (see KeepChoice): for every kind, and per kind by `resourceName()`. */
+export interface KeepSettings {
+  all?: KeepChoice;
+  byResource?: ReadonlyMap<string, KeepChoice>;
 }
 
 /** A hold on a shared informer; release it when done (once). */
@@ -16,14 +34,25 @@ export interface InformerHandle<T extends KubeObject = KubeObject> {
 }
 
 interface Entry {
+  readonly key: string;
   informer: Informer<KubeObject>;
   holders: number;
+  /** Where it serves reads once it keeps objects ('' for every namespace); undefined: never. */
+  readonly where: string | undefined;
+  /** A holder asked for cacheOnRead: a read may make it keep objects. */
+  cacheOnRead: boolean;
+  /** keepObjects() asked of it by this cache. */
+  filling: boolean;
+  /** '<kind> in <namespace>', for the log. */
+  readonly description: string;
 }
 
 /**
  * The shared informers of one transport: one informer, hence one watch on the wire, per
  * resource and selector, however many controllers and clients hold it; reference
- * counted, stopped when the last holder releases it.
+ * counted, stopped when the last holder releases it. An informer whose holders only map
+ * events keeps a skeleton per object, until a holder wants the objects or a read asks for
+ * them (`whenReadable`): then it keeps them, in place, without a second watch.
  */
 export class InformerCache {
   private readonly entries = new Map<string, Entry>();
@@ -33,6 +62,8 @@ export class InformerCache {
    * (readersOf) look them up without building a cache key.
    */
   private readonly readable = new Map<string, Map<string, Informer<KubeObject>>>();
+  /** Informers that keep skeletons and that a read may make keep objects (cacheOnRead), the same way. */
+  private readonly lazy = new Map<string, Map<string, Entry>>();
   /** Each resource descriptor's kind key, made once. */
   private readonly kindKeys = new WeakMap<ResourceDescriptor, string>();
 
@@ -45,7 +76,14 @@ export class InformerCache {
      * the defaults: controller-runtime's cache ByObject.
      */
     private readonly byResource: ReadonlyMap<string, InformerOptions> = new Map(),
+    /** What owned and watched kinds keep when their controller does not say (see KeepChoice). */
+    private readonly keeps: KeepSettings = {},
   ) {}
+
+  /** What the settings say an owned or watched kind's informers keep; undefined: the default rules. */
+  keepOf(resource: ResourceDescriptor): KeepChoice | undefined {
+    return this.keeps.byResource?.get(resourceName(resource)) ?? this.keeps.all;
+  }
 
   /** The informer for the resource and selector, started on first use. */
   acquire<T>(resource: ResourceDescriptor<T>, selector: InformerSelector = {}): InformerHandle<T & KubeObject> {
@@ -56,12 +94,27 @@ export class InformerCache {
         ...this.defaults,
         ...this.byResource.get(resourceName(resource)),
         ...scoped(resource, selector),
+        ...(selector.eventsOnly ? { eventsOnly: true } : {}),
       });
-      entry = { informer, holders: 0 };
+      entry = {
+        key,
+        informer,
+        holders: 0,
+        where: readableIn(resource, selector),
+        cacheOnRead: false,
+        filling: false,
+        description: describe(resource, selector),
+      };
       this.entries.set(key, entry);
-      const where = readableIn(resource, selector);
-      if (where !== undefined) this.readersByNamespace(resource, true).set(where, informer);
+      if (informer.mode === 'objects' && entry.where !== undefined)
+        this.readersByNamespace(resource, true).set(entry.where, informer);
+      this.log(entry, informer.mode === 'events' ? 'watched for events only: a skeleton per object' : undefined);
       informer.start();
+    }
+    if (!selector.eventsOnly && entry.informer.mode === 'events') this.startFill(entry, 'a holder wants its objects');
+    else if (selector.cacheOnRead && !entry.cacheOnRead && entry.informer.mode === 'events') {
+      entry.cacheOnRead = true;
+      if (entry.where !== undefined) this.byNamespace(this.lazy, resource, true).set(entry.where, entry);
     }
     entry.holders++;
     const held = entry;
@@ -73,8 +126,7 @@ export class InformerCache {
         released = true;
         if (--held.holders > 0 || this.entries.get(key) !== held) return;
         this.entries.delete(key);
-        const where = readableIn(resource, selector);
-        if (where !== undefined) this.readersByNamespace(resource)?.delete(where);
+        this.forget(resource, held);
         held.informer.stop();
       },
     };
@@ -108,6 +160,26 @@ export class InformerCache {
     return found;
   }
 
+  /**
+   * When no informer serves reads of the namespace's objects (`find`) but one keeps
+   * skeletons of them and may keep them whole (cacheOnRead): that informer once it keeps
+   * them, which the first such read starts (`Informer.keepObjects`: its watch starts over,
+   * no second one). Undefined when there is none: the read goes to the API server. Rejects
+   * when `signal` aborts, or after `DEFAULT_CACHE_SYNC_TIMEOUT_MS` with an error that says so.
+   */
+  whenReadable<T>(
+    resource: ResourceDescriptor<T>,
+    namespace?: string,
+    signal?: AbortSignal,
+  ): Promise<Informer<T & KubeObject>> | undefined {
+    const lazy = this.byNamespace(this.lazy, resource);
+    const entry = lazy?.get('') ?? (namespace && resource.namespaced ? lazy?.get(namespace) : undefined);
+    if (!entry) return undefined;
+    return this.fill(entry, 'read from the cache', signal).then(
+      () => entry.informer as unknown as Informer<T & KubeObject>,
+    );
+  }
+
   /** The running informers. */
   all(): Informer<KubeObject>[] {
     return [...this.entries.values()].map((entry) => entry.informer);
@@ -118,19 +190,85 @@ export class InformerCache {
     for (const entry of this.entries.values()) entry.informer.stop();
     this.entries.clear();
     this.readable.clear();
+    this.lazy.clear();
+  }
+
+  /** Makes the entry's informer keep objects (once), then serve reads. */
+  private startFill(entry: Entry, why: string): void {
+    if (entry.filling) return;
+    entry.filling = true;
+    this.log(entry, `${why}: keeping its objects from now on`);
+    entry.informer.keepObjects().then(
+      () => this.serveReads(entry),
+      () => {}, // stopped first: released meanwhile
+    );
+  }
+
+  /** startFill, and the wait for it, bounded. */
+  private async fill(entry: Entry, why: string, signal?: AbortSignal): Promise<void> {
+    const { informer } = entry;
+    this.startFill(entry, why);
+    const bound = AbortSignal.timeout(DEFAULT_CACHE_SYNC_TIMEOUT_MS);
+    try {
+      await informer.keepObjects(signal ? AbortSignal.any([signal, bound]) : bound);
+    } catch (error) {
+      if (!bound.aborted || signal?.aborted) throw error;
+      throw new Error(
+        `the cache of ${entry.description} did not fill within ${DEFAULT_CACHE_SYNC_TIMEOUT_MS} ms` +
+          `${informer.stats.lastError ? `: ${informer.stats.lastError}` : ''}`,
+        { cause: error },
+      );
+    }
+  }
+
+  /** The entry's informer keeps objects now: reads are served from it. */
+  private serveReads(entry: Entry): void {
+    const { informer, where } = entry;
+    if (this.entries.get(entry.key) !== entry || where === undefined) return;
+    this.byNamespace(this.lazy, informer.resource)?.delete(where);
+    this.readersByNamespace(informer.resource, true).set(where, informer);
+    this.log(entry, 'keeps its objects: reads are served from it');
+  }
+
+  /** Drops a released entry from the indexes of reads. */
+  private forget(resource: ResourceDescriptor, entry: Entry): void {
+    if (entry.where === undefined) return;
+    const readers = this.readersByNamespace(resource);
+    if (readers?.get(entry.where) === entry.informer) readers.delete(entry.where);
+    const lazy = this.byNamespace(this.lazy, resource);
+    if (lazy?.get(entry.where) === entry) lazy.delete(entry.where);
+  }
+
+  private log(entry: Entry, what: string | undefined): void {
+    const mode: InformerMode = entry.informer.mode;
+    this.defaults.logger?.debug(
+      `informer ${entry.description}: ${what ?? (mode === 'objects' ? 'caches its objects' : 'caches their metadata')}`,
+      { resource: resourceName(entry.informer.resource), mode },
+    );
   }
 
   private readersByNamespace(resource: ResourceDescriptor, create: true): Map<string, Informer<KubeObject>>;
   private readersByNamespace(resource: ResourceDescriptor): Map<string, Informer<KubeObject>> | undefined;
   private readersByNamespace(resource: ResourceDescriptor, create = false) {
+    return create ? this.byNamespace(this.readable, resource, true) : this.byNamespace(this.readable, resource);
+  }
+
+  /** The kind's map, by namespace, in `index` (readable or lazy). */
+  private byNamespace<V>(
+    index: Map<string, Map<string, V>>,
+    resource: ResourceDescriptor,
+    create: true,
+  ): Map<string, V>;
+  private byNamespace<V>(index: Map<string, Map<string, V>>, resource: ResourceDescriptor): Map<string, V> | undefined;
+  private byNamespace<V>(index: Map<string, Map<string, V>>, resource: ResourceDescriptor, create = false) {
     let kind = this.kindKeys.get(resource);
     if (kind === undefined) {
       kind = `${resource.group}/${resource.version}/${resource.plural}`;
       this.kindKeys.set(resource, kind);
     }
-    let readers = this.readable.get(kind);
-    if (!readers && create) this.readable.set(kind, (readers = new Map()));
-    return readers;
+    let map = index.get(kind);
+    if (!map && create) index.set(kind, (map = new Map()));
+    return map;
   }
 }
 
@@ -152,6 +290,20 @@ function scoped(resource: ResourceDescriptor, selector: InformerSelector): Infor
     ...(fieldSelector ? { fieldSelector } : {}),
     ...(metadataOnly ? { metadataOnly } : {}),
   };
+}
+
+/** 'configmaps in ns' and the selector, for the log. */
+function describe(resource: ResourceDescriptor, selector: InformerSelector): string {
+  const { namespace, labelSelector, fieldSelector, metadataOnly } = scoped(resource, selector);
+  return [
+    resourceName(resource),
+    namespace ? `in ${namespace}` : '',
+    labelSelector ? `labels ${labelSelector}` : '',
+    fieldSelector ? `fields ${fieldSelector}` : '',
+    metadataOnly ? '(metadata only)' : '',
+  ]
+    .filter(Boolean)
+    .join(' ');
 }
 
 function cacheKey(resource: ResourceDescriptor, selector: InformerSelector): string {

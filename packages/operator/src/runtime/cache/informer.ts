@@ -11,6 +11,7 @@ import {
 } from '@nestor/core';
 import type { ResourceEvent } from './resource-event.js';
 import { compareResourceVersions } from './resource-version.js';
+import { Skeletons } from './skeleton.js';
 import { StoreIndex, type IndexFunc } from './store-index.js';
 import { watchInto } from '../watch/watch.js';
 import type { WatchEvent } from '../watch/watch-event.js';
@@ -25,10 +26,20 @@ export const NAMESPACE_INDEX = 'namespace';
 /** Built-in index: objects by the UID of their controller owner reference. */
 export const OWNER_INDEX = 'owner';
 
-export interface InformerOptions extends Omit<WatchOptions, 'stats'> {
+export interface InformerOptions extends Omit<WatchOptions, 'stats' | 'keep' | 'replaceKept'> {
   /** Re-emit every cached object as 'updated' (old === object) this often (default: never). */
   resyncMs?: number;
+  /**
+   * Keep a skeleton of each object (Skeletons: name, namespace, resourceVersion, generation,
+   * labels, owner references) rather than the object: the events are the same, whole objects, and
+   * an update's old object, a resync's deletion, `get` and `list` give skeletons. For a kind
+   * whose events only map to requests; `keepObjects()` makes it keep whole objects.
+   */
+  eventsOnly?: boolean;
 }
+
+/** What an informer keeps of each object: the objects, their metadata (metadataOnly), or a skeleton (eventsOnly). */
+export type InformerMode = 'objects' | 'metadata' | 'events';
 
 const none: readonly string[] = [];
 const byNamespace: IndexFunc<KubeObject> = (o) => (o.metadata?.namespace ? [o.metadata.namespace] : none);
@@ -53,7 +64,8 @@ interface IndexEntry {
  * A cache of one resource and selector fed by one watch: a store keyed by `ns/name`,
  * indexes built on first use and kept up to date on every event after, a `synced` signal after the first full list,
  * and the changes as a hot Observable. The cached objects are the decoded objects
- * themselves: treat them as read-only.
+ * themselves: treat them as read-only. With `eventsOnly` it keeps a skeleton of each object
+ * (see Skeletons) until keepObjects().
  */
 export class Informer<T extends KubeObject = KubeObject> {
   /** Health of the underlying watch. */
@@ -76,6 +88,12 @@ export class Informer<T extends KubeObject = KubeObject> {
   private resyncTimer?: TimerHandle;
   private state: 'new' | 'running' | 'stopped' = 'new';
   private hasSynced = false;
+  /** False while the store holds skeletons (eventsOnly), until keepObjects() has filled it. */
+  private keepsObjects: boolean;
+  /** keepObjects() is underway: a new watch is replacing the skeletons. */
+  private filling = false;
+  /** Waiting for keepObjects() to fill the store. */
+  private readonly fills = new Set<Waiter>();
 
   constructor(
     private readonly transport: WatchTransport,
@@ -84,6 +102,7 @@ export class Informer<T extends KubeObject = KubeObject> {
   ) {
     this.events$ = this.changes.asObservable() as Observable<InformerEvent<T>>;
     this.clock = options.clock ?? systemClock;
+    this.keepsObjects = !options.eventsOnly;
     this.addIndex(NAMESPACE_INDEX, byNamespace);
     this.addIndex(OWNER_INDEX, byOwner);
   }
@@ -95,6 +114,12 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   get size(): number {
     return this.store.size;
+  }
+
+  /** What the store holds of each object: see InformerMode. 'events' until keepObjects() has filled it. */
+  get mode(): InformerMode {
+    if (!this.keepsObjects) return 'events';
+    return this.options.metadataOnly ? 'metadata' : 'objects';
   }
 
   get(ref: string | ObjectRef): T | undefined {
@@ -136,10 +161,14 @@ export class Informer<T extends KubeObject = KubeObject> {
     return [...this.index(name).keys(value)];
   }
 
-  /** Resolves once synced; rejects when `signal` aborts or the informer stops first. */
+  /**
+   * Resolves once synced and, while keepObjects() fills the store, once it is filled (`synced`
+   * stays true meanwhile: the events go on); rejects when `signal` aborts or the informer
+   * stops first.
+   */
   whenSynced(signal?: AbortSignal): Promise<void> {
-    if (this.hasSynced) return Promise.resolve();
-    return this.wait(this.waiters, {}, signal);
+    if (!this.hasSynced) return this.wait(this.waiters, {}, signal);
+    return this.filling ? this.wait(this.fills, {}, signal) : Promise.resolve();
   }
 
   /**
@@ -173,15 +202,47 @@ export class Informer<T extends KubeObject = KubeObject> {
     if (this.state === 'running') return;
     if (this.state === 'stopped') throw this.stoppedError();
     this.state = 'running';
+    this.watch(false);
+    if (this.options.resyncMs) this.scheduleResync(this.options.resyncMs);
+  }
+
+  /**
+   * From now on, keep whole objects where the store kept skeletons (eventsOnly): the watch
+   * starts over with a consistent LIST (not older than anything the skeletons' watch saw)
+   * whose objects replace the skeletons, and which emits only what changed meanwhile, as any
+   * relist; the store's keys, the events and `synced` go on throughout. Resolves once every
+   * object is in; at once when the informer keeps objects already.
+   */
+  keepObjects(signal?: AbortSignal): Promise<void> {
+    if (this.keepsObjects || this.filling) return this.whenSynced(signal);
+    if (this.state === 'stopped') return Promise.reject(this.stoppedError());
+    if (this.state === 'new') {
+      this.keepsObjects = true; // nothing kept yet: the first list brings whole objects
+      return this.whenSynced(signal);
+    }
+    this.filling = true;
+    this.stopWatch?.();
+    this.watch(true);
+    return this.whenSynced(signal);
+  }
+
+  /** The list+watch into the store; `fill`: its first sync replaces the skeletons (keepObjects). */
+  private watch(fill: boolean): void {
+    const { eventsOnly: _, ...options } = this.options;
+    const skeletons = !this.keepsObjects && !fill;
     this.stopWatch = watchInto(
       this.transport,
       this.resource,
-      { ...this.options, stats: this.stats },
+      {
+        ...options,
+        stats: this.stats,
+        ...(skeletons ? { keep: new Skeletons().of } : {}),
+        ...(fill ? { replaceKept: true, firstListFromCache: false } : {}),
+      },
       this.store,
       (event, key, old) => this.apply(event, key!, old),
       () => this.progressed(),
     );
-    if (this.options.resyncMs) this.scheduleResync(this.options.resyncMs);
   }
 
   /** Stops the watch for good; waiters on the sync are rejected. The store keeps its last state. */
@@ -190,7 +251,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     this.state = 'stopped';
     this.stopWatch?.();
     if (this.resyncTimer !== undefined) this.clock.clearTimeout(this.resyncTimer);
-    for (const waiter of [...this.waiters, ...this.catchUps]) waiter.reject(this.stoppedError());
+    for (const waiter of [...this.waiters, ...this.catchUps, ...this.fills]) waiter.reject(this.stoppedError());
     this.changes.complete();
   }
 
@@ -201,6 +262,7 @@ export class Informer<T extends KubeObject = KubeObject> {
         this.hasSynced = true;
         for (const waiter of [...this.waiters]) waiter.resolve();
       }
+      if (this.filling) this.filled();
       return;
     }
     if (this.state !== 'running') return;
@@ -213,6 +275,15 @@ export class Informer<T extends KubeObject = KubeObject> {
     }
     for (const index of this.built) index.update(key, old, object);
     this.changes.next(old === undefined ? { type: 'added', object } : { type: 'updated', object, old });
+  }
+
+  /** keepObjects()'s list is in: the store holds whole objects, and the indexes built over skeletons are built again on use. */
+  private filled(): void {
+    this.filling = false;
+    this.keepsObjects = true;
+    for (const entry of this.indexes.values()) entry.index = undefined;
+    this.built.length = 0;
+    for (const waiter of [...this.fills]) waiter.resolve();
   }
 
   /** The watch moved (an event, a bookmark, a sync): wakes those waiting for where it now stands. */

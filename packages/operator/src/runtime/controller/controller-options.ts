@@ -1,6 +1,13 @@
 // What a controller is given: its kind, owned and watched kinds, external sources, timers,
 // its reconciler and the run's limits; and the checks of what a user may get wrong in it.
-import type { Clock, KubeObject, ObjectRef, ResourceDescriptor, RuntimeLogger } from '@nestor/core';
+import {
+  resourceName,
+  type Clock,
+  type KubeObject,
+  type ObjectRef,
+  type ResourceDescriptor,
+  type RuntimeLogger,
+} from '@nestor/core';
 import type { Observable } from 'rxjs';
 import type { EventRecorder } from '../../client/event-recorder.js';
 import type { KubeClient } from '../../client/kube-client.js';
@@ -9,6 +16,7 @@ import type { WriteEchoes } from '../../client/write-echoes.js';
 import { show } from '../options-check.js';
 import type { RateLimiter } from '../queue/rate-limiter.js';
 import type { ClusterSelection } from './cluster-selection.js';
+import { checkKeep, decideKeep, watchedKind, type KeepChoice, type RelatedKind } from '../cache/keep-choice.js';
 import type { ExternalSource, WatchSource } from './event-sources.js';
 import type { ObjectTimer } from './object-timers.js';
 import type { Predicate } from './predicates.js';
@@ -24,10 +32,17 @@ export interface ClusterBinding {
   readonly cluster?: string;
 }
 
-/** An owned kind with options: `metadataOnly` caches only its objects' metadata (all the owner mapping reads). */
+/**
+ * An owned kind with options: `metadataOnly` watches only its objects' metadata (all the
+ * owner mapping reads); `keep` says what its informer keeps (see KeepChoice). Left out, a
+ * skeleton per child (enough to map its events to the owner, as kube-rs keeps nothing of
+ * an owned kind) until a read from the cache asks for the children: then the informer keeps
+ * them, and that read and the next are served from it.
+ */
 export interface OwnedResource {
   resource: ResourceDescriptor;
   metadataOnly?: boolean;
+  keep?: KeepChoice;
 }
 
 export interface ManagedControllerOptions<T> extends ObjectSelector {
@@ -136,6 +151,28 @@ export function checkNamespaces(
     if (seen.has(name)) throw new Error(`${where}: ${show(name)} is listed twice`);
     seen.add(name);
   }
+}
+
+/** Each owned and watched kind's `keep`: a KeepChoice, and not 'objects' with metadataOnly. */
+export function checkKeeps(
+  controller: string,
+  { owns = [], watches = [] }: Pick<ManagedControllerOptions<KubeObject>, 'owns' | 'watches'>,
+): void {
+  const check = (where: string, kind: RelatedKind) => {
+    checkKeep(kind.keep, `${where}.keep`);
+    try {
+      decideKeep(kind);
+    } catch (error) {
+      throw new Error(`${where}: ${(error as Error).message}`, { cause: error });
+    }
+  };
+  owns.forEach((entry, i) => {
+    if ('resource' in entry)
+      check(`controller ${controller}: owns[${i}] (${resourceName(entry.resource)})`, { role: 'owns', ...entry });
+  });
+  watches.forEach((watch, i) =>
+    check(`controller ${controller}: watches[${i}] (${resourceName(watch.resource)})`, watchedKind(watch)),
+  );
 }
 
 /** The kinds a controller reads and writes: its own, the owned and the watched ones. */

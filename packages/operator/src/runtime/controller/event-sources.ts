@@ -6,6 +6,7 @@ import type { Predicate, ResourceEvent } from './predicates.js';
 import { toError } from './result.js';
 import type { ObjectSelector } from '../../client/object-selector.js';
 import type { ClusterSelection } from './cluster-selection.js';
+import type { KeepChoice } from '../cache/keep-choice.js';
 
 // The four kinds of event source a controller has, each turned into its own stream of queue
 // keys: its primary kind, the kinds it owns, the kinds it watches through a mapper, and
@@ -32,6 +33,14 @@ export interface WatchSource<R = KubeObject> extends ObjectSelector {
    * kinds the controller only maps, such as Secrets or Pods, it holds a fraction of the memory.
    */
   metadataOnly?: boolean;
+  /**
+   * What its informer keeps (see KeepChoice): left out, a skeleton per object (the mapper
+   * gets each event's whole object; an update's `event.old`, and an object a resync finds
+   * deleted, are skeletons: name, namespace, resourceVersion, generation, labels, owner
+   * references) until a read from the cache asks for the objects; with predicates, the
+   * objects (they compare old with new). 'objects' keeps them from the start.
+   */
+  keep?: KeepChoice;
   predicates?: Predicate<R>[];
 }
 
@@ -55,6 +64,17 @@ export interface StreamFault {
 }
 
 export type FaultReporter = (fault: StreamFault) => void;
+
+/** What a fault did to its stream, for the log. */
+export function faultMessage({ kind, retryInMs }: StreamFault): string {
+  return {
+    predicate: 'a predicate threw; the event is skipped',
+    mapper: 'the mapper threw; the event is skipped',
+    'invalid-request': 'a request is not an object reference; it is skipped',
+    'source-error': `the source failed${retryInMs !== undefined ? `; subscribing again in ${retryInMs} ms` : ''}`,
+    'source-complete': `the source completed; subscribing again in ${retryInMs ?? 0} ms`,
+  }[kind];
+}
 
 /**
  * The request of an event that only echoes the controller's own write (see WriteEchoes):
@@ -225,7 +245,8 @@ function ownerKey(object: KubeObject, owner: ResourceDescriptor): string | undef
   return keyOf(namespace ? { namespace, name: ref.name } : { name: ref.name });
 }
 
-function groupOf(apiVersion: string): string {
+/** The group of an apiVersion: 'apps' of 'apps/v1', '' of 'v1'. */
+export function groupOf(apiVersion: string): string {
   const slash = apiVersion.indexOf('/');
   return slash < 0 ? '' : apiVersion.slice(0, slash);
 }

@@ -20,13 +20,22 @@ import {
   type StreamFault,
   type Echo,
   type EchoCheck,
+  faultMessage,
+  groupOf,
 } from './event-sources.js';
 import { EventVersions } from './event-versions.js';
-import { OWNER_INDEX, type Informer } from '../cache/informer.js';
+import type { Informer } from '../cache/informer.js';
 import type { InformerCache, InformerHandle, InformerSelector } from '../cache/informer-cache.js';
+import { decideKeep, watchedKind, type KeepDecision, type RelatedKind } from '../cache/keep-choice.js';
+import { OwnedInformers } from './owned-informers.js';
 import type { Predicate } from './predicates.js';
 import { positiveDuration, positiveInteger, show } from '../options-check.js';
-import { checkNamespaces, type ClusterBinding, type ManagedControllerOptions } from './controller-options.js';
+import {
+  checkKeeps,
+  checkNamespaces,
+  type ClusterBinding,
+  type ManagedControllerOptions,
+} from './controller-options.js';
 import { isTimerItem, objectGroupOf, ObjectTimers } from './object-timers.js';
 import { WorkQueue } from '../queue/queue.js';
 import { defaultControllerRateLimiter } from '../queue/rate-limiter.js';
@@ -55,7 +64,7 @@ export class ManagedController<T extends KubeObject = KubeObject> {
   /** The primary kind's informers by namespace ('' when one informer holds every object). */
   private readonly primaries = new Map<string, Informer<T>>();
   /** The owned kinds' informers. */
-  private readonly owned: Array<{ resource: ResourceDescriptor; informer: Informer<KubeObject> }> = [];
+  private readonly owned = new OwnedInformers();
   private readonly handles: InformerHandle<KubeObject>[] = [];
   private readonly subscriptions: Subscription[] = [];
   private readonly primaryStreams: Subscription[] = [];
@@ -79,6 +88,7 @@ export class ManagedController<T extends KubeObject = KubeObject> {
       positiveDuration(options.reconcileTimeoutMs, `controller ${options.name}: reconcileTimeoutMs`);
     }
     if (options.namespaces !== undefined) checkNamespaces(options.name, options.namespace, options.namespaces);
+    checkKeeps(options.name, options);
     if (!options.resource && !options.sources?.length) {
       throw new Error(
         `controller ${options.name} has neither a resource nor sources: give it a kind to watch or an Observable of object refs`,
@@ -151,29 +161,23 @@ export class ManagedController<T extends KubeObject = KubeObject> {
     return total;
   }
 
-  /** Objects of the owned kinds in their informers. */
+  /** Objects of the owned kinds in their informers (skeletons of those watched for events only included). */
   get cachedChildren(): number {
-    let total = 0;
-    for (const { informer } of this.owned) total += informer.size;
-    return total;
+    return this.owned.size;
   }
 
-  /** The cached objects of the owned kinds whose controller owner is `owner` (by UID). */
+  /**
+   * The objects of the owned kinds in their informers whose controller owner is `owner` (by
+   * UID): skeletons (key, resourceVersion, labels, owner references) for a kind watched for
+   * events only.
+   */
   childrenOf(owner: KubeObject): Array<{ resource: ResourceDescriptor; object: KubeObject }> {
-    const uid = owner.metadata?.uid;
-    if (!uid) return [];
-    const children: Array<{ resource: ResourceDescriptor; object: KubeObject }> = [];
-    for (const { resource, informer } of this.owned) {
-      for (const object of informer.byIndex(OWNER_INDEX, uid)) children.push({ resource, object });
-    }
-    return children;
+    return this.owned.childrenOf(owner);
   }
 
   /** Whether an owned informer of kind `resource` holds `child`. */
   cachesChild(resource: ResourceDescriptor, child: KubeObject): boolean {
-    const name = resourceName(resource);
-    const key = keyOf({ namespace: child.metadata?.namespace, name: child.metadata?.name ?? '' });
-    return this.owned.some((entry) => resourceName(entry.resource) === name && entry.informer.get(key) !== undefined);
+    return this.owned.holds(resource, child);
   }
 
   /**
@@ -183,8 +187,7 @@ export class ManagedController<T extends KubeObject = KubeObject> {
   ownerOf(ref: OwnerReference, namespace: string | undefined, child: ResourceDescriptor): T | undefined {
     const { resource } = this.options;
     if (!resource || ref.kind !== resource.kind || groupOf(ref.apiVersion) !== resource.group) return undefined;
-    const name = resourceName(child);
-    if (!this.owned.some((entry) => resourceName(entry.resource) === name)) return undefined;
+    if (!this.owned.owns(child)) return undefined;
     return this.read(resource.namespaced && namespace ? `${namespace}/${ref.name}` : ref.name) ?? undefined;
   }
 
@@ -229,16 +232,22 @@ export class ManagedController<T extends KubeObject = KubeObject> {
     }
     const shard = this.options.shard;
     for (const entry of owns) {
-      const { resource: owned, metadataOnly } = 'resource' in entry ? entry : { resource: entry, metadataOnly: false };
+      const { resource: owned, metadataOnly, keep } = 'resource' in entry ? entry : { resource: entry };
       const childEcho = echoOf(owned);
+      const kept = this.keep(`owns ${resourceName(owned)}`, cache, owned, {
+        role: 'owns',
+        keep,
+        metadataOnly,
+        selected: !!shard,
+      });
       for (const namespace of owned.namespaced ? scope : [undefined]) {
         // On a shard, only its share of the children: those labelled with their owner's shard.
         const informer = acquire(owned, {
           ...(namespace ? { namespace } : {}),
           ...(shard ? { labelSelector: shard.selector } : {}),
-          ...(metadataOnly ? { metadataOnly } : {}),
+          ...kept.selector,
         });
-        this.owned.push({ resource: owned, informer: informer as Informer<KubeObject> });
+        this.owned.add(owned, informer as Informer<KubeObject>);
         this.feed(`owns ${resourceName(owned)}`, ownedKeys(informer, resource!, childEcho, queuedBy(informer)));
         const seen = shard?.childSeen;
         if (seen) {
@@ -252,14 +261,15 @@ export class ManagedController<T extends KubeObject = KubeObject> {
     }
     for (const watch of watches) {
       const namespaces = watch.namespaces ?? [watch.namespace];
+      const name = `watches ${resourceName(watch.resource)}`;
+      const kept = this.keep(name, cache, watch.resource, watchedKind(watch));
       for (const namespace of watch.resource.namespaced ? namespaces : [undefined]) {
         const informer = acquire(watch.resource, {
           ...(namespace ? { namespace } : {}),
           ...(watch.labelSelector ? { labelSelector: watch.labelSelector } : {}),
           ...(watch.fieldSelector ? { fieldSelector: watch.fieldSelector } : {}),
-          ...(watch.metadataOnly ? { metadataOnly: true } : {}),
+          ...kept.selector,
         });
-        const name = `watches ${resourceName(watch.resource)}`;
         this.feed(name, watchedKeys(name, informer, watch, report, queuedBy(informer)));
       }
     }
@@ -267,6 +277,13 @@ export class ManagedController<T extends KubeObject = KubeObject> {
       const named = 'stream' in source ? source : { name: `source ${i + 1}`, stream: source };
       this.feed(named.name, externalKeys(named, report));
     });
+  }
+
+  /** What the informers of an owned or watched kind keep (decideKeep), said in a debug line. */
+  private keep(stream: string, cache: InformerCache, kind: ResourceDescriptor, related: RelatedKind): KeepDecision {
+    const decision = decideKeep({ ...related, kindKeep: cache.keepOf(kind) });
+    this.log.debug(`controller ${this.name}, ${stream}: ${decision.why}`, { controller: this.name, stream });
+    return decision;
   }
 
   /**
@@ -368,16 +385,9 @@ export class ManagedController<T extends KubeObject = KubeObject> {
   }
 
   private report(fault: StreamFault): void {
-    const { stream, kind, error, object, retryInMs } = fault;
+    const { stream, kind, error, object } = fault;
     this.options.metrics?.streamFault?.(stream, kind);
-    const what = {
-      predicate: 'a predicate threw; the event is skipped',
-      mapper: 'the mapper threw; the event is skipped',
-      'invalid-request': 'a request is not an object reference; it is skipped',
-      'source-error': `the source failed${retryInMs !== undefined ? `; subscribing again in ${retryInMs} ms` : ''}`,
-      'source-complete': `the source completed; subscribing again in ${retryInMs ?? 0} ms`,
-    }[kind];
-    this.log.error(`controller ${this.name}, ${stream}: ${what}: ${error.message}`, {
+    this.log.error(`controller ${this.name}, ${stream}: ${faultMessage(fault)}: ${error.message}`, {
       controller: this.name,
       stream,
       fault: kind,
@@ -436,10 +446,4 @@ export class ManagedController<T extends KubeObject = KubeObject> {
       ...(fieldSelector ? { fieldSelector } : {}),
     };
   }
-}
-
-/** The group of an apiVersion: 'apps' of 'apps/v1', '' of 'v1'. */
-function groupOf(apiVersion: string): string {
-  const slash = apiVersion.indexOf('/');
-  return slash < 0 ? '' : apiVersion.slice(0, slash);
 }

@@ -1,6 +1,7 @@
 import { type KubeObject, type ObjectRef, resourceName, type RuntimeLogger } from '@nestor/core';
 import { Observable } from 'rxjs';
 import type { InformerHandle } from '../cache/informer-cache.js';
+import { decideKeep, watchedKind } from '../cache/keep-choice.js';
 import { selectsMember } from '../controller/cluster-selection.js';
 import { type ExternalSource, replayThenFollow, type WatchSource } from '../controller/event-sources.js';
 import type { Member } from './member.js';
@@ -30,12 +31,14 @@ export function memberWatch(
       const cluster = member.cluster;
       if (held.has(member) || !cluster || !selectsMember(watch.clusters, member.name)) return;
       const namespaces = watch.resource.namespaced ? (watch.namespaces ?? [watch.namespace]) : [undefined];
+      // What its informers keep: as a controller's own watch (decideKeep), by the member's cache settings.
+      const kept = decideKeep({ ...watchedKind(watch), kindKeep: cluster.informers.keepOf(watch.resource) });
       const handles: InformerHandle<KubeObject>[] = namespaces.map((namespace) =>
         cluster.informers.acquire(watch.resource, {
           ...(namespace ? { namespace } : {}),
           ...(watch.labelSelector ? { labelSelector: watch.labelSelector } : {}),
           ...(watch.fieldSelector ? { fieldSelector: watch.fieldSelector } : {}),
-          ...(watch.metadataOnly ? { metadataOnly: true } : {}),
+          ...kept.selector,
         }),
       );
       const subscriptions = handles.map((handle) =>

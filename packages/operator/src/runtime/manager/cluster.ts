@@ -23,7 +23,7 @@ import type { WriteEchoes } from '../../client/write-echoes.js';
 import type { WriteFence } from '../../client/write-fence.js';
 import type { HealthCheck } from './health.js';
 import type { Informer, InformerOptions } from '../cache/informer.js';
-import { InformerCache } from '../cache/informer-cache.js';
+import { InformerCache, type KeepSettings } from '../cache/informer-cache.js';
 import { OutageGate, type OutageMetrics } from './outage-gate.js';
 import type { WorkerPool } from '../controller/worker-pool.js';
 
@@ -35,8 +35,11 @@ export interface ClusterOptions {
   transport: Transport;
   /** Informer cache to share (default: one of the cluster's own, with `cache`'s options). */
   informers?: InformerCache;
-  /** Options of every informer of the cluster's own cache, and per resource (by `resourceName()`). */
-  cache?: { defaults?: InformerOptions; byResource?: ReadonlyMap<string, InformerOptions> };
+  /**
+   * Options of every informer of the cluster's own cache, and per resource (by
+   * `resourceName()`); what owned and watched kinds keep (`keeps`, see KeepChoice).
+   */
+  cache?: { defaults?: InformerOptions; byResource?: ReadonlyMap<string, InformerOptions>; keeps?: KeepSettings };
   /**
    * The Event recorder the client's Events go to, or the options of the one the cluster
    * makes on its transport, fenced by `fence`.
@@ -100,6 +103,7 @@ export class Cluster {
         options.transport,
         { logger: this.log, ...options.cache?.defaults },
         options.cache?.byResource ?? new Map(),
+        options.cache?.keeps ?? {},
       );
     const outageMetrics = options.metrics?.outageSink?.();
     this.outage = new OutageGate({

@@ -31,9 +31,12 @@ export class KnownObjects<T extends KubeObject> {
     return old;
   }
 
-  /** Starts a relist: feed it every listed object, then take what vanished. */
-  relist(): RelistPass<T> {
-    return new RelistPass(this.objects);
+  /**
+   * Starts a relist: feed it every listed object, then take what vanished. With `replace`,
+   * every listed object is stored, unchanged ones included (see RelistPass.observe).
+   */
+  relist(replace = false): RelistPass<T> {
+    return new RelistPass(this.objects, replace);
   }
 }
 
@@ -44,21 +47,28 @@ export class RelistPass<T extends KubeObject> {
   /** The object the last observe() replaced (MODIFIED), if any. */
   replaced?: T;
 
-  constructor(private readonly objects: Map<string, T>) {
+  constructor(
+    private readonly objects: Map<string, T>,
+    private readonly replace = false,
+  ) {
     if (objects.size > 0) this.seen = new Set();
   }
 
   /**
-   * Records a listed object and returns the event it calls for: ADDED for a new key,
-   * MODIFIED when its resourceVersion moved (`replaced` is then the object before), nothing
-   * when it is unchanged.
+   * Records a listed object, storing `kept` (what the store keeps of it), and returns the
+   * event it calls for: ADDED for a new key, MODIFIED when its resourceVersion moved
+   * (`replaced` is then the object before), nothing when it is unchanged (then stored only
+   * when the pass replaces what was kept).
    */
-  observe(key: string, object: T): 'ADDED' | 'MODIFIED' | undefined {
+  observe(key: string, object: T, kept: T = object): 'ADDED' | 'MODIFIED' | undefined {
     this.seen?.add(key);
     const known = this.objects.get(key);
     this.replaced = known;
-    if (known && known.metadata?.resourceVersion === object.metadata?.resourceVersion) return undefined;
-    this.objects.set(key, object);
+    if (known && known.metadata?.resourceVersion === object.metadata?.resourceVersion) {
+      if (this.replace) this.objects.set(key, kept);
+      return undefined;
+    }
+    this.objects.set(key, kept);
     return known ? 'MODIFIED' : 'ADDED';
   }
 

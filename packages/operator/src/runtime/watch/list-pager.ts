@@ -107,24 +107,28 @@ export class ListPager<T extends KubeObject> {
       pageSize: options.pageSize,
       signal: request.signal,
       ...(resume ? { continueFrom: resume.continueToken } : {}),
-      // The continue token outlived etcd's compaction: the list starts again.
-      onRestart: () => options.log.info(`list of ${options.description} expired between pages; listing again`),
+      // The continue token outlived etcd's compaction: the list starts again, into a new pass.
+      onRestart: () => {
+        options.log.info(`list of ${options.description} expired between pages; listing again`);
+        pass = sink.begin();
+      },
       protobuf: options.protobuf,
       dropManagedFields: options.dropManagedFields,
       ...(options.metadataOnly ? { accept: METADATA_LIST_ACCEPT } : {}),
+      // Each object into the pass as it is decoded: none waits for the rest of its page (from
+      // the watch cache, the whole list), so what the store does not keep dies young.
+      onItem: (raw) => {
+        if (!raw.kind) {
+          // List items come without apiVersion and kind; watch events carry them.
+          raw.apiVersion = options.apiVersion;
+          raw.kind = options.kind;
+        }
+        sink.observe(pass, raw);
+      },
     });
     try {
       for await (const page of pages) {
         request.answered();
-        if (page.restarted) pass = sink.begin();
-        for (const raw of page.items) {
-          if (!raw.kind) {
-            // List items come without apiVersion and kind; watch events carry them.
-            raw.apiVersion = options.apiVersion;
-            raw.kind = options.kind;
-          }
-          sink.observe(pass, raw);
-        }
         for (const refused of page.refused) sink.refused(refused, pass);
         resourceVersion = page.resourceVersion ?? '';
         continueToken = page.continue;

@@ -100,6 +100,7 @@ export class ListWatcher<T extends KubeObject> {
       strip: this.strip,
       metadataOnly: this.metadataOnly,
       transform: options.transform,
+      ...(options.keep ? { keep: options.keep } : {}),
     });
     this.protobuf = !this.metadataOnly && isBuiltInKind(this.decoder.apiVersion, resource.kind);
     this.streamed = new StreamedSync(options.streamingList ?? false, this.description, this.stats, this.log);
@@ -127,6 +128,7 @@ export class ListWatcher<T extends KubeObject> {
       clock: this.clock,
       description: this.description,
       ...(onProgress ? { onProgress } : {}),
+      ...(options.replaceKept ? { replaceKept: true } : {}),
     });
   }
 

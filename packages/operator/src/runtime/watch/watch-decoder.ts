@@ -24,6 +24,8 @@ export interface WatchDecoderOptions {
   /** The objects are PartialObjectMetadata standing for the resource's kind. */
   metadataOnly: boolean;
   transform?: (object: KubeObject) => KubeObject;
+  /** What the store keeps of each decoded object (WatchOptions.keep). */
+  keep?: (object: KubeObject) => KubeObject;
 }
 
 /** Turns what the server sent into what the cache holds, and under which key. */
@@ -71,6 +73,11 @@ export class WatchDecoder<T extends KubeObject> {
     }
     this.strings.internMetadata(raw);
     return (this.options.transform ? this.options.transform(raw) : raw) as T;
+  }
+
+  /** What the store keeps of a decoded object: the object itself, or what `keep` makes of it. */
+  kept(object: T): T {
+    return this.options.keep ? (this.options.keep(object) as T) : object;
   }
 
   /**

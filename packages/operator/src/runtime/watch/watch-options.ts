@@ -51,6 +51,21 @@ export interface WatchOptions extends ObjectSelector {
    * name, namespace and resourceVersion.
    */
   transform?: (object: KubeObject) => KubeObject;
+  /**
+   * What the store keeps of each object, which is what later events give as the object an
+   * update replaced and a resync's deletion gives as the object (default: the object itself,
+   * as emitted). An informer that only maps events keeps a skeleton. It must keep metadata's
+   * name, namespace and resourceVersion.
+   * @internal
+   */
+  keep?: (object: KubeObject) => KubeObject;
+  /**
+   * The first sync stores every object the server sends, unchanged ones included, in place of
+   * what the store kept (an informer that starts keeping whole objects where it kept
+   * skeletons); it emits only the changes, as any sync.
+   * @internal
+   */
+  replaceKept?: boolean;
   /** Delete metadata.managedFields from each decoded object (default true: memory). */
   stripManagedFields?: boolean;
   logger?: RuntimeLogger;

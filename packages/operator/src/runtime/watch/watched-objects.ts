@@ -22,6 +22,8 @@ export interface WatchedObjectsContext<T extends KubeObject> {
   description: string;
   /** Told each time the resourceVersion moves (an event, a bookmark, a sync), after the store has it. */
   onProgress?: () => void;
+  /** The first sync stores every object it gets, unchanged ones included (WatchOptions.replaceKept). */
+  replaceKept?: boolean;
 }
 
 /**
@@ -40,7 +42,7 @@ export class WatchedObjects<T extends KubeObject> {
   /** Starts a full sync: what it returns decides what changed and what vanished. */
   beginSync(): RelistPass<T> {
     this.phase = 'list';
-    return this.context.known.relist();
+    return this.context.known.relist(this.syncs === 0 && this.context.replaceKept === true);
   }
 
   /** Records a listed or streamed object; emits it when it is new or changed. */
@@ -49,7 +51,7 @@ export class WatchedObjects<T extends KubeObject> {
     if (signal.aborted) return; // the store stays as it was when the watch stopped
     const key = decoder.keyOf(raw.metadata as ObjectRef);
     const object = decoder.decode(raw);
-    const type = pass.observe(key, object);
+    const type = pass.observe(key, object, decoder.kept(object));
     if (type) emit({ type, object }, key, pass.replaced);
   }
 
@@ -102,7 +104,7 @@ export class WatchedObjects<T extends KubeObject> {
         const key = decoder.keyOf(raw.metadata as ObjectRef);
         const resourceVersion = raw.metadata?.resourceVersion;
         const object = decoder.decode(raw);
-        const old = event.type === 'DELETED' ? known.delete(key) : known.set(key, object);
+        const old = event.type === 'DELETED' ? known.delete(key) : known.set(key, decoder.kept(object));
         this.advance(resourceVersion);
         stats.events++;
         emit({ type: event.type, object }, key, old);
