@@ -160,6 +160,12 @@ describe('kubeconfig parsing, properties', () => {
     );
   });
 
+  it('a token written as an alias (`token: *<token>`): an error that does not quote it', () => {
+    const error = load(`users:\n  - name: u\n    user:\n      token: *${SECRET}\n`);
+    assert.ok(error instanceof Error);
+    assert.match(error.message, /Unresolved alias/);
+  });
+
   it('a mangled file: a config or a clear error, never quoting the token', () => {
     fc.assert(
       fc.property(mangled, (text) => void load(text)),

@@ -108,7 +108,10 @@ export function parseKubeconfig(text: string): Record<string, unknown> {
   try {
     value = document.toJS({ maxAliasCount: 100 });
   } catch (error) {
-    throw new Error(`a kubeconfig must be YAML or JSON: ${(error as Error).message}`, { cause: error });
+    // yaml names the alias it could not resolve, and `token: *abc` makes the token an alias:
+    // the message up to its own colon, never the name after it.
+    const message = (error as Error).message.replace(/^(Unresolved alias[^:]*):.*$/s, '$1');
+    throw new Error(`a kubeconfig must be YAML or JSON: ${message}`);
   }
   if (!isMapping(value)) throw new Error(`${WHAT}, not ${describe(value)}`);
   const lineOf = (path: readonly (string | number)[]): string => {
