@@ -111,6 +111,8 @@ export function parseKubeconfig(text: string): Record<string, unknown> {
     // yaml names the alias it could not resolve, and `token: *abc` makes the token an alias:
     // the message up to its own colon, never the name after it.
     const message = (error as Error).message.replace(/^(Unresolved alias[^:]*):.*$/s, '$1');
+    // No cause: its message is yaml's, which may quote the token.
+    // eslint-disable-next-line preserve-caught-error
     throw new Error(`a kubeconfig must be YAML or JSON: ${message}`);
   }
   if (!isMapping(value)) throw new Error(`${WHAT}, not ${describe(value)}`);
