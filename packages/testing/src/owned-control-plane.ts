@@ -18,7 +18,7 @@ import {
   NODE_CONTROLLERS,
   startNodeComponents,
 } from './node-components.js';
-import { assertPortFree, freePort } from './ports.js';
+import { assertPortFree, freePort, onFreePorts } from './ports.js';
 import { ControlPlaneProcess, type ProcessOptions } from './process.js';
 import { createServiceAccountKey } from './service-account-key.js';
 import { TcpRelay } from './tcp-relay.js';
@@ -67,6 +67,8 @@ export interface LaunchedControlPlane {
 export async function launchControlPlane(
   options: TestEnvironmentOptions,
   settings: EnvironmentBounds,
+  /** Picks each port the options leave unset (a test gives one that hands out a taken port). */
+  pick: () => Promise<number> = freePort,
 ): Promise<LaunchedControlPlane> {
   const attachOutput = options.attachControlPlaneOutput ?? flag(process.env.KUBEBUILDER_ATTACH_CONTROL_PLANE_OUTPUT);
   const processOptions: ProcessOptions = { attachOutput, stopTimeoutMs: settings.stopTimeoutMs };
@@ -97,76 +99,97 @@ export async function launchControlPlane(
       createAdminIdentity(dir, options.authentication ?? 'token'),
       createServiceAccountKey(dir),
     ]);
-    const etcdPort = options.etcdPort ?? (await freePort());
-    let peerPort = await freePort();
-    // Both ports are free but unbound until etcd starts, so the kernel may hand out one twice.
-    while (peerPort === etcdPort) peerPort = await freePort();
-    const etcdUrl = `http://127.0.0.1:${etcdPort}`;
-    const etcd = new ControlPlaneProcess(
-      'etcd',
-      binaries.etcd,
-      [
-        `--data-dir=${join(dir, 'etcd')}`,
-        `--listen-client-urls=${etcdUrl}`,
-        `--advertise-client-urls=${etcdUrl}`,
-        `--listen-peer-urls=http://127.0.0.1:${peerPort}`,
-        `--initial-advertise-peer-urls=http://127.0.0.1:${peerPort}`,
-        `--initial-cluster=default=http://127.0.0.1:${peerPort}`,
-        '--unsafe-no-fsync=true',
-        '--log-level=warn',
-      ],
-      processOptions,
-    );
-    started.push(etcd);
-    await waitForProcess(etcd, settings.startTimeoutMs, async () => {
-      const response = await fetch(`${etcdUrl}/health`).catch(() => undefined);
-      return response?.ok === true;
-    });
+    // A port picked free may be taken before etcd binds it: then it starts again on new ones.
+    const { etcd, etcdUrl } = await onFreePorts(async (pick) => {
+      const etcdPort = options.etcdPort ?? (await pick());
+      const peerPort = await pick();
+      const etcdUrl = `http://127.0.0.1:${etcdPort}`;
+      const etcdDir = join(dir, 'etcd');
+      await rm(etcdDir, { recursive: true, force: true }); // a failed attempt's
+      const etcd = new ControlPlaneProcess(
+        'etcd',
+        binaries.etcd,
+        [
+          `--data-dir=${etcdDir}`,
+          `--listen-client-urls=${etcdUrl}`,
+          `--advertise-client-urls=${etcdUrl}`,
+          `--listen-peer-urls=http://127.0.0.1:${peerPort}`,
+          `--initial-advertise-peer-urls=http://127.0.0.1:${peerPort}`,
+          `--initial-cluster=default=http://127.0.0.1:${peerPort}`,
+          '--unsafe-no-fsync=true',
+          '--log-level=warn',
+        ],
+        processOptions,
+      );
+      started.push(etcd);
+      await waitForProcess(etcd, settings.startTimeoutMs, async () => {
+        // Bounded: what took the port may accept and never answer.
+        const response = await fetch(`${etcdUrl}/health`, { signal: AbortSignal.timeout(2_000) }).catch(
+          () => undefined,
+        );
+        return response?.ok === true;
+      });
+      return { etcd, etcdUrl };
+    }, pick);
 
     etcdRelay = options.etcdRelay ? await TcpRelay.start(etcdUrl) : undefined;
     const audit = options.auditLog ? await auditLogFlags(dir) : undefined;
-    const port = options.apiServerPort ?? (await freePort());
     const certDir = join(dir, 'certs');
-    const apiServerArgs = [
-      `--etcd-servers=${etcdRelay?.httpUrl ?? etcdUrl}`,
-      '--bind-address=127.0.0.1',
-      '--advertise-address=127.0.0.1',
-      '--endpoint-reconciler-type=none',
-      `--secure-port=${port}`,
-      `--cert-dir=${certDir}`,
-      '--authorization-mode=RBAC',
-      '--service-cluster-ip-range=10.0.0.0/24',
-      '--allow-privileged=true',
-      '--service-account-issuer=https://nestor.test',
-      `--service-account-key-file=${saKey.publicKey}`,
-      `--service-account-signing-key-file=${saKey.privateKey}`,
-      '--disable-admission-plugins=ServiceAccount',
-      ...identity.apiServerFlags,
-      ...(audit?.flags ?? []),
-      ...(nodes > 0 ? NODE_API_SERVER_FLAGS : []),
-      ...(options.apiServerFlags ?? []),
-    ];
-    const apiServer = new ControlPlaneProcess('kube-apiserver', binaries.kubeApiServer, apiServerArgs, processOptions);
-    started.push(apiServer);
-    // The API server writes its self-signed serving certificate (with its CA) on start.
-    const caFile = join(certDir, 'apiserver.crt');
-    // It writes the file in place (the serving certificate, then its CA): read it whole,
-    // not while it is being written, or the kubeconfig trusts half of it.
-    let ca = '';
-    await waitForProcess(apiServer, settings.startTimeoutMs, async () => {
-      const read = await readFile(caFile, 'utf8').catch(() => '');
-      const whole = read !== '' && (read.split('-----END CERTIFICATE-----').length > 2 || read === ca);
-      ca = read;
-      return whole;
-    });
-
+    const caFile = join(certDir, 'apiserver.crt'); // its serving certificate and CA, written on start
     const kubeconfigPath = join(dir, 'kubeconfig');
-    const kubeconfigYaml = kubeconfigFile(`https://127.0.0.1:${port}`, ca, identity);
-    await writeFile(kubeconfigPath, kubeconfigYaml, { mode: 0o600 });
-    const kubeConfig = new KubeConfig();
-    kubeConfig.loadFromString(kubeconfigYaml);
-    const client = await ApiClient.fromKubeConfig(kubeConfig);
-    await waitReady(client, settings.startTimeoutMs, [apiServer]);
+    // The same for the API server's port (its serving certificate is for 127.0.0.1, any port).
+    const { apiServer, apiServerArgs, kubeConfig, client } = await onFreePorts(async (pick) => {
+      const port = options.apiServerPort ?? (await pick());
+      const apiServerArgs = [
+        `--etcd-servers=${etcdRelay?.httpUrl ?? etcdUrl}`,
+        '--bind-address=127.0.0.1',
+        '--advertise-address=127.0.0.1',
+        '--endpoint-reconciler-type=none',
+        `--secure-port=${port}`,
+        `--cert-dir=${certDir}`,
+        '--authorization-mode=RBAC',
+        '--service-cluster-ip-range=10.0.0.0/24',
+        '--allow-privileged=true',
+        '--service-account-issuer=https://nestor.test',
+        `--service-account-key-file=${saKey.publicKey}`,
+        `--service-account-signing-key-file=${saKey.privateKey}`,
+        '--disable-admission-plugins=ServiceAccount',
+        ...identity.apiServerFlags,
+        ...(audit?.flags ?? []),
+        ...(nodes > 0 ? NODE_API_SERVER_FLAGS : []),
+        ...(options.apiServerFlags ?? []),
+      ];
+      const apiServer = new ControlPlaneProcess(
+        'kube-apiserver',
+        binaries.kubeApiServer,
+        apiServerArgs,
+        processOptions,
+      );
+      started.push(apiServer);
+      // The API server writes its self-signed serving certificate (with its CA) on start.
+      // It writes the file in place (the serving certificate, then its CA): read it whole,
+      // not while it is being written, or the kubeconfig trusts half of it.
+      let ca = '';
+      await waitForProcess(apiServer, settings.startTimeoutMs, async () => {
+        const read = await readFile(caFile, 'utf8').catch(() => '');
+        const whole = read !== '' && (read.split('-----END CERTIFICATE-----').length > 2 || read === ca);
+        ca = read;
+        return whole;
+      });
+
+      const kubeconfigYaml = kubeconfigFile(`https://127.0.0.1:${port}`, ca, identity);
+      await writeFile(kubeconfigPath, kubeconfigYaml, { mode: 0o600 });
+      const kubeConfig = new KubeConfig();
+      kubeConfig.loadFromString(kubeconfigYaml);
+      const client = await ApiClient.fromKubeConfig(kubeConfig);
+      try {
+        await waitReady(client, settings.startTimeoutMs, [apiServer]);
+      } catch (error) {
+        client.close();
+        throw error;
+      }
+      return { apiServer, apiServerArgs, kubeConfig, client };
+    }, pick);
 
     let controllerManager: ControlPlaneProcess | undefined;
     if (wantsControllerManager && binaries.kubeControllerManager) {
