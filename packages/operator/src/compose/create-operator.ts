@@ -89,6 +89,15 @@ export async function createOperator(given: CreateOperatorOptions = {}): Promise
   if (migrations) manager.addLeaderTask(migrations);
   const fleet = new Fleet(manager, { providers: [], ...options.fleet, logger: logger('Fleet') });
   metrics.trackFleet(() => fleet.status());
+  metrics.trackWatches(() =>
+    fleet.informers().map(({ cluster, informer: i }) => ({
+      cluster,
+      resource: resourceName(i.resource),
+      stats: i.stats,
+      mode: i.mode,
+      objects: i.size,
+    })),
+  );
   const webhooks = createWebhookServer(manager, metrics, options, logger);
   const http = new MetricsAndProbesServer({
     ...(options.metrics ? { metrics: options.metrics } : {}),

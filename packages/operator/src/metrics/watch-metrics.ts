@@ -8,6 +8,8 @@ export interface WatchStatsSource {
   mode?: 'objects' | 'metadata' | 'events';
   /** Objects (or skeletons) it holds. */
   objects?: number;
+  /** The member cluster it watches (a fleet's): counted in nestor_cache_objects only, by cluster. */
+  cluster?: string;
 }
 
 /** Nestor's watch health, read from the watches' stats when scraped. */
@@ -26,6 +28,7 @@ export class WatchMetrics {
         collect() {
           this.reset();
           for (const source of [...watches].flatMap((list) => list())) {
+            if (source.cluster !== undefined) continue;
             const value = read(source);
             if (value !== undefined) this.set({ resource: source.resource }, value);
           }
@@ -35,20 +38,22 @@ export class WatchMetrics {
       name: 'nestor_cache_objects',
       help:
         'Objects the informers of a resource hold, by what they keep of each: objects (reads are served ' +
-        'from them), metadata, or events (a skeleton per object: the kind is watched for events only)',
-      labelNames: ['resource', 'mode'],
+        'from them), metadata, or events (a skeleton per object: the kind is watched for events only); ' +
+        "a fleet's member clusters by cluster",
+      labelNames: ['resource', 'mode', 'cluster'],
       registers,
       collect() {
         this.reset();
-        const totals = new Map<string, { resource: string; mode: string; objects: number }>();
+        const totals = new Map<string, { labels: Record<string, string>; objects: number }>();
         for (const source of [...watches].flatMap((list) => list())) {
-          if (source.mode === undefined) continue;
-          const key = `${source.resource}\n${source.mode}`;
-          const total = totals.get(key) ?? { resource: source.resource, mode: source.mode, objects: 0 };
+          const { resource, mode, cluster } = source;
+          if (mode === undefined) continue;
+          const key = `${resource}\n${mode}\n${cluster ?? ''}`;
+          const total = totals.get(key) ?? { labels: { resource, mode, ...(cluster ? { cluster } : {}) }, objects: 0 };
           total.objects += source.objects ?? 0;
           totals.set(key, total);
         }
-        for (const { resource, mode, objects } of totals.values()) this.set({ resource, mode }, objects);
+        for (const { labels, objects } of totals.values()) this.set(labels, objects);
       },
     });
     watchGauge('nestor_watch_restarts', 'Times the watch of a resource reconnected', (s) => s.stats.restarts);

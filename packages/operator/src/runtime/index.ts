@@ -166,6 +166,7 @@ export {
   type InformerSelector,
   type InformerHandle,
   type KeepSettings,
+  type InformerCacheSettings,
 } from './cache/informer-cache.js';
 export type { KeepChoice } from './cache/keep-choice.js';
 export * from './controller/predicates.js';

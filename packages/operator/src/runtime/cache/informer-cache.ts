@@ -27,6 +27,13 @@ export interface KeepSettings {
   byResource?: ReadonlyMap<string, KeepChoice>;
 }
 
+/** What an InformerCache is built with (`settings`): options of every informer, per resource, and what owned and watched kinds keep. */
+export interface InformerCacheSettings {
+  defaults?: InformerOptions;
+  byResource?: ReadonlyMap<string, InformerOptions>;
+  keeps?: KeepSettings;
+}
+
 /** A hold on a shared informer; release it when done (once). */
 export interface InformerHandle<T extends KubeObject = KubeObject> {
   readonly informer: Informer<T>;
@@ -79,6 +86,15 @@ export class InformerCache {
     /** What owned and watched kinds keep when their controller does not say (see KeepChoice). */
     private readonly keeps: KeepSettings = {},
   ) {}
+
+  /**
+   * What this cache was built with, but its logger: a member cluster's cache is built with
+   * the same (Fleet), so that its kinds are kept, transformed and resynced as here.
+   */
+  get settings(): InformerCacheSettings {
+    const { logger: _, ...defaults } = this.defaults;
+    return { defaults, byResource: this.byResource, keeps: this.keeps };
+  }
 
   /** What the settings say an owned or watched kind's informers keep; undefined: the default rules. */
   keepOf(resource: ResourceDescriptor): KeepChoice | undefined {

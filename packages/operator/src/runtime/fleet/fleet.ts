@@ -2,6 +2,7 @@ import { type KubeObject, type RuntimeLogger, silentLogger, type TransportOption
 import type { ManagedControllerOptions } from '../controller/controller-options.js';
 import { selectsMember, type ClusterSelection } from '../controller/cluster-selection.js';
 import type { KubeClient } from '../../client/kube-client.js';
+import type { Informer } from '../cache/informer.js';
 import type { Cluster } from '../manager/cluster.js';
 import type { HealthCheck } from '../manager/health.js';
 import type { ClusterFleet, Manager } from '../manager/manager.js';
@@ -99,6 +100,13 @@ export class Fleet implements ClusterFleet, ClusterSink {
     return this.get(name)?.client;
   }
 
+  /** @internal The informers of each member that has a cache, for the metrics (what each kind keeps). */
+  informers(): Array<{ cluster: string; informer: Informer<KubeObject> }> {
+    return [...this.members.values()].flatMap((member) =>
+      (member.cluster?.informers.all() ?? []).map((informer) => ({ cluster: member.name, informer })),
+    );
+  }
+
   /** Every member the providers named, engaged or not. */
   status(): MemberStatus[] {
     const members = [...this.members.values()].map((m) => ({
@@ -186,6 +194,8 @@ export class Fleet implements ClusterFleet, ClusterSink {
       controllers: this.controllers.filter((c) => selectsMember(c.clusters, name)),
       ...(this.options.transport ? { transport: this.options.transport } : {}),
       kinds: this.manager.client.kinds,
+      // Kept, transformed and resynced as in the manager's own cluster (the module's `cache`).
+      cache: this.manager.cluster.informers.settings,
       syncTimeoutMs: this.syncTimeoutMs,
       retry: this.retry,
       leading: () => this.leading,

@@ -33,6 +33,7 @@ export function memberWatch(
       const namespaces = watch.resource.namespaced ? (watch.namespaces ?? [watch.namespace]) : [undefined];
       // What its informers keep: as a controller's own watch (decideKeep), by the member's cache settings.
       const kept = decideKeep({ ...watchedKind(watch), kindKeep: cluster.informers.keepOf(watch.resource) });
+      log.debug(`${name}, in cluster ${member.name}: ${kept.why}`, { cluster: member.name });
       const handles: InformerHandle<KubeObject>[] = namespaces.map((namespace) =>
         cluster.informers.acquire(watch.resource, {
           ...(namespace ? { namespace } : {}),

@@ -8,6 +8,7 @@ import {
   whyNotServed,
 } from '@nestor/core';
 import type { KindRegistry } from '../../client/kind-registry.js';
+import type { InformerCacheSettings } from '../cache/informer-cache.js';
 import { Backoff } from '../backoff.js';
 import { controllerKinds, type ManagedControllerOptions } from '../controller/controller-options.js';
 import { ManagedController } from '../controller/managed-controller.js';
@@ -29,6 +30,8 @@ export interface MemberOptions {
   transport?: TransportOptions;
   kinds?: KindRegistry;
   fieldManager?: string;
+  /** Its cache's settings: the manager's cluster's (InformerCache.settings), so kinds are kept as there. */
+  cache?: InformerCacheSettings;
   syncTimeoutMs: number;
   retry: { initialMs: number; maxMs: number };
   /** Whether this replica leads now: controllers start only then. */
@@ -107,7 +110,8 @@ export class Member {
       ...(target.context ? { context: target.context } : {}),
       ...(this.options.transport ? { transport: this.options.transport } : {}),
       hold: this.group,
-      logger: this.log,
+      logger: naming(this.log, this.name),
+      ...(this.options.cache ? { cache: this.options.cache } : {}),
       ...(this.options.kinds ? { kinds: this.options.kinds } : {}),
       ...(this.options.fieldManager ? { fieldManager: this.options.fieldManager } : {}),
       ...(metrics ? { metrics } : {}),
@@ -254,4 +258,15 @@ async function checkServed(
   ).filter((why): why is string => why !== undefined);
   if (missing.length > 0)
     throw new Error(`the cluster does not serve what its controllers need: ${missing.join('; ')}`);
+}
+
+/** The fleet's logger with the member's name in each line's fields: its cache's lines (what each kind keeps) say which cluster. */
+function naming(log: RuntimeLogger, cluster: string): RuntimeLogger {
+  const add = (fields?: Record<string, unknown>) => ({ cluster, ...fields });
+  return {
+    debug: (message, fields) => log.debug(message, add(fields)),
+    info: (message, fields) => log.info(message, add(fields)),
+    warn: (message, fields) => log.warn(message, add(fields)),
+    error: (message, fields) => log.error(message, add(fields)),
+  };
 }

@@ -22,8 +22,8 @@ import type { KubeClient } from '../../client/kube-client.js';
 import type { WriteEchoes } from '../../client/write-echoes.js';
 import type { WriteFence } from '../../client/write-fence.js';
 import type { HealthCheck } from './health.js';
-import type { Informer, InformerOptions } from '../cache/informer.js';
-import { InformerCache, type KeepSettings } from '../cache/informer-cache.js';
+import type { Informer } from '../cache/informer.js';
+import { InformerCache, type InformerCacheSettings } from '../cache/informer-cache.js';
 import { OutageGate, type OutageMetrics } from './outage-gate.js';
 import type { WorkerPool } from '../controller/worker-pool.js';
 
@@ -39,7 +39,7 @@ export interface ClusterOptions {
    * Options of every informer of the cluster's own cache, and per resource (by
    * `resourceName()`); what owned and watched kinds keep (`keeps`, see KeepChoice).
    */
-  cache?: { defaults?: InformerOptions; byResource?: ReadonlyMap<string, InformerOptions>; keeps?: KeepSettings };
+  cache?: InformerCacheSettings;
   /**
    * The Event recorder the client's Events go to, or the options of the one the cluster
    * makes on its transport, fenced by `fence`.
