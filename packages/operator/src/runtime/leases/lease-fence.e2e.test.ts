@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { V1ConfigMap, V1Lease } from '../../client/kinds.js';
-import { Transport, type KubeObject } from '@nestor/core';
+import { KubeApiError, Transport, type KubeObject } from '@nestor/core';
 import { TestEnvironment, waitFor } from '@nestor/testing';
 import { ConfigMap } from '../../client/kinds.js';
 import { OperatorMetrics } from '../../metrics/operator-metrics.js';
@@ -32,13 +32,24 @@ const LEASE = 'fenced-operator';
 const leasePath = (namespace: string, name = LEASE) =>
   `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/${name}`;
 
-/** Another replica takes the Lease over (as after a partition): the holder's next renewal sees it. */
+/**
+ * Another replica takes the Lease over (as after a partition): the holder's next renewal sees
+ * it. The holder renews every 200 ms, so a renewal may land between the read and the write:
+ * the takeover reads again then, as a replica would (a loaded machine made it a 409 once).
+ */
 async function usurp(namespace: string, name = LEASE): Promise<void> {
-  const held = await env.client.request<V1Lease>('GET', leasePath(namespace, name));
-  await env.client.request('PUT', leasePath(namespace, name), {
-    ...held,
-    spec: { ...held.spec, holderIdentity: 'usurper', renewTime: microTime(new Date()) },
-  });
+  for (let attempt = 1; ; attempt++) {
+    const held = await env.client.request<V1Lease>('GET', leasePath(namespace, name));
+    try {
+      await env.client.request('PUT', leasePath(namespace, name), {
+        ...held,
+        spec: { ...held.spec, holderIdentity: 'usurper', renewTime: microTime(new Date()) },
+      });
+      return;
+    } catch (error) {
+      if (!(error instanceof KubeApiError && error.status === 409) || attempt >= 10) throw error;
+    }
+  }
 }
 
 /** One write of a path: `phase` is 'leading' while the Lease is held, 'stale' once it is lost. */
