@@ -4,6 +4,7 @@ import { type KubeObject, ManualClock, type ResourceDescriptor } from '@nestor/c
 import { FakeWatchTransport, flush, object, type FakeList } from '../../test-support/fake-watch-transport.js';
 import { Informer, OWNER_INDEX, type InformerEvent } from './informer.js';
 import { InformerCache } from './informer-cache.js';
+import { replayThenFollow } from '../controller/event-sources.js';
 
 const ConfigMaps: ResourceDescriptor<KubeObject> = {
   group: '',
@@ -193,6 +194,27 @@ describe('InformerCache, kinds watched for events only', () => {
     objects.release();
     later.release();
     assert.equal(cache.find(ConfigMaps, 'ns'), undefined);
+    cache.stopAll();
+  });
+
+  it('replays whole objects to a holder of objects that joins a holder of skeletons', async () => {
+    // KubeconfigSecrets (objects) after a @Watches of the same Secrets (skeletons): its
+    // replay of the store, taken while the fill ran, gave skeletons, without data, and the
+    // fill emitted nothing for them, since none had changed.
+    const transport = new FakeWatchTransport();
+    transport.onList = () => list('10', [child('a', '1'), child('b', '2')]);
+    const cache = new InformerCache(transport);
+    const events = cache.acquire(ConfigMaps, { namespace: 'ns', eventsOnly: true });
+    await events.informer.whenSynced();
+    const objects = cache.acquire(ConfigMaps, { namespace: 'ns' });
+    const seen: string[] = [];
+    const subscription = replayThenFollow(objects.informer).subscribe(({ type, object }) =>
+      seen.push(`${type} ${object.metadata?.name}${'data' in object ? ' whole' : ' skeleton'}`),
+    );
+    await objects.informer.whenSynced();
+    await flush();
+    assert.deepEqual(seen, ['added a whole', 'added b whole']);
+    subscription.unsubscribe();
     cache.stopAll();
   });
 

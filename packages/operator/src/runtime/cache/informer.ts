@@ -91,7 +91,7 @@ export class Informer<T extends KubeObject = KubeObject> {
   /** False while the store holds skeletons (eventsOnly), until keepObjects() has filled it. */
   private keepsObjects: boolean;
   /** keepObjects() is underway: a new watch is replacing the skeletons. */
-  private filling = false;
+  private fillingNow = false;
   /** Waiting for keepObjects() to fill the store. */
   private readonly fills = new Set<Waiter>();
 
@@ -114,6 +114,15 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   get size(): number {
     return this.store.size;
+  }
+
+  /**
+   * keepObjects() is replacing the store's skeletons with whole objects: until it is done
+   * (`whenSynced`), what the store holds is skeletons, and the fill emits nothing for objects
+   * that did not change (replayThenFollow waits for it).
+   */
+  get filling(): boolean {
+    return this.fillingNow;
   }
 
   /** What the store holds of each object: see InformerMode. 'events' until keepObjects() has filled it. */
@@ -168,7 +177,7 @@ export class Informer<T extends KubeObject = KubeObject> {
    */
   whenSynced(signal?: AbortSignal): Promise<void> {
     if (!this.hasSynced) return this.wait(this.waiters, {}, signal);
-    return this.filling ? this.wait(this.fills, {}, signal) : Promise.resolve();
+    return this.fillingNow ? this.wait(this.fills, {}, signal) : Promise.resolve();
   }
 
   /**
@@ -214,13 +223,13 @@ export class Informer<T extends KubeObject = KubeObject> {
    * object is in; at once when the informer keeps objects already.
    */
   keepObjects(signal?: AbortSignal): Promise<void> {
-    if (this.keepsObjects || this.filling) return this.whenSynced(signal);
+    if (this.keepsObjects || this.fillingNow) return this.whenSynced(signal);
     if (this.state === 'stopped') return Promise.reject(this.stoppedError());
     if (this.state === 'new') {
       this.keepsObjects = true; // nothing kept yet: the first list brings whole objects
       return this.whenSynced(signal);
     }
-    this.filling = true;
+    this.fillingNow = true;
     this.stopWatch?.();
     this.watch(true);
     return this.whenSynced(signal);
@@ -262,7 +271,7 @@ export class Informer<T extends KubeObject = KubeObject> {
         this.hasSynced = true;
         for (const waiter of [...this.waiters]) waiter.resolve();
       }
-      if (this.filling) this.filled();
+      if (this.fillingNow) this.filled();
       return;
     }
     if (this.state !== 'running') return;
@@ -279,7 +288,7 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   /** keepObjects()'s list is in: the store holds whole objects, and the indexes built over skeletons are built again on use. */
   private filled(): void {
-    this.filling = false;
+    this.fillingNow = false;
     this.keepsObjects = true;
     for (const entry of this.indexes.values()) entry.index = undefined;
     this.built.length = 0;

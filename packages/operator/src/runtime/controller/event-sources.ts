@@ -198,7 +198,19 @@ export function externalKeys(
 export function replayThenFollow<T extends KubeObject>(informer: Informer<T>): Observable<ResourceEvent<T>> {
   return new Observable<ResourceEvent<T>>((subscriber) => {
     const live = informer.events$.subscribe(subscriber);
-    for (const object of informer.list()) subscriber.next({ type: 'added', object });
+    const replay = () => {
+      for (const object of informer.list()) subscriber.next({ type: 'added', object });
+    };
+    // An informer that held skeletons and now fills with objects (a holder asked for them,
+    // InformerCache.acquire) replays once they are in: its store holds skeletons until then,
+    // and the fill emits nothing for an object that did not change, so a holder of objects
+    // would never see some of them whole. Its live events meanwhile carry whole objects.
+    if (!informer.filling) replay();
+    else
+      informer.whenSynced().then(
+        () => subscriber.closed || replay(),
+        () => {}, // stopped first: nothing to replay
+      );
     return live;
   });
 }
