@@ -17,6 +17,7 @@ import { EventRecorder, type RecordOptions } from './event-recorder.js';
 import { KindRegistry } from './kind-registry.js';
 import { traced, type KubeRequest } from './request-span.js';
 import { currentRun } from './run-context.js';
+import type { ClientReads } from './client-reads.js';
 import type { WriteFence } from './write-fence.js';
 import { WriteEchoes } from './write-echoes.js';
 import {
@@ -25,6 +26,7 @@ import {
   type ClientScope,
   type DeleteOptions,
   type EventType,
+  indexOfList,
   type ListOptions,
   type PatchType,
 } from './kube-client.js';
@@ -41,6 +43,8 @@ export interface CacheReader {
     resource: ResourceDescriptor<T>,
     namespace?: string,
   ): { get(key: string): T | undefined; list(namespace?: string): T[] } | undefined;
+  /** The cached objects field index `name` files under `value`; undefined when the kind is not cached there. */
+  byField?<T>(resource: ResourceDescriptor<T>, name: string, value: string, namespace?: string): T[] | undefined;
 }
 
 export interface KubeClientOptions {
@@ -48,6 +52,8 @@ export interface KubeClientOptions {
   fieldManager?: string;
   /** Serves get/list from a running informer when one covers the request. */
   informers?: CacheReader;
+  /** Told of each read and whether the cache or the API server served it. */
+  reads?: ClientReads;
   kinds?: KindRegistry;
   /** The reporting controller of Events recorded outside a reconcile (default: the field manager). */
   component?: string;
@@ -147,6 +153,7 @@ export class HttpKubeClient extends KubeClient {
   /** The object, or undefined when it does not exist. From the cache when an informer holds the kind. */
   async get<T>(resource: ResourceDescriptor<T>, ref: ObjectRef): Promise<T | undefined> {
     const cached = this.options.informers?.find(resource, ref.namespace);
+    this.options.reads?.read(resource, 'get', cached ? 'cache' : 'server');
     if (cached) return cached.get(keyOf(ref)) as T | undefined;
     try {
       const request = { verb: 'get', resource, ...ref, absentIsAnswer: true } as const;
@@ -159,10 +166,26 @@ export class HttpKubeClient extends KubeClient {
 
   /** Objects of a kind: from the cache when an informer covers it, else one paginated LIST. */
   async list<T>(resource: ResourceDescriptor<T>, options: ListOptions = {}): Promise<T[]> {
+    const index = indexOfList(resource, options);
+    if (index) {
+      const found = this.options.informers?.byField?.(resource, index[0], index[1], options.namespace);
+      if (found) {
+        this.options.reads?.read(resource, 'list', 'cache');
+        return found;
+      }
+      throw new Error(
+        `list(${resource.kind}) by index "${index[0]}" reads the cache, and no synced informer holds every ${resource.kind}` +
+          `${options.namespace ? ` of namespace ${options.namespace}` : ''}: list it in a controller that reconciles, owns or watches the kind (after its caches synced), or list without the index`,
+      );
+    }
     if (!options.labelSelector && !options.fieldSelector) {
       const cached = this.options.informers?.find(resource, options.namespace);
-      if (cached) return cached.list(options.namespace) as T[];
+      if (cached) {
+        this.options.reads?.read(resource, 'list', 'cache');
+        return cached.list(options.namespace) as T[];
+      }
     }
+    this.options.reads?.read(resource, 'list', 'server');
     // One span for the whole list, its pages included: the call the reconciler made.
     return traced({ verb: 'list', resource, namespace: options.namespace }, 'GET', async (onStatus) => {
       let items: T[] = [];

@@ -1,5 +1,6 @@
-import { type KubeObject, type ResourceDescriptor, resourceName } from '@nestor/core';
+import { keyOf, type KubeObject, refOfObject, type ResourceDescriptor, resourceName } from '@nestor/core';
 import type { ObjectSelector } from '../../client/object-selector.js';
+import { fieldIndexFunc, fieldIndexName, type FieldIndexer } from './field-index.js';
 import { Informer, type InformerOptions } from './informer.js';
 import type { WatchTransport } from '../watch/watch-options.js';
 
@@ -18,6 +19,7 @@ export interface InformerHandle<T extends KubeObject = KubeObject> {
 interface Entry {
   informer: Informer<KubeObject>;
   holders: number;
+  selector: InformerSelector;
 }
 
 /**
@@ -35,6 +37,10 @@ export class InformerCache {
   private readonly readable = new Map<string, Map<string, Informer<KubeObject>>>();
   /** Each resource descriptor's kind key, made once. */
   private readonly kindKeys = new WeakMap<ResourceDescriptor, string>();
+  /** Field indexes by kind key, then name: every informer of the kind has each. */
+  private readonly fieldIndexes = new Map<string, Map<string, FieldIndexer<KubeObject>>>();
+  /** The entries of each kind (kind key), for the field indexes. */
+  private readonly byKind = new Map<string, Set<Entry>>();
 
   constructor(
     private readonly transport: WatchTransport,
@@ -57,8 +63,13 @@ export class InformerCache {
         ...this.byResource.get(resourceName(resource)),
         ...scoped(resource, selector),
       });
-      entry = { informer, holders: 0 };
+      entry = { informer, holders: 0, selector };
       this.entries.set(key, entry);
+      const kind = this.kindKey(resource);
+      let ofKind = this.byKind.get(kind);
+      if (!ofKind) this.byKind.set(kind, (ofKind = new Set()));
+      ofKind.add(entry);
+      for (const [name, indexer] of this.fieldIndexes.get(kind) ?? []) this.addFieldIndex(informer, name, indexer);
       const where = readableIn(resource, selector);
       if (where !== undefined) this.readersByNamespace(resource, true).set(where, informer);
       informer.start();
@@ -73,6 +84,7 @@ export class InformerCache {
         released = true;
         if (--held.holders > 0 || this.entries.get(key) !== held) return;
         this.entries.delete(key);
+        this.byKind.get(this.kindKey(resource))?.delete(held);
         const where = readableIn(resource, selector);
         if (where !== undefined) this.readersByNamespace(resource)?.delete(where);
         held.informer.stop();
@@ -108,6 +120,71 @@ export class InformerCache {
     return found;
   }
 
+  /**
+   * Declares field index `name` on the kind (controller-runtime's IndexField): every informer
+   * of the kind, now and later, files each object under the values `indexer` gives, and
+   * `byField` (the client's `list(kind, { index })`) reads it. Declaring the same indexer
+   * again is a no-op; another one under the same name is refused.
+   */
+  indexField<T>(resource: ResourceDescriptor<T>, name: string, indexer: FieldIndexer<T>): void {
+    if (!name) throw new Error(`a field index of ${resourceName(resource)} needs a name`);
+    const kind = this.kindKey(resource);
+    let indexes = this.fieldIndexes.get(kind);
+    const known = indexes?.get(name);
+    if (known === indexer) return;
+    if (known) {
+      throw new Error(
+        `${resourceName(resource)} has a field index named "${name}" already, from another function: give this one another name`,
+      );
+    }
+    if (!indexes) this.fieldIndexes.set(kind, (indexes = new Map()));
+    indexes.set(name, indexer as FieldIndexer<KubeObject>);
+    for (const { informer } of this.entries.values()) {
+      if (this.kindKey(informer.resource) === kind)
+        this.addFieldIndex(informer, name, indexer as FieldIndexer<KubeObject>);
+    }
+  }
+
+  /**
+   * The cached objects of the kind filed under `value` in field index `name`, in the
+   * namespace (all without one), from every synced informer of the kind that holds whole
+   * objects there, selectors included: an index is declared by the controller that watches
+   * the kind, and answers with what it watches. Undefined when no such informer holds the
+   * namespace's objects. Throws when the kind has no such index.
+   */
+  byField<T>(resource: ResourceDescriptor<T>, name: string, value: string, namespace?: string): T[] | undefined {
+    const kind = this.kindKey(resource);
+    if (!this.fieldIndexes.get(kind)?.has(name)) {
+      const declared = [...(this.fieldIndexes.get(kind)?.keys() ?? [])].map((n) => `"${n}"`);
+      throw new Error(
+        `${resourceName(resource)} has no field index named "${name}" (${declared.length ? `it has ${declared.join(', ')}` : 'it has none'}): ` +
+          'declare it with `indexes` on a controller of the kind, or informers.indexField()',
+      );
+    }
+    const scoped = namespace !== undefined && resource.namespaced;
+    let found: KubeObject[] | undefined;
+    let seen: Set<string> | undefined;
+    for (const { informer, selector } of this.byKind.get(kind) ?? []) {
+      if (!informer.synced || selector.metadataOnly) continue;
+      if (scoped && selector.namespace !== undefined && selector.namespace !== namespace) continue;
+      const filed = informer.byIndex(fieldIndexName(name), value);
+      if (!found) {
+        found = filed;
+        continue;
+      }
+      // Another informer of the kind (another namespace or selector): each object once.
+      seen ??= new Set(found.map(keyOfObject));
+      for (const object of filed) {
+        const key = keyOfObject(object);
+        if (seen.has(key)) continue;
+        seen.add(key);
+        found.push(object);
+      }
+    }
+    if (!found) return undefined;
+    return (scoped ? found.filter((object) => object.metadata?.namespace === namespace) : found) as T[];
+  }
+
   /** The running informers. */
   all(): Informer<KubeObject>[] {
     return [...this.entries.values()].map((entry) => entry.informer);
@@ -120,14 +197,29 @@ export class InformerCache {
     this.readable.clear();
   }
 
-  private readersByNamespace(resource: ResourceDescriptor, create: true): Map<string, Informer<KubeObject>>;
-  private readersByNamespace(resource: ResourceDescriptor): Map<string, Informer<KubeObject>> | undefined;
-  private readersByNamespace(resource: ResourceDescriptor, create = false) {
+  private addFieldIndex(informer: Informer<KubeObject>, name: string, indexer: FieldIndexer<KubeObject>): void {
+    const kind = resourceName(informer.resource);
+    informer.addIndex(
+      fieldIndexName(name),
+      fieldIndexFunc(indexer, (error) =>
+        this.defaults.logger?.warn(`field index "${name}" of ${kind} failed on an object: ${error.message}`),
+      ),
+    );
+  }
+
+  private kindKey(resource: ResourceDescriptor): string {
     let kind = this.kindKeys.get(resource);
     if (kind === undefined) {
       kind = `${resource.group}/${resource.version}/${resource.plural}`;
       this.kindKeys.set(resource, kind);
     }
+    return kind;
+  }
+
+  private readersByNamespace(resource: ResourceDescriptor, create: true): Map<string, Informer<KubeObject>>;
+  private readersByNamespace(resource: ResourceDescriptor): Map<string, Informer<KubeObject>> | undefined;
+  private readersByNamespace(resource: ResourceDescriptor, create = false) {
+    const kind = this.kindKey(resource);
     let readers = this.readable.get(kind);
     if (!readers && create) this.readable.set(kind, (readers = new Map()));
     return readers;
@@ -158,4 +250,8 @@ function cacheKey(resource: ResourceDescriptor, selector: InformerSelector): str
   const { namespace = '', labelSelector = '', fieldSelector = '', metadataOnly } = scoped(resource, selector);
   const what = metadataOnly ? 'metadata' : 'objects';
   return `${resource.group}/${resource.version}/${resource.plural}\n${namespace}\n${labelSelector}\n${fieldSelector}\n${what}`;
+}
+
+function keyOfObject(object: KubeObject): string {
+  return keyOf(refOfObject(object));
 }

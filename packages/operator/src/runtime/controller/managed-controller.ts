@@ -216,6 +216,8 @@ export class ManagedController<T extends KubeObject = KubeObject> {
     const queuedBy = (informer: Informer<KubeObject>) => this.versions.queuedBy(informer);
 
     if (resource) {
+      for (const [index, indexer] of Object.entries(this.options.indexes ?? {}))
+        cache.indexField(resource, index, indexer);
       const name = resourceName(resource);
       const primaryEcho = echoOf(resource);
       for (const namespace of resource.namespaced ? scope : [undefined]) {
