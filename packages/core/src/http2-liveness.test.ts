@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Liveness } from './http2-liveness.js';
+import { Liveness, MIN_HTTP2_PING_DEADLINE_MS, pingDeadlineMs } from './http2-liveness.js';
 import { ManualClock } from './testing-clock.js';
 
 function setup() {
@@ -96,5 +96,57 @@ describe('Liveness (HTTP/2 PING when silent)', () => {
     pings[1]!();
     clock.advance(20_000);
     assert.deepEqual(deaths, []);
+  });
+
+  it('waits less for an answer once the connection has shown it answers in milliseconds', () => {
+    const { clock, pings, deaths } = setup();
+    clock.advance(30_000);
+    clock.advance(2);
+    pings[0]!(); // answered in 2 ms
+    clock.advance(30_000);
+    assert.equal(pings.length, 2);
+    clock.advance(MIN_HTTP2_PING_DEADLINE_MS - 1);
+    assert.equal(deaths.length, 0);
+    clock.advance(1);
+    assert.equal(deaths.length, 1, 'dead after the 3 s floor, not the 15 s pingTimeoutMs');
+    assert.match(deaths[0]!.message, /within 3000 ms/);
+  });
+
+  it('a slow answer among the recent ones lengthens the wait again, up to pingTimeoutMs', () => {
+    const { clock, pings, deaths } = setup();
+    clock.advance(30_000);
+    clock.advance(400);
+    pings[0]!(); // 400 ms: the next waits 20 x 400 = 8 s
+    clock.advance(30_000);
+    clock.advance(7_999);
+    assert.equal(deaths.length, 0, 'an answer may take 8 s');
+    clock.advance(1);
+    assert.equal(deaths.length, 1);
+    assert.match(deaths[0]!.message, /within 8000 ms/);
+  });
+
+  it('the slowest of the recent answers sets the wait, not the last one', () => {
+    const { clock, pings, deaths } = setup();
+    clock.advance(30_000);
+    clock.advance(400);
+    pings[0]!(); // 400 ms
+    clock.advance(30_000);
+    clock.advance(1);
+    pings[1]!(); // 1 ms
+    clock.advance(30_000);
+    clock.advance(7_999);
+    assert.equal(deaths.length, 0);
+    clock.advance(1);
+    assert.equal(deaths.length, 1, 'the 400 ms answer is still among the recent ones');
+  });
+});
+
+describe('pingDeadlineMs', () => {
+  it('is pingTimeoutMs before any answer, then 20x the slowest recent answer within [3 s, pingTimeoutMs]', () => {
+    assert.equal(pingDeadlineMs([], 10_000), 10_000);
+    assert.equal(pingDeadlineMs([1, 2, 1], 10_000), MIN_HTTP2_PING_DEADLINE_MS);
+    assert.equal(pingDeadlineMs([1, 250, 1], 10_000), 5_000);
+    assert.equal(pingDeadlineMs([2_000], 10_000), 10_000);
+    assert.equal(pingDeadlineMs([1], 2_000), 2_000, 'a pingTimeoutMs under the floor is kept');
   });
 });

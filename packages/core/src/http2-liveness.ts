@@ -1,20 +1,47 @@
 import { systemClock, type Clock, type TimerHandle } from './clock.js';
 
 /**
- * A connection with nothing read for 5 s is PINGed, and closed when no answer comes within
- * 10 s: a connection that died without closing is found within 15 s of its last data.
- * client-go's are 30 s + 15 s (HTTP2_READ_IDLE_TIMEOUT_SECONDS, HTTP2_PING_TIMEOUT_SECONDS),
- * which leave an operator blind for 45 s. The cost: one 17-byte frame and its answer per
- * idle connection every 5 s (watches share one connection, so a handful a second at most),
- * nothing that reaches the API server's handlers.
+ * A connection with nothing read for 5 s is PINGed, and closed when no answer comes in
+ * time: at most 10 s, less once the connection has shown how fast it answers (see
+ * `pingDeadlineMs`): a connection that died without closing is found within 8 s of its last
+ * data on a LAN, 15 s at worst. client-go's are 30 s + 15 s (HTTP2_READ_IDLE_TIMEOUT_SECONDS,
+ * HTTP2_PING_TIMEOUT_SECONDS), which leave an operator blind for 45 s. The cost: one 17-byte
+ * frame and its answer per idle connection every 5 s (watches share one connection, so a
+ * handful a second at most), nothing that reaches the API server's handlers.
  */
 export const DEFAULT_HTTP2_READ_IDLE_MS = 5_000;
 export const DEFAULT_HTTP2_PING_TIMEOUT_MS = 10_000;
 
+/**
+ * The shortest wait for a PING's answer, however fast the connection answered before. A
+ * server answers a PING from its read loop, ahead of any data, so an answer later than this
+ * on a connection whose answers took milliseconds means it is gone; the floor covers a
+ * server paused by CPU throttling or a network whose delay jumps. A stall of this process's
+ * own event loop is not counted against the server (the deadline is judged on the next turn).
+ */
+export const MIN_HTTP2_PING_DEADLINE_MS = 3_000;
+/** The wait is this many times the slowest of the connection's recent answers (TCP's RTO is ~4x the RTT's spread). */
+const PING_RTT_FACTOR = 20;
+/** Answers remembered per connection. */
+const PING_SAMPLES = 8;
+
+/**
+ * How long a PING may wait for its answer: `pingTimeoutMs` until the connection has answered
+ * one; then 20x its slowest recent answer, within [MIN_HTTP2_PING_DEADLINE_MS, pingTimeoutMs].
+ */
+export function pingDeadlineMs(recentAnswersMs: readonly number[], pingTimeoutMs: number): number {
+  if (recentAnswersMs.length === 0) return pingTimeoutMs;
+  const adaptive = Math.max(MIN_HTTP2_PING_DEADLINE_MS, PING_RTT_FACTOR * Math.max(...recentAnswersMs));
+  return Math.min(pingTimeoutMs, adaptive);
+}
+
 export interface LivenessOptions {
   /** Nothing read for this long: send a PING (golang.org/x/net/http2's ReadIdleTimeout). */
   readIdleMs: number;
-  /** No answer to the PING within this: the connection is dead (PingTimeout). */
+  /**
+   * No answer to the PING within this: the connection is dead (PingTimeout). The longest
+   * wait: once the connection has answered PINGs, the wait follows its answers (pingDeadlineMs).
+   */
   pingTimeoutMs: number;
   clock?: Clock;
 }
@@ -35,6 +62,8 @@ export class Liveness {
   private deadlineAt = 0;
   private hastened = false;
   private stopped = false;
+  /** How long the connection's recent PINGs took to be answered (ms), newest last. */
+  private readonly answers: number[] = [];
   private readonly clock: Clock;
 
   constructor(
@@ -99,10 +128,12 @@ export class Liveness {
     this.ping(() => {
       if (this.stopped) return;
       this.pinging = false;
+      this.answers.push(this.clock.now() - sentAt);
+      if (this.answers.length > PING_SAMPLES) this.answers.shift();
       this.lastRead = Math.max(this.lastRead, sentAt);
       this.arm(this.options.readIdleMs);
     });
-    this.armDeadline(this.options.pingTimeoutMs);
+    this.armDeadline(pingDeadlineMs(this.answers, this.options.pingTimeoutMs));
   }
 
   /** When this fires while the PING is still out, the connection is dead. */

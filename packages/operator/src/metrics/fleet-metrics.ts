@@ -13,7 +13,8 @@ export class FleetMetrics {
 
   constructor(registry: Registry) {
     const registers = [registry];
-    const read = () => this.source();
+    // A member spread to another replica is that replica's to report.
+    const read = () => this.source().filter((member) => member.phase !== 'elsewhere');
     new Gauge({
       name: 'nestor_fleet_member_cluster',
       help: 'Member clusters of the fleet by phase (connecting, engaged, failed): 1 on the phase each is in',

@@ -28,4 +28,11 @@ export {
 } from './assignment-plan.js';
 export { ShardAssigner, type ShardAssignerOptions, type ShardedKind, type AssignerStats } from './shard-assigner.js';
 export { ShardCoordinator, type ShardingOptions } from './shard-coordinator.js';
+export {
+  ClusterShards,
+  clusterKey,
+  clusterLeaseName,
+  CLUSTER_RING_LABEL,
+  type ClusterShardsOptions,
+} from './cluster-shards.js';
 export { patchLabels, type LabelWrite } from './label-writes.js';

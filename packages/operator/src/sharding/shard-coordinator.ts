@@ -11,6 +11,7 @@ import type {
   ShardingMetrics,
   ShardingHooks,
 } from '../runtime/controller/sharding-hooks.js';
+import { ClusterShards } from './cluster-shards.js';
 import { ShardAssigner, type AssignerStats } from './shard-assigner.js';
 import { shardLabels, shardSelector, type ShardLabels } from './shard-labels.js';
 import { ShardLease } from './shard-lease.js';
@@ -43,6 +44,8 @@ export class ShardCoordinator implements ShardingHooks {
   readonly selector: string;
   readonly labels: ShardLabels;
   readonly membership: LeaderElection;
+  /** A fleet's member clusters spread over the ring's shards, each under a Lease of its own. */
+  readonly clusters: ClusterShards;
   private readonly lease: ShardLease;
   private readonly assigner: ShardAssigner;
   private readonly metrics: ShardingMetrics | undefined;
@@ -81,6 +84,14 @@ export class ShardCoordinator implements ShardingHooks {
       onLost: (listener) => lease.onLost(listener),
       assertWritable: () => lease.assertWritable(),
     };
+    this.clusters = new ClusterShards(transport, informers, {
+      ring: options.ring,
+      shardId: options.shardId,
+      namespace: options.namespace,
+      ...leaseTiming(options),
+      ...(options.tokensPerShard ? { tokensPerShard: options.tokensPerShard } : {}),
+      ...(options.logger ? { logger: options.logger } : {}),
+    });
     const members = () =>
       new ShardMembers(informers, {
         ring: options.ring,

@@ -3,6 +3,7 @@ import type { LeaderElection } from '../leases/leader-election.js';
 import type { ObjectTimer } from './object-timers.js';
 import type { Reconciler } from './reconciler.js';
 import type { ObjectSelector } from '../../client/object-selector.js';
+import type { ClusterPlacement } from './cluster-placement.js';
 
 /**
  * What the manager needs of built-in sharding (`sharding/`'s ShardCoordinator): the narrow
@@ -17,6 +18,8 @@ export interface ShardingHooks {
   readonly selector: string;
   /** The shard's own Lease: the sharded controllers run while this replica holds it. */
   readonly membership: LeaderElection;
+  /** Spreads a fleet's member clusters over the ring's shards (see Fleet's `spread`). */
+  readonly clusters?: ClusterPlacement;
   /** True for an object the shard must reconcile whatever the predicates say (a drain request). */
   bypassesPredicates(object: KubeObject): boolean;
   /** Wraps a sharded controller's reconciler: acknowledges drains, skips objects moved away. */

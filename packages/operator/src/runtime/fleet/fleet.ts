@@ -8,6 +8,8 @@ import type { ClusterFleet, Manager } from '../manager/manager.js';
 import { positiveDuration } from '../options-check.js';
 import { Subject } from 'rxjs';
 import type { ExternalSource, WatchSource } from '../controller/event-sources.js';
+import type { WriteFence } from '../../client/write-fence.js';
+import type { ClusterPlacement } from '../controller/cluster-placement.js';
 import type { ClusterProvider, ClusterSink, EngageTarget } from './cluster-provider.js';
 import { memberWatch } from './member-watches.js';
 import { Member, type MemberPhase } from './member.js';
@@ -21,13 +23,23 @@ export interface FleetOptions {
   syncTimeoutMs?: number;
   /** Backoff between failed engagements: first wait, and the cap of its doubling (default 1 s, 60 s). */
   retry?: { initialMs?: number; maxMs?: number };
+  /**
+   * Spread the member clusters over the replicas of a sharded operator: each is engaged by
+   * the one replica its name hashes to among the live shards, while that replica holds the
+   * cluster's Lease (default: true when the manager is sharded). False: every replica
+   * engages every member and the leader reconciles in all of them.
+   */
+  spread?: boolean;
   logger?: RuntimeLogger;
 }
 
 /** One member cluster as the fleet reports it. */
 export interface MemberStatus {
   name: string;
-  phase: MemberPhase;
+  /** `elsewhere`: spread over replicas, the cluster is another replica's (`shard`). */
+  phase: MemberPhase | 'elsewhere';
+  /** Spread over replicas: the shard the cluster belongs to. */
+  shard?: string;
   /** Why the last attempt failed (until one succeeds). */
   error?: string;
   attempts: number;
@@ -58,6 +70,10 @@ export class Fleet implements ClusterFleet, ClusterSink {
   private leading = false;
   private running = false;
   private readonly changes = new Subject<{ member: Member; engaged: boolean }>();
+  /** Spread over replicas: where the members go, what each provider named, and the ones whose Lease this replica holds. */
+  private readonly placement: ClusterPlacement | undefined;
+  private readonly targets = new Map<string, { target: EngageTarget; since: number }>();
+  private readonly placedHere = new Set<string>();
 
   constructor(
     private readonly manager: Manager,
@@ -69,6 +85,13 @@ export class Fleet implements ClusterFleet, ClusterSink {
       initialMs: positiveDuration(options.retry?.initialMs ?? 1_000, "the fleet's first retry"),
       maxMs: positiveDuration(options.retry?.maxMs ?? 60_000, "the fleet's longest retry"),
     };
+    const placement = manager.sharding?.clusters;
+    if (options.spread === true && !placement) {
+      throw new Error(
+        'fleet.spread spreads member clusters over the shards of a sharded operator, and the manager has no sharding: set sharding as well, or leave spread unset',
+      );
+    }
+    this.placement = options.spread === false ? undefined : placement;
     manager.attachFleet(this);
   }
 
@@ -109,6 +132,12 @@ export class Fleet implements ClusterFleet, ClusterSink {
       since: m.since,
       held: m.cluster?.outage.state.holding ?? false,
     }));
+    const elsewhere = [...this.targets]
+      .filter(([name]) => !this.members.has(name))
+      .map(([name, { since }]) => {
+        const shard = this.placement?.shardOf(name);
+        return { name, phase: 'elsewhere' as const, ...(shard ? { shard } : {}), attempts: 0, since, held: false };
+      });
     const refused = [...this.refused].map(([name, { error, since }]) => ({
       name,
       phase: 'failed' as const,
@@ -117,7 +146,7 @@ export class Fleet implements ClusterFleet, ClusterSink {
       since,
       held: false,
     }));
-    return [...members, ...refused];
+    return [...members, ...elsewhere, ...refused];
   }
 
   /** @internal The manager hands over a controller with `clusters` set. */
@@ -130,6 +159,13 @@ export class Fleet implements ClusterFleet, ClusterSink {
 
   /** @internal A watch of member clusters feeding a controller of the manager's own cluster. */
   watch(source: WatchSource<KubeObject>): ExternalSource {
+    if (this.placement) {
+      throw new Error(
+        `a @Watches of ${source.resource.kind} in member clusters needs every member engaged where its controller runs, ` +
+          'and this fleet spreads the members over the shards of the operator (sharding): set fleet.spread to false ' +
+          'to engage every member on every replica (the leader reconciles), or watch the kind in a controller that runs in the members',
+      );
+    }
     const members = this.members;
     return memberWatch(
       {
@@ -145,6 +181,7 @@ export class Fleet implements ClusterFleet, ClusterSink {
   start(): void {
     if (this.running) return;
     this.running = true;
+    this.placement?.start(this.abort.signal);
     for (const provider of this.options.providers) {
       Promise.resolve()
         .then(() => provider.run(this, this.manager.cluster, this.abort.signal))
@@ -156,15 +193,17 @@ export class Fleet implements ClusterFleet, ClusterSink {
     }
   }
 
-  /** @internal */
+  /** @internal The manager leads: members run their controllers (spread, each by its own Lease instead). */
   lead(): void {
     this.leading = true;
+    if (this.placement) return;
     for (const member of this.members.values()) member.lead();
   }
 
   /** @internal */
   async standBy(): Promise<void> {
     this.leading = false;
+    if (this.placement) return;
     await Promise.all([...this.members.values()].map((member) => member.standBy()));
   }
 
@@ -174,9 +213,56 @@ export class Fleet implements ClusterFleet, ClusterSink {
     }
     if (this.abort.signal.aborted) return;
     this.refused.delete(name);
+    if (this.placement) return this.place(name, target);
     const current = this.members.get(name);
     if (current && target.revision !== undefined && current.revision === target.revision) return;
     if (current) this.disengage(name);
+    this.add(name, target, () => this.leading);
+  }
+
+  /** Spread: the member runs where the placement puts it; here once this replica holds its Lease. */
+  private place(name: string, target: EngageTarget): void {
+    const known = this.targets.get(name);
+    this.targets.set(name, { target, since: known?.since ?? Date.now() });
+    if (!known) {
+      this.placement!.place(name, {
+        held: (fence) => this.heldHere(name, fence),
+        lost: (why) => this.lostHere(name, why),
+      });
+      return;
+    }
+    if (target.revision !== undefined && known.target.revision === target.revision) return;
+    // A new kubeconfig for a member engaged here: engaged again, under the same Lease.
+    const member = this.members.get(name);
+    if (!member) return;
+    this.members.delete(name);
+    this.changes.next({ member, engaged: false });
+    this.track(member.stop(this.manager.shutdownGraceMs));
+    this.add(name, target, () => this.placedHere.has(name), member.fence);
+  }
+
+  private heldHere(name: string, fence: WriteFence): void {
+    const wanted = this.targets.get(name);
+    if (!wanted || this.abort.signal.aborted) return;
+    this.placedHere.add(name);
+    const member = this.members.get(name);
+    if (member)
+      member.lead(); // its Lease back after a lapse: the warm member runs again
+    else this.add(name, wanted.target, () => this.placedHere.has(name), fence);
+  }
+
+  private async lostHere(name: string, why: 'lease' | 'moved'): Promise<void> {
+    this.placedHere.delete(name);
+    const member = this.members.get(name);
+    if (!member) return;
+    if (why === 'lease') return member.standBy();
+    this.members.delete(name);
+    this.log.info(`cluster ${name}: disengaging (placed on another replica)`);
+    this.changes.next({ member, engaged: false });
+    await member.stop(this.manager.shutdownGraceMs);
+  }
+
+  private add(name: string, target: EngageTarget, leading: () => boolean, fence?: WriteFence): void {
     this.log.info(`cluster ${name}: engaging`);
     const metrics = this.manager.metrics;
     const member = new Member({
@@ -188,7 +274,8 @@ export class Fleet implements ClusterFleet, ClusterSink {
       kinds: this.manager.client.kinds,
       syncTimeoutMs: this.syncTimeoutMs,
       retry: this.retry,
-      leading: () => this.leading,
+      leading,
+      ...(fence ? { fence } : {}),
       report: (m, error) => this.report(m, target, error),
       // Controllers report as <controller>@<cluster>; the manager's outage and Event series stay its own cluster's.
       ...(metrics
@@ -207,6 +294,10 @@ export class Fleet implements ClusterFleet, ClusterSink {
 
   disengage(name: string): void {
     this.refused.delete(name);
+    if (this.placement && this.targets.delete(name)) {
+      this.track(this.placement.unplace(name).then(() => true));
+      return;
+    }
     const member = this.members.get(name);
     if (!member) return;
     this.members.delete(name);
@@ -230,6 +321,8 @@ export class Fleet implements ClusterFleet, ClusterSink {
     for (const member of members) this.changes.next({ member, engaged: false });
     this.changes.complete();
     const results = await Promise.all([...members.map((m) => m.stop(graceMs)), ...this.stopping]);
+    // The Leases last: every member that ran here has stopped writing.
+    await this.placement?.stop();
     return results.every(Boolean);
   }
 

@@ -11,4 +11,5 @@ export {
   type KubeconfigSecretsOptions,
 } from './kubeconfig-secrets.js';
 export type { MemberPhase } from './member.js';
+export type { ClusterPlacement, PlacedCluster } from '../controller/cluster-placement.js';
 export type { ClusterSelection } from '../controller/cluster-selection.js';

@@ -15,6 +15,7 @@ import type { LaneGroup, WorkerPool } from '../controller/worker-pool.js';
 import { Cluster } from '../manager/cluster.js';
 import type { HealthCheck } from '../manager/health.js';
 import type { ManagerMetrics } from '../manager/manager.js';
+import type { WriteFence } from '../../client/write-fence.js';
 import type { EngageTarget } from './cluster-provider.js';
 
 /** Where a member is: connecting (and syncing its caches), engaged, or failed and waiting to try again. */
@@ -31,8 +32,10 @@ export interface MemberOptions {
   fieldManager?: string;
   syncTimeoutMs: number;
   retry: { initialMs: number; maxMs: number };
-  /** Whether this replica leads now: controllers start only then. */
+  /** Whether this replica leads now (or holds the member's Lease, spread): controllers start only then. */
   leading(): boolean;
+  /** Fences the member's writes (spread over replicas: its Lease). */
+  fence?: WriteFence;
   /** Told each time an attempt fails, and when the cluster is engaged again. */
   report(member: Member, error?: Error): void;
   metrics?: ManagerMetrics;
@@ -69,6 +72,10 @@ export class Member {
 
   get revision(): string | undefined {
     return this.options.target.revision;
+  }
+
+  get fence(): WriteFence | undefined {
+    return this.options.fence;
   }
 
   /** Connects, syncs and starts, trying again with backoff until it works or stop() is called. */
@@ -110,6 +117,7 @@ export class Member {
       logger: this.log,
       ...(this.options.kinds ? { kinds: this.options.kinds } : {}),
       ...(this.options.fieldManager ? { fieldManager: this.options.fieldManager } : {}),
+      ...(this.options.fence ? { fence: this.options.fence } : {}),
       ...(metrics ? { metrics } : {}),
     });
     this.cluster = cluster;

@@ -25,6 +25,7 @@ import { positiveDuration, positiveInteger } from '../options-check.js';
 import type { OutageGate } from './outage-gate.js';
 import { WorkerPool } from '../controller/worker-pool.js';
 import type { LeaseFence } from '../leases/lease-fence.js';
+import type { ShardingHooks } from '../controller/sharding-hooks.js';
 
 import type { ClusterFleet, ManagerMetrics, ManagerOptions } from './manager-options.js';
 
@@ -114,6 +115,11 @@ export class Manager {
     );
   }
 
+  /** @internal Built-in sharding's hooks, when the manager is sharded (the fleet spreads its members by them). */
+  get sharding(): ShardingHooks | undefined {
+    return this.options.sharding;
+  }
+
   /** Where the controllers report metrics, if anywhere. */
   get metrics(): ManagerMetrics | undefined {
     return this.options.metrics;
@@ -179,10 +185,7 @@ export class Manager {
     return this.leases.isLeader;
   }
 
-  /**
-   * Objects the sharded controllers cache: this shard's share of their kinds and of their
-   * children (0 without sharding).
-   */
+  /** Objects the sharded controllers cache: this shard's share of their kinds and children (0 unsharded). */
   get shardedObjects(): number {
     return this.sharded?.objects ?? 0;
   }
@@ -331,10 +334,8 @@ export class Manager {
     const controllers = [...this.controllers.values()];
     for (const controller of controllers) controller.prepare(this.informers);
     // Without sharding, the campaign runs while the caches sync, as controller-runtime's: a
-    // process started after a crash waits out its predecessor's Lease (15 s by default,
-    // counted from its first read of it) and lists at the same time, not one after the
-    // other. It leads its controllers once both are done. (Sharded, the assigner needs the
-    // caches: it campaigns after.)
+    // process started after a crash waits out its predecessor's Lease (15 s by default) while
+    // it lists, and leads once both are done. (Sharded, the assigner needs the caches: after.)
     const early = !this.options.sharding;
     if (early) this.coordinate();
     try {
