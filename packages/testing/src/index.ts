@@ -45,6 +45,15 @@ export {
   type EnvtestDownloadOptions,
 } from './envtest-download.js';
 export { ensureHelm, helmCacheDir, helmVersion, type EnsureHelmOptions } from './helm-binary.js';
+export {
+  ensureOlmValidator,
+  olmApiVersion,
+  olmValidatorCacheDir,
+  validateOlmBundle,
+  type EnsureOlmValidatorOptions,
+  type OlmFinding,
+  type OlmValidation,
+} from './olm-validator.js';
 export { waitFor, type WaitForOptions } from './wait-for.js';
 export { parallel } from './parallel.js';
 export { TcpRelay } from './tcp-relay.js';
