@@ -9,4 +9,4 @@ export {
   type BindAddress,
   type FlaggableOptions,
 } from './operator-flags.js';
-export { ownNamespace } from './own-namespace.js';
+export { ownNamespace } from '../runtime/own-namespace.js';

@@ -1,8 +1,16 @@
 // @nestor/operator/fleet: one operator over many clusters. The member clusters come from
-// providers (kubeconfig Secrets, a fixed list of contexts, or one of your own); controllers
-// choose them with `clusters`; the Fleet gives any engaged cluster's client and cache.
+// providers (kubeconfig Secrets, a fixed list of contexts, or one of
+// your own); controllers choose them with `clusters`; the Fleet gives any engaged cluster's
+// client and cache, and tells each change of a member (`engagements$`).
 export { Fleet, type FleetOptions, type MemberStatus } from './fleet.js';
-export type { ClusterProvider, ClusterSink, EngageTarget, ProviderPermission } from './cluster-provider.js';
+export type { Engagement } from './engagement.js';
+export type {
+  ClusterProvider,
+  ClusterSink,
+  EngageTarget,
+  ProviderContext,
+  ProviderPermission,
+} from './cluster-provider.js';
 export { StaticClusters, type StaticClustersOptions } from './static-clusters.js';
 export {
   KubeconfigSecrets,
