@@ -18,6 +18,8 @@ export {
   KUBECONFIG_SECRET_LABEL,
   type KubeconfigSecretsOptions,
 } from './kubeconfig-secrets.js';
+export { ClusterApiClusters, type ClusterApiClustersOptions } from './cluster-api-clusters.js';
+export { type ClusterApiCluster, type ClusterApiCondition, controlPlaneInitialized } from './cluster-api-cluster.js';
 export type { MemberPhase } from './member.js';
 export type { ClusterPlacement, PlacedCluster } from '../controller/cluster-placement.js';
 export type { ClusterSelection } from '../controller/cluster-selection.js';
