@@ -11,7 +11,9 @@ export const CLUSTER_KUBECONFIG_SUFFIX = '-kubeconfig';
 
 /** One of a Cluster's status conditions (v1beta1's and metav1's alike). */
 export interface ClusterApiCondition {
+  /** `ControlPlaneInitialized`, `Ready`, ... */
   type: string;
+  /** `True`, `False` or `Unknown`. */
   status: string;
   reason?: string;
   message?: string;
@@ -19,7 +21,9 @@ export interface ClusterApiCondition {
 
 /** The part of a Cluster API Cluster the fleet reads: its status, across API versions. */
 export interface ClusterApiCluster extends KubeObject {
+  /** Not read: the infrastructure and control plane references, the endpoint, topology. */
   spec?: Record<string, unknown>;
+  /** What says whether its control plane is up, as each version of cluster.x-k8s.io has it. */
   status?: {
     phase?: string;
     /** v1beta1. */

@@ -13,6 +13,7 @@ import {
 import { ClusterApiMembers } from './cluster-api-members.js';
 import type { ClusterProvider, ClusterSink, ProviderContext, ProviderPermission } from './cluster-provider.js';
 
+/** Which Cluster API Clusters are members, and how they are named and judged ready. */
 export interface ClusterApiClustersOptions {
   /**
    * The namespace of the management cluster the Clusters are in (default: the operator's
@@ -50,6 +51,7 @@ const API_VERSION = /^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$/;
  * missing or refused is reported (log, readiness, an Event on the Cluster).
  */
 export class ClusterApiClusters implements ClusterProvider {
+  /** Names the provider in logs. */
   readonly name = 'cluster-api';
   private readonly version: string;
 
@@ -68,6 +70,7 @@ export class ClusterApiClusters implements ClusterProvider {
     }
   }
 
+  /** Waits for the Cluster kind to be served, then follows the Clusters and their kubeconfig Secrets until `signal` aborts. */
   async run(fleet: ClusterSink, management: Cluster, signal: AbortSignal, context?: ProviderContext): Promise<void> {
     const namespace = this.namespaceIn(context);
     const log = context?.logger ?? silentLogger;
