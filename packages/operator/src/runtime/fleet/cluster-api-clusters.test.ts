@@ -171,4 +171,15 @@ describe('ClusterApiMembers', () => {
     );
     abort.abort();
   });
+
+  it('engages nothing for a memberName that gives no name', async () => {
+    const { tracker, clusters, calls, putSecret, abort } = members({ memberName: () => '' });
+    clusters.set('fleet/east', cluster('east', initialized()));
+    putSecret('east', 'https://east', '1');
+    tracker.changed('fleet/east');
+    await settled();
+    assert.deepEqual(calls, []);
+    tracker.stop();
+    abort.abort();
+  });
 });

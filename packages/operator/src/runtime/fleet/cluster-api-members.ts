@@ -95,6 +95,9 @@ export class ClusterApiMembers {
     if (!cluster || cluster.metadata?.deletionTimestamp || !this.options.isReady(cluster)) return this.drop(key);
 
     const member = this.named.get(key)?.member ?? this.options.memberName({ namespace, name });
+    if (typeof member !== 'string' || member === '') {
+      throw new Error(`memberName gave ${JSON.stringify(member)} for it: a member needs a name`);
+    }
     const holder = this.holders.get(member);
     if (holder !== undefined && holder !== key) {
       if (!this.taken.has(key)) {
@@ -126,8 +129,9 @@ export class ClusterApiMembers {
 
     const secret = await this.readSecret(namespace, secretName).catch((error: unknown) => {
       // Not allowed to read it: a reason to report on the Cluster, besides trying again.
-      if (error instanceof KubeApiError && error.status === 403) {
-        this.refuse(named, new Error(`${where} cannot be read: ${error.message}`), source);
+      const cause = (error as Error).cause;
+      if (cause instanceof KubeApiError && cause.status === 403) {
+        this.refuse(named, new Error(`${where} cannot be read: ${cause.message}`), source);
       }
       throw error;
     });
@@ -148,7 +152,7 @@ export class ClusterApiMembers {
       });
     } catch (error) {
       if (error instanceof KubeApiError && error.status === 404) return undefined;
-      throw error;
+      throw new Error(`reading Secret ${namespace}/${name}: ${(error as Error).message}`, { cause: error });
     }
   }
 
@@ -169,14 +173,17 @@ export class ClusterApiMembers {
     for (const [waiting, member] of this.taken) if (member === named.member) this.changed(waiting);
   }
 
-  /** Reading the Secret failed (the management API server, a 403): as it was, looked at again after a backoff. */
+  /**
+   * A look failed (reading the Secret: the management API server, a 403; a memberName or
+   * isReady that throws): left as it was, looked at again after a backoff.
+   */
   private retryLater(key: string, error: Error): void {
     if (this.options.signal.aborted) return;
     const retry = this.retries.get(key) ?? { backoff: new Backoff({ initialMs: 1_000, maxMs: 60_000 }) };
     this.retries.set(key, retry);
     const waitMs = retry.backoff.next();
     this.options.log.warn(
-      `Cluster ${key}: reading its kubeconfig Secret failed: ${error.message}; trying again in ${Math.round(waitMs / 1000)} s`,
+      `Cluster ${key} not looked at: ${error.message}; looking again in ${Math.round(waitMs / 1000)} s`,
     );
     clearTimeout(retry.timer);
     retry.timer = setTimeout(() => this.changed(key), waitMs);
