@@ -5,7 +5,9 @@
 // node_modules is a link to this repository's, where @nestor/* are the workspace packages
 // and Nest 12, TypeScript and Vitest are installed. The app gets a webhook, as its user's
 // next step, and the starter's own e2e test must still pass beside the generated one (init
-// scoped it). Nest 11 apps: nest11-app.e2e.test.ts.
+// scoped it); then its controller owns a kind imported with `nestor import crd` (a CRD no
+// other test installs) and the kind gets a second, stored version (test-support/next-steps.ts).
+// Nest 11 apps: nest11-app.e2e.test.ts.
 import assert from 'node:assert/strict';
 import { cp, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -13,6 +15,14 @@ import { dirname, join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { assertSucceeded, runCommand } from './test-support/run-command.js';
+import {
+  conversionSource,
+  importableCrd,
+  notStored,
+  secondVersionSource,
+  withConversionProvider,
+  withOwnedImport,
+} from './test-support/next-steps.js';
 import { webhookSource, withWebhookProvider } from './test-support/webhook-source.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -102,6 +112,35 @@ describe('nestor init and create api on a Nest 12 starter', () => {
     await writeFile(
       module,
       withWebhookProvider(await readFile(module, 'utf8'), 'CachePool', './cache-pool.webhook.js'),
+    );
+  });
+
+  it('takes an owned kind imported with nestor import crd, and a second version of its kind', async () => {
+    const { group, yaml } = importableCrd();
+    const crdFile = join(app, 'gizmos.yaml');
+    await writeFile(crdFile, yaml);
+    succeeded(await node([nestor, 'import', 'crd', crdFile], app), 'nestor import crd');
+    const folder = join(app, 'src', 'cache-pool');
+    const controller = join(folder, 'cache-pool.controller.ts');
+    await writeFile(
+      controller,
+      withOwnedImport(await readFile(controller, 'utf8'), 'CachePool', `../kinds/${group}/gizmo.v1.js`),
+    );
+    // v1alpha1 marked storage: false, v2 stored, a converter between them.
+    const resource = join(folder, 'cache-pool.resource.ts');
+    await writeFile(resource, notStored(await readFile(resource, 'utf8')));
+    await writeFile(
+      join(folder, 'cache-pool-v2.resource.ts'),
+      secondVersionSource('CachePool', 'scaffold.nestor.dev', './cache-pool.resource.js'),
+    );
+    await writeFile(
+      join(folder, 'cache-pool.conversion.ts'),
+      conversionSource('CachePool', './cache-pool.resource.js', './cache-pool-v2.resource.js'),
+    );
+    const module = join(folder, 'cache-pool.module.ts');
+    await writeFile(
+      module,
+      withConversionProvider(await readFile(module, 'utf8'), 'CachePool', './cache-pool.conversion.js'),
     );
   });
 

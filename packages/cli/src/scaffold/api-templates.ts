@@ -94,8 +94,12 @@ export function e2eSource(names: ApiNames, project: Project): string {
 // (${project.runner === 'vitest' ? 'vitest.config.e2e.ts' : 'test/jest-e2e.json'}: globalSetup), and this file attaches to them.
 import type { INestApplicationContext } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { OperatorModule, customResourceDefinition } from '@nestor/operator';
-import { TestEnvironment, waitFor } from '@nestor/testing';
+import {
+  allVersionsOf,
+  customResourceDefinitions,
+  OperatorModule,
+} from '@nestor/operator';
+import { importedCrds, TestEnvironment, waitFor } from '@nestor/testing';
 import { ${kind}Module } from '${importPath(project, `../src/${file}/${file}.module`)}';
 import { ${kind} } from '${importPath(project, `../src/${file}/${file}.resource`)}';
 
@@ -105,7 +109,14 @@ describe('${kind}Controller (e2e)', () => {
   let namespace: string;
 
   beforeAll(async () => {
-    env = await TestEnvironment.start({ crds: [customResourceDefinition(${kind})] });
+    env = await TestEnvironment.start({
+      crds: [
+        // Every version of the kind the app loads (a second one added later included).
+        ...customResourceDefinitions(allVersionsOf([${kind}])),
+        // The kinds \`nestor import crd\` vendored in src/kinds, which the app may watch.
+        ...importedCrds(),
+      ],
+    });
     namespace = await env.createNamespace('${file}');
     const moduleRef = await Test.createTestingModule({
       imports: [
