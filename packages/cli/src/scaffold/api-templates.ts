@@ -6,12 +6,28 @@ import { importPath, type NestProject } from './nest-project.js';
 type Project = Pick<NestProject, 'esm' | 'runner'>;
 
 export function resourceSource({ group, version, kind }: ApiNames): string {
-  return `import { type Condition, ConditionsField, CustomResource, Field, type ObjectMeta } from '@nestor/operator';
+  return `import {
+  type Condition,
+  ConditionsField,
+  CustomResource,
+  type Defaulted,
+  Field,
+  type ObjectMeta,
+} from '@nestor/operator';
 
 /** What users ask for. Each @Field becomes part of the CRD's OpenAPI schema. */
 export class ${kind}Spec {
-  @Field({ type: 'integer', minimum: 1, default: 1, description: 'An example field: replace it with your own.' })
-  replicas?: number;
+  /**
+   * Defaulted: a writer may leave it out (AsWritten<${kind}>), and the API server fills in
+   * the default, so every object read has it (docs/custom-resources.md).
+   */
+  @Field({
+    type: 'integer',
+    minimum: 1,
+    default: 1,
+    description: 'An example field: replace it with your own.',
+  })
+  replicas!: Defaulted<number>;
 }
 
 /** What the controller observed. */
