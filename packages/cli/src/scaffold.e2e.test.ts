@@ -23,6 +23,7 @@ import {
   withConversionProvider,
   withOwnedImport,
 } from './test-support/next-steps.js';
+import { runOperatorMain } from './test-support/operator-process.js';
 import { webhookSource, withWebhookProvider } from './test-support/webhook-source.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -55,7 +56,9 @@ describe('nestor init and create api on a Nest 12 starter', () => {
     const appModule = await readFile(join(app, 'src', 'app.module.ts'), 'utf8');
     assert.match(appModule, /imports: \[OperatorModule\.forRoot\(\)\]/);
     assert.match(appModule, /import \{ OperatorModule \} from '@nestor\/operator';/);
-    assert.match(await readFile(join(app, 'src', 'main.ts'), 'utf8'), /app\.enableShutdownHooks\(\)/);
+    const main = await readFile(join(app, 'src', 'main.ts'), 'utf8');
+    assert.match(main, /NestFactory\.createApplicationContext\(AppModule, \{\n\s+logger: operatorLogger\(\)/);
+    assert.match(main, /app\.enableShutdownHooks\(\)/);
     const manifest = JSON.parse(await readFile(join(app, 'package.json'), 'utf8')) as {
       dependencies: Record<string, string>;
       devDependencies: Record<string, string>;
@@ -161,5 +164,15 @@ describe('nestor init and create api on a Nest 12 starter', () => {
     const e2e = await node([vitest, 'run', '--config', 'vitest.config.e2e.ts'], app);
     succeeded(e2e, 'vitest run --config vitest.config.e2e.ts (the starter’s and the generated e2e tests)');
     assert.match(e2e.output, /Tests\s+2 passed/);
+  });
+
+  it('runs as its container does: main.ts starts the operator, logs JSON lines, stops on SIGTERM', async () => {
+    // After the e2e tests: their CRDs (the kind's, the imported one) are installed.
+    const run = await runOperatorMain(app, { KUBECONFIG: process.env['KUBECONFIG']!, WATCH_NAMESPACE: 'default' });
+    assert.match(run.ended, /^(SIGTERM|exit 0)$/, run.output);
+    assert.match(run.output, /"message":"manager stopped"/, 'not stopped gracefully');
+    for (const line of run.lines) assert.doesNotThrow(() => JSON.parse(line), `not a JSON line: ${line}`);
+    assert.equal(typeof run.started['maxConcurrentReconciles'], 'number', 'the fields are not top-level keys');
+    assert.doesNotMatch(run.output, /Nest application successfully started/, 'an HTTP app was started');
   });
 });

@@ -138,3 +138,58 @@ describe('nestor init: the starter’s own e2e test', () => {
     );
   });
 });
+
+describe('nestor init: src/main.ts', () => {
+  for (const [name, module, call] of [
+    ['nest12-app', "'./app.module.js'", 'await bootstrap();'],
+    ['nest11-app', "'./app.module'", 'void bootstrap();'],
+  ] as const) {
+    it(`${name}: replaces the starter's HTTP app with an operator's entry point, and says so`, async () => {
+      const app = await starter(name);
+      const result = await init(app);
+      assert.equal(result.code, 0, result.stderr);
+      assert.match(result.stdout, /updated src\/main\.ts: replaces the starter's HTTP app: an application context/);
+      const main = await readFile(join(app, 'src', 'main.ts'), 'utf8');
+      assert.ok(main.includes(`import { AppModule } from ${module};`));
+      assert.match(main, /NestFactory\.createApplicationContext\(AppModule, \{\n\s+logger: operatorLogger\(\),/);
+      assert.match(main, /import \{ operatorLogger \} from '@nestor\/operator';/);
+      assert.match(main, /app\.enableShutdownHooks\(\);/);
+      assert.doesNotMatch(main, /listen\(|NestFactory\.create\(/);
+      assert.ok(main.endsWith(`${call}\n`));
+      assert.match((await init(app)).stdout, /nothing to change/);
+    });
+  }
+
+  it('replaces a starter main.ts an earlier init gave enableShutdownHooks', async () => {
+    const app = await starter('nest11-app');
+    const path = join(app, 'src', 'main.ts');
+    await writeFile(
+      path,
+      (await readFile(path, 'utf8')).replace(
+        '(AppModule);\n',
+        '(AppModule);\n  app.enableShutdownHooks(); // SIGTERM: running reconciles finish, the Lease is released\n',
+      ),
+    );
+    assert.equal((await init(app)).code, 0);
+    assert.match(await readFile(path, 'utf8'), /createApplicationContext/);
+  });
+
+  it('keeps a main.ts of the user’s own, and says what it lacks and what an operator’s has', async () => {
+    const app = await starter('nest12-app');
+    const path = join(app, 'src', 'main.ts');
+    const own = (await readFile(path, 'utf8')).replace(
+      '(AppModule);\n',
+      "(AppModule);\n  app.setGlobalPrefix('api');\n",
+    );
+    await writeFile(path, own);
+    const result = await init(app);
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(await readFile(path, 'utf8'), own);
+    assert.doesNotMatch(result.stdout, /src\/main\.ts:/);
+    assert.match(
+      result.stdout,
+      /note: src\/main\.ts is not the starter's: kept as it is\. It lacks NestFactory\.createApplicationContext in place of create and listen .*; \{ logger: operatorLogger\(\) \} .*; app\.enableShutdownHooks\(\)\. An operator's main\.ts:\n {4}import \{ NestFactory \}/,
+    );
+    assert.match(result.stdout, /^ {6}const app = await NestFactory\.createApplicationContext\(AppModule, \{$/m);
+  });
+});
