@@ -108,6 +108,21 @@ describe('nestor init and create api on a Nest 12 starter', () => {
     assert.match(again.output, /already there; nothing to change/);
   });
 
+  it('writes files the starter’s Prettier finds formatted (its .prettierrc: 80 columns)', async () => {
+    const written = [
+      'src/app.module.ts',
+      'src/main.ts',
+      'src/cache-pool/cache-pool.resource.ts',
+      'src/cache-pool/cache-pool.controller.ts',
+      'src/cache-pool/cache-pool.module.ts',
+      'test/app.e2e-spec.ts',
+      'test/cache-pool.e2e-spec.ts',
+      'vitest.config.e2e.ts',
+    ];
+    const prettier = join(repoModules, 'prettier', 'bin', 'prettier.cjs');
+    succeeded(await node([prettier, '--check', ...written], app), 'prettier --check (the starter’s .prettierrc)');
+  });
+
   it('takes a validating webhook added by hand, as the user’s next step', async () => {
     const folder = join(app, 'src', 'cache-pool');
     await writeFile(join(folder, 'cache-pool.webhook.ts'), webhookSource('CachePool', './cache-pool.resource.js'));

@@ -9,6 +9,7 @@ import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { initCommand } from './init-command.js';
 import type { PackageJson } from './nest-project.js';
+import { JEST_ESM_TRANSFORM } from './runner-setup.js';
 
 const fixtures = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'fixtures');
 const copies: string[] = [];
@@ -191,5 +192,38 @@ describe('nestor init: src/main.ts', () => {
       /note: src\/main\.ts is not the starter's: kept as it is\. It lacks NestFactory\.createApplicationContext in place of create and listen .*; \{ logger: operatorLogger\(\) \} .*; app\.enableShutdownHooks\(\)\. An operator's main\.ts:\n {4}import \{ NestFactory \}/,
     );
     assert.match(result.stdout, /^ {6}const app = await NestFactory\.createApplicationContext\(AppModule, \{$/m);
+  });
+});
+
+describe('nestor init: Jest unit tests (Nest 11)', () => {
+  it('runs them as ES modules, as the e2e tests, so a spec may import @nestor/operator', async () => {
+    const app = await starter('nest11-app');
+    assert.equal((await init(app)).code, 0);
+    const manifest = (await manifestOf(app)) as PackageJson & {
+      scripts: Record<string, string>;
+      jest: { transform: unknown; extensionsToTreatAsEsm: string[]; rootDir: string };
+    };
+    assert.deepEqual(manifest.jest.transform, JEST_ESM_TRANSFORM);
+    assert.deepEqual(manifest.jest.extensionsToTreatAsEsm, ['.ts']);
+    assert.equal(manifest.jest.rootDir, 'src', 'the rest of the starter’s configuration is kept');
+    const jest = 'node --experimental-vm-modules node_modules/jest/bin/jest.js';
+    assert.equal(manifest.scripts['test'], jest);
+    assert.equal(manifest.scripts['test:watch'], `${jest} --watch`);
+    assert.equal(manifest.scripts['test:cov'], `${jest} --coverage`);
+    assert.match(manifest.scripts['test:debug']!, /^node --experimental-vm-modules --inspect-brk /);
+    assert.match((await init(app)).stdout, /nothing to change/);
+  });
+
+  it('leaves a Jest configuration of the user’s own, with a note on what to set', async () => {
+    const app = await starter('nest11-app');
+    const manifest = await manifestOf(app);
+    const own = { ...(manifest['jest'] as object), transform: { '^.+\\.ts$': 'babel-jest' } };
+    await writeFile(join(app, 'package.json'), JSON.stringify({ ...manifest, jest: own }, null, 2));
+    const result = await init(app);
+    assert.equal(result.code, 0, result.stderr);
+    const after = (await manifestOf(app)) as PackageJson & { scripts: Record<string, string> };
+    assert.deepEqual(after['jest'], own);
+    assert.equal(after.scripts['test'], 'jest');
+    assert.match(result.stdout, /note: package\.json "jest" has a transform of its own: .*--experimental-vm-modules/);
   });
 });

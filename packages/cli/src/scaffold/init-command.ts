@@ -11,7 +11,8 @@ import { apply, effective, packageJsonText, type FileChange } from './file-chang
 import { NotANestProject, readNestProject, type NestProject, type PackageJson } from './nest-project.js';
 import { nestorVersion } from './nestor-version.js';
 import { operatorMainChange } from './operator-main.js';
-import { jestE2eScript, runnerSetupChange } from './runner-setup.js';
+import { formatLikeProject } from './project-format.js';
+import { isEsmJestConfig, jestE2eScript, jestEsmScript, jestUnitConfig, runnerSetupChange } from './runner-setup.js';
 import { starterE2eChange } from './starter-e2e-test.js';
 
 export const INIT_USAGE = `Usage: nestor init [--dir <path>]
@@ -97,7 +98,7 @@ export async function initCommand(argv: string[], io: CommandIo): Promise<number
 
   planned.push({
     path: join(root, 'package.json'),
-    content: packageJsonText(withNestor(project, nestorVersion())),
+    content: packageJsonText(withNestor(project, nestorVersion(), notes)),
     what: '@nestor/operator, @nestor/testing, @nestor/cli; the "manifests" script',
   });
 
@@ -123,7 +124,9 @@ export async function initCommand(argv: string[], io: CommandIo): Promise<number
     io.stderr(`nestor init: nothing was changed:\n${problems.map((p) => `  ${p}`).join('\n')}\n`);
     return 1;
   }
-  const changes = effective(planned);
+  // The starter's main.ts and e2e test are replaced whole: formatted whatever they were.
+  const replaced = new Set([main.change?.path, starter.change?.path]);
+  const changes = effective(await formatLikeProject(root, planned, (change) => replaced.has(change.path)));
   if (changes.length === 0) {
     io.stdout(`nestor init: ${root} is already set up; nothing to change.\n`);
   } else {
@@ -135,16 +138,25 @@ export async function initCommand(argv: string[], io: CommandIo): Promise<number
 }
 
 /** package.json with Nestor's packages and the manifests script; what the user set is kept. */
-function withNestor(project: NestProject, version: string): PackageJson {
+function withNestor(project: NestProject, version: string, notes: string[]): PackageJson {
   const manifest = project.packageJson;
   const range = `^${version}`;
   const scripts: Record<string, string> = {
     manifests: 'nestor manifests --module dist/app.module.js --out deploy',
     ...manifest.scripts,
   };
+  let jest: unknown = manifest['jest'];
   if (project.runner === 'jest') {
     const e2e = jestE2eScript(scripts['test:e2e']);
     if (e2e) scripts['test:e2e'] = e2e;
+    // The unit tests as ES modules too: the scripts that run Jest, and its configuration.
+    const unit = jestUnitConfig(project.root, jest);
+    if (unit.note) notes.push(unit.note);
+    if (unit.config) jest = unit.config;
+    for (const name of isEsmJestConfig(jest) ? ['test', 'test:watch', 'test:cov', 'test:debug'] : []) {
+      const script = scripts[name] === undefined ? undefined : jestEsmScript(scripts[name]);
+      if (script) scripts[name] = script;
+    }
   }
   // A package the project already lists, in any section, keeps its range and its section.
   const listed = new Set(DEPENDENCY_SECTIONS.flatMap((section) => Object.keys(manifest[section] ?? {})));
@@ -152,6 +164,7 @@ function withNestor(project: NestProject, version: string): PackageJson {
   return {
     ...manifest,
     scripts,
+    ...(jest === undefined ? {} : { jest }),
     dependencies: sorted({ ...missing(['@nestor/operator']), ...manifest.dependencies }),
     devDependencies: sorted({ ...missing(['@nestor/cli', '@nestor/testing']), ...manifest.devDependencies }),
   } satisfies PackageJson;
