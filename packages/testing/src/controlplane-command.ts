@@ -6,7 +6,7 @@ import { constants } from 'node:os';
 import { parseArgs } from 'node:util';
 import { ensureControlPlaneBinaries } from './controlplane-binaries.js';
 import { ensureHelm } from './helm-binary.js';
-import { startLocalControlPlane, START_OPTIONS } from './local-control-plane.js';
+import { startLocalControlPlane, START_OPTIONS, type ControlPlaneIo } from './local-control-plane.js';
 
 export const CONTROLPLANE_USAGE = `Usage: nestor-controlplane [fetch] [--controller-manager] [--nodes] [--helm] [--quiet]
        nestor-controlplane start [--nodes <n>] [--crds <path>]... [--no-controller-manager]
@@ -34,12 +34,6 @@ helm
   missing) with the arguments given, e.g. nestor-controlplane helm lint deploy/chart --strict
 
   -h, --help               show this help`;
-
-/** Where the command writes; the bin gives the process's streams. */
-export interface ControlPlaneIo {
-  stdout: (text: string) => void;
-  stderr: (text: string) => void;
-}
 
 /** Runs the command line; resolves with the exit code (`start` resolves once stopped). */
 export async function controlPlaneCommand(argv: string[], io: ControlPlaneIo): Promise<number> {

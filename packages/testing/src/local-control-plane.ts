@@ -1,8 +1,13 @@
 // `nestor-controlplane start`: a control plane kept up for kubectl and a locally running
 // operator, what a TestEnvironment is for a test, until Ctrl-C or SIGTERM stops it.
 import { ensureControlPlaneBinaries } from './controlplane-binaries.js';
-import type { ControlPlaneIo } from './controlplane-command.js';
 import { TestEnvironment } from './environment.js';
+
+/** Where the command writes; the bin gives the process's streams. */
+export interface ControlPlaneIo {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+}
 
 export const START_OPTIONS = {
   nodes: { type: 'string' },
