@@ -16,7 +16,7 @@ export { ensureKwok, KWOK_VERSION, kwokCacheDir, type KwokBinaryOptions } from '
 export { LocalWebhooks, type WebhookInstallOptions, type WebhookConfigurationObject } from './webhooks.js';
 export { ApiClient } from './api-client.js';
 export type { Authentication } from './admin-identity.js';
-export { loadCustomResourceDefinitions, type CrdSource, type CustomResourceDefinition } from './crds.js';
+export { importedCrds, loadCustomResourceDefinitions, type CrdSource, type CustomResourceDefinition } from './crds.js';
 export {
   buildControlPlane,
   controlPlaneCacheDir,
