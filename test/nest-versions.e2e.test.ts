@@ -3,8 +3,9 @@
 // 11.0.0, reflect-metadata 0.2.0, rxjs 7.8.0) and on the highest, the ones this repository
 // installs, against the real API server, in a process of its own for each: module boot,
 // discovery of @Controller/@Reconcile, a denied admission review answered with the denial and
-// no ERROR or stack in the log, app-wide guards kept out of webhooks, @nestjs/terminus, and the
-// manager stopped before the app's providers are destroyed. The sources are also type-checked
+// no ERROR or stack in the log, app-wide guards kept out of webhooks, @nestjs/terminus,
+// operatorLogger()'s JSON (one line per call, fields top-level), and the manager stopped before
+// the app's providers are destroyed. The sources are also type-checked
 // against the floor's declarations.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -235,6 +236,36 @@ for (const target of TARGETS) {
             !/size -1 is negative/.test(e.text),
         );
       assert.deepEqual(loud, [], 'a denial was logged as a failure');
+    });
+
+    it('writes one JSON line per log call through operatorLogger(), the fields top-level', async () => {
+      const from = probe.events.length;
+      probe.send('logger');
+      const logged = await probe.next(
+        'the lines operatorLogger() wrote',
+        (e): e is Extract<ProbeEvent, { kind: 'logged' }> => e.kind === 'logged',
+        from,
+      );
+      assert.deepEqual(
+        logged.calls.map((lines) => lines.length),
+        [1, 1, 1, 1],
+        `not one line per call:\n${logged.calls.map((lines) => lines.join('\n')).join('\n--\n')}`,
+      );
+      const [reconciled, failed, slow, byStatic] = logged.calls.map(
+        ([line]) => JSON.parse(line!) as Record<string, unknown>,
+      );
+      assert.deepEqual(
+        [reconciled!['level'], reconciled!['message'], reconciled!['context'], reconciled!['controller']],
+        ['log', 'reconciled', 'ProbeReconciler', 'echo'],
+      );
+      assert.equal(reconciled!['reconcileID'], 'r-1');
+      assert.deepEqual(
+        [failed!['level'], failed!['message'], failed!['context']],
+        ['error', 'reconcile failed', 'ProbeReconciler'],
+      );
+      assert.match(String(failed!['stack']), /^Error: boom\n\s+at /);
+      assert.equal(slow!['durationMs'], 12);
+      assert.deepEqual([byStatic!['reconcileID'], byStatic!['context']], ['r-2', 'ProbeStatic']);
     });
 
     it('reports ready and live through @nestjs/terminus', async () => {

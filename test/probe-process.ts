@@ -47,7 +47,7 @@ export class ProbeProcess {
   }
 
   /** Writes a command line to the probe's stdin. */
-  send(command: 'health' | 'close'): void {
+  send(command: 'health' | 'logger' | 'close'): void {
     this.child.stdin!.write(`${command}\n`);
   }
 

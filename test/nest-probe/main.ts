@@ -1,6 +1,6 @@
 // The program test/nest-versions.e2e.test.ts runs on each Nest version: an operator app
 // booted as a user's main.ts boots one, reporting on stdout (probe-events.ts) and taking
-// commands on stdin ('health', 'close'). Run from test/dist/nest-probe it loads the Nest the
+// commands on stdin ('health', 'logger', 'close'). Run from test/dist/nest-probe it loads the Nest the
 // repository installs; copied to test/nest-floor/dist by scripts/nest-floor.mjs, the floor's.
 import 'reflect-metadata';
 import { readFileSync } from 'node:fs';
@@ -11,6 +11,7 @@ import { NestFactory } from '@nestjs/core';
 import { WebhookServer } from '@nestor/operator';
 import { OperatorHealthIndicator } from '@nestor/operator/terminus';
 import { emit, EventLogger } from './probe-events.js';
+import { operatorLoggerCalls } from './logger-probe.js';
 import { ProbeModule } from './probe-module.js';
 
 const PEERS = ['@nestjs/common', '@nestjs/core', '@nestjs/terminus', 'reflect-metadata', 'rxjs'];
@@ -34,7 +35,8 @@ function versionFromOperator(name: string): string {
 
 async function main(): Promise<void> {
   emit({ kind: 'versions', versions: Object.fromEntries(PEERS.map((name) => [name, versionFromOperator(name)])) });
-  const app = await NestFactory.createApplicationContext(ProbeModule, { logger: new EventLogger() });
+  const logger = new EventLogger();
+  const app = await NestFactory.createApplicationContext(ProbeModule, { logger });
   const webhooks = app.get(WebhookServer);
   emit({ kind: 'started', webhookPort: webhooks.port!, webhookPaths: webhooks.paths });
 
@@ -44,6 +46,8 @@ async function main(): Promise<void> {
       const ready = indicator.isReady('operator').operator.status;
       const live = indicator.isLive('operator').operator.status;
       emit({ kind: 'health', ready, live });
+    } else if (command === 'logger') {
+      emit({ kind: 'logged', calls: operatorLoggerCalls(logger) });
     } else if (command === 'close') {
       await app.close();
       return;

@@ -8,6 +8,8 @@ export type ProbeEvent =
   | { kind: 'started'; webhookPort: number; webhookPaths: string[] }
   | { kind: 'reconciled'; name: string }
   | { kind: 'health'; ready: string; live: string }
+  /** What operatorLogger() wrote for each of the probe's log calls (logger-probe.ts). */
+  | { kind: 'logged'; calls: string[][] }
   /** An application provider's onModuleDestroy, and whether the manager still ran then. */
   | { kind: 'destroyed'; managerRunning: boolean }
   | { kind: 'log'; level: string; text: string }

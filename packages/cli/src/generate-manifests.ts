@@ -54,10 +54,13 @@ export async function generateManifests(
     ...(args.metricsCertificates ? { metricsCertificates: args.metricsCertificates } : {}),
     controllers,
     members: controllers.flatMap((controller) => (controller.members ? [controller.members] : [])),
-    // What the module's cluster providers read in this cluster (kubeconfig Secrets).
+    // What the module's cluster providers read in this cluster (kubeconfig Secrets); a
+    // provider given no namespace reads the operator's, the one the manifests deploy it to.
     fleet:
       scanned.from === 'static'
-        ? (scanned.options.fleet?.providers ?? []).flatMap((provider) => provider.permissions?.() ?? [])
+        ? (scanned.options.fleet?.providers ?? []).flatMap(
+            (provider) => provider.permissions?.({ operatorNamespace: args.namespace }) ?? [],
+          )
         : [],
     conversions: conversions.map((conversion) => conversion.hub),
     createNamespace: args.createNamespace ?? false,

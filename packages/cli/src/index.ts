@@ -7,6 +7,7 @@ export { parseManifestsArguments, MANIFESTS_USAGE, type ManifestsArguments } fro
 export type { CompatibilityRequest } from './compat/compatibility-check.js';
 export { UsageError, type CommandIo } from './command-io.js';
 export type { GrafanaArguments } from './grafana-output.js';
+export { readOlmConfig, OlmConfigError, OLM_CONFIG_FILE, type OlmRequest } from './olm/olm-config.js';
 export { CHART_IMAGE, CHART_NAMESPACE } from './helm/chart-placeholders.js';
 export { helmChart, type HelmChartOptions } from './helm/helm-chart.js';
 export { imageParts } from './helm/chart-values.js';

@@ -5,6 +5,7 @@ import type { WebhookCertificates } from '@nestor/operator/manifests';
 import { UsageError } from './command-io.js';
 import { ALLOWANCES_FILE, storedVersionsOf, type CompatibilityRequest } from './compat/compatibility-check.js';
 import { GRAFANA_OPTIONS, GRAFANA_USAGE, grafanaArguments, type GrafanaArguments } from './grafana-output.js';
+import { olmConfigNear, OLM_CONFIG_FILE, type OlmRequest } from './olm/olm-config.js';
 
 // The command line of `nestor manifests`: its usage, and its reading into ManifestsArguments.
 
@@ -64,6 +65,14 @@ Options:
   --helm <dir>         write a Helm chart there instead, all files or none: Chart.yaml,
                        values.yaml (image, replicas, resources, leader election, metrics,
                        webhooks, CRDs, NetworkPolicies), templates/ (docs/helm.md)
+  --olm <dir>          write an OLM bundle there instead, all files or none: manifests/
+                       (the ClusterServiceVersion, the CRDs, the other objects),
+                       metadata/annotations.yaml and bundle.Dockerfile; what no decorator
+                       says (display name, description, maintainers, provider, icon,
+                       capability level, channels, minKubeVersion) comes from
+                       ${OLM_CONFIG_FILE} beside the package.json near the module
+                       (docs/upgrades.md)
+  --olm-config <file>  another file than ${OLM_CONFIG_FILE} for --olm
   --no-network-policy  leave out the NetworkPolicies (written by default: /metrics open only
                        to namespaces labelled metrics=enabled and those of --metrics-reader,
                        the webhook port to all, every other port of the pods closed)
@@ -118,6 +127,8 @@ export interface ManifestsArguments {
   grafana?: GrafanaArguments;
   /** Compare the CRDs with the previous release's before writing (`--check`, compat/). */
   check?: CompatibilityRequest;
+  /** Write an OLM bundle to this folder (`--olm`, olm/). */
+  olm?: OlmRequest;
 }
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -145,6 +156,8 @@ export function parseManifestsArguments(argv: string[], cwd: string): ManifestsA
         'metrics-reader': { type: 'string', multiple: true },
         'no-network-policy': { type: 'boolean' },
         helm: { type: 'string' },
+        olm: { type: 'string' },
+        'olm-config': { type: 'string' },
         check: { type: 'string', multiple: true },
         allow: { type: 'string' },
         'stored-versions': { type: 'string', multiple: true },
@@ -209,6 +222,11 @@ export function parseManifestsArguments(argv: string[], cwd: string): ManifestsA
     throw new UsageError(
       '--create-namespace: a chart installs into the release namespace; helm install --create-namespace makes it',
     );
+  const olm = olmRequest(values, resolve(cwd, modulePath), cwd);
+  if (olm && metricsCertificates === 'cert-manager')
+    throw new UsageError(
+      '--metrics-certificates cert-manager: a bundle carries no cert-manager objects (OLM installs none); leave it out with --olm',
+    );
   const metricsReaders = (values['metrics-reader'] as string[] | undefined) ?? [];
   for (const reader of metricsReaders) {
     const [readerNamespace, readerName, ...rest] = reader.split('/');
@@ -243,7 +261,38 @@ export function parseManifestsArguments(argv: string[], cwd: string): ManifestsA
     ...(values.helm ? { helm: values.helm as string } : {}),
     ...grafana,
     ...(check ? { check } : {}),
+    ...(olm ? { olm } : {}),
   };
+}
+
+/** `--olm`, `--olm-config`: refused beside another output or what OLM does itself. */
+function olmRequest(
+  values: Record<string, string | boolean | string[] | undefined>,
+  module: string,
+  cwd: string,
+): OlmRequest | undefined {
+  const dir = values.olm as string | undefined;
+  if (!dir) {
+    if (values['olm-config'] !== undefined) throw new UsageError('--olm-config goes with --olm <dir>');
+    return undefined;
+  }
+  if (values.out || values.helm)
+    throw new UsageError('--olm and --out or --helm: choose one, an OLM bundle, kustomize folders or a chart');
+  if (values['create-namespace'])
+    throw new UsageError('--create-namespace: OLM installs into the namespace its OperatorGroup is in; leave it out');
+  if (values.grafana)
+    throw new UsageError('--grafana with --olm: a bundle carries no dashboards; write them with a run of their own');
+  if (values['webhook-certificates'])
+    throw new UsageError(
+      '--webhook-certificates: OLM makes and mounts the webhook certificate; leave it out with --olm',
+    );
+  const near = olmConfigNear(projectNear(module));
+  const config = values['olm-config'] ? resolve(cwd, values['olm-config'] as string) : near.file;
+  if (!config)
+    throw new UsageError(
+      `--olm: no package.json near the module to find ${OLM_CONFIG_FILE} beside; give --olm-config <file>`,
+    );
+  return { dir, config, ...(near.version ? { version: near.version } : {}) };
 }
 
 /** `--check`, `--allow`, `--stored-versions`; the allowances default to the project's file, if it has one. */

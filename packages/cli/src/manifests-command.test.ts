@@ -413,6 +413,24 @@ describe('nestor manifests', () => {
     }
   });
 
+  it("grants the fleet's providers their rights, in the operator's namespace when they name none", async () => {
+    const module = join(here, 'fixtures', 'fleet-app.module.js');
+    const argv = ['--module', module, '--name', 'fleet-op', '--namespace', 'fleet-system'];
+    const { code, stdout, stderr } = await capture(manifestsCommand, argv);
+    assert.equal(code, 0, stderr);
+    type Rules = { rules: Array<{ apiGroups: string[]; resources: string[] }> };
+    const objects = parseAllDocuments(stdout).map((d) => d.toJS() as Doc & Rules);
+    const secrets = objects.find((o) => o.kind === 'Role' && o.metadata.name === 'fleet-op-fleet');
+    assert.equal(secrets?.metadata.namespace, 'fleet-system', "KubeconfigSecrets() reads the operator's namespace");
+    assert.deepEqual(secrets?.rules[0]?.resources, ['secrets']);
+    const clusters = objects.find((o) => o.kind === 'ClusterRole' && o.metadata.name === 'fleet-op-fleet-2');
+    assert.deepEqual(clusters?.rules[0], {
+      apiGroups: ['cluster.x-k8s.io'],
+      resources: ['clusters'],
+      verbs: ['get', 'list', 'watch'],
+    });
+  });
+
   it("follows the module's forRoot() options, and refuses a flag they would override", async () => {
     const module = join(here, 'fixtures', 'configured-app.module.js');
     const { code, stdout, stderr } = await capture(manifestsCommand, ['--module', module, '--name', 'gadget-op']);

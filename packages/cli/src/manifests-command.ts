@@ -8,6 +8,8 @@ import { writeGrafanaDashboards } from './grafana-output.js';
 import { writeHelmChart } from './helm/write-helm-chart.js';
 import { MANIFESTS_USAGE, parseManifestsArguments, type ManifestsArguments } from './manifests-arguments.js';
 import { writeManifestFiles } from './manifest-output.js';
+import { OlmConfigError } from './olm/olm-config.js';
+import { writeOlmBundle } from './olm-output.js';
 
 /** `nestor manifests`: returns the exit code. */
 export async function manifestsCommand(argv: string[], io: CommandIo): Promise<number> {
@@ -18,6 +20,7 @@ export async function manifestsCommand(argv: string[], io: CommandIo): Promise<n
       io.stdout(`${MANIFESTS_USAGE}\n`);
       return 0;
     }
+    if (args.olm) return await writeOlmBundle({ ...args, olm: args.olm }, io);
     if (args.helm) {
       const given = args;
       if (given.check && !generatedCrdsPass((await generateManifests(given, io.cwd)).manifests.crds, given.check, io))
@@ -72,6 +75,10 @@ export async function manifestsCommand(argv: string[], io: CommandIo): Promise<n
     if (error instanceof UsageError) {
       io.stderr(`nestor manifests: ${error.message}\n\n${MANIFESTS_USAGE}\n`);
       return 2;
+    }
+    if (error instanceof OlmConfigError) {
+      io.stderr(`nestor manifests --olm: ${error.message}\n`);
+      return 1;
     }
     if (isInputError(error)) {
       io.stderr(`nestor manifests --check: ${error.message}\n`);

@@ -1,9 +1,11 @@
 // A Nest 11 app, as most apps running today were made (`@nestjs/cli@11 new`: CommonJS,
-// Jest 30, ts-jest, TypeScript 5), meets Nestor the way its user does: `nestor init` and
-// `nestor create api`, then `npm install` of the packed @nestor/* packages beside the
-// starter's own dependencies from the npm registry (no --legacy-peer-deps), `nest build`
-// with its own TypeScript, its own unit tests, `nestor manifests` from the installed CLI,
-// and its e2e tests (the starter's own, as init left it, and the generated one; the app
+// Jest 30, ts-jest, TypeScript 5), meets Nestor the way its user does: `npm install` of the
+// packed @nestor/* packages beside the starter's own dependencies from the npm registry (no
+// --legacy-peer-deps), `nestor init` and `nestor create api` from the installed CLI (with the
+// starter's Prettier installed, which formats what they write), `nest build`
+// with its own TypeScript, its own unit tests and one written from docs/testing.md under its
+// `npm test`, its own lint and format checks on what init and create api wrote, `nestor
+// manifests` from the installed CLI, and its e2e tests (the starter's own, as init left it, and the generated one; the app
 // has a webhook by then) under Jest on @nestjs/core 11 against the shared real control
 // plane. Nothing of this repository's node_modules is used by the app.
 import assert from 'node:assert/strict';
@@ -13,6 +15,7 @@ import { dirname, join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { assertSucceeded, runCommand } from './test-support/run-command.js';
+import { fakeClientSpecSource } from './test-support/fake-client-spec.js';
 import { webhookSource, withWebhookProvider } from './test-support/webhook-source.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -68,34 +71,14 @@ before(async () => {
     tarballs.set(`@nestor/${name}`, `file:${join(work, filename)}`);
   }
 
-  assertSucceeded(await node([join(cliRoot, 'dist', 'main.js'), 'init']), 'nestor init');
-  assertSucceeded(
-    await node([
-      join(cliRoot, 'dist', 'main.js'),
-      'create',
-      'api',
-      '--group',
-      'legacy.nestor.dev',
-      '--version',
-      'v1',
-      '--kind',
-      'Gadget',
-    ]),
-    'nestor create api',
-  );
-  // The user's next step: a validating webhook on the kind.
-  const folder = join(app, 'src', 'gadget');
-  await writeFile(join(folder, 'gadget.webhook.ts'), webhookSource('Gadget', './gadget.resource'));
-  const module = join(folder, 'gadget.module.ts');
-  await writeFile(module, withWebhookProvider(await readFile(module, 'utf8'), 'Gadget', './gadget.webhook'));
-
-  // init wrote the registry ranges (^0.1.0); this app takes the tarballs instead, and the
-  // packages' own dependencies on each other (@nestor/core 0.1.0) are pointed at them too.
+  // As its user does after `nest new` (which installed the starter's dependencies):
+  // `npm install -D @nestor/cli` (the packed packages here, through overrides also where they
+  // depend on each other), then `npx nestor init`, which keeps the ranges the project lists.
   const manifestPath = join(app, 'package.json');
   const manifest = JSON.parse(await readFile(manifestPath, 'utf8')) as Record<string, Record<string, string>>;
-  for (const field of ['dependencies', 'devDependencies'])
-    for (const dependency of Object.keys(manifest[field]!))
-      if (tarballs.has(dependency)) manifest[field]![dependency] = tarballs.get(dependency)!;
+  manifest['dependencies']!['@nestor/operator'] = tarballs.get('@nestor/operator')!;
+  manifest['devDependencies']!['@nestor/cli'] = tarballs.get('@nestor/cli')!;
+  manifest['devDependencies']!['@nestor/testing'] = tarballs.get('@nestor/testing')!;
   manifest['overrides'] = Object.fromEntries(tarballs);
   await writeFile(manifestPath, JSON.stringify(manifest, null, 2));
 
@@ -119,13 +102,48 @@ describe('a Nest 11 app (CommonJS, Jest) with the packed packages', () => {
     assert.deepEqual(await copiesOf('@nestjs/core'), [join(app, 'node_modules', '@nestjs', 'core')]);
   });
 
-  it('builds with nest build and its own TypeScript 5, and passes its unit tests', async () => {
+  it('takes nestor init and create api from the installed CLI, and the user’s next steps', async () => {
+    const nestor = join('node_modules', '@nestor', 'cli', 'dist', 'main.js');
+    assertSucceeded(await node([nestor, 'init']), 'nestor init');
+    const create = ['create', 'api', '--group', 'legacy.nestor.dev', '--version', 'v1', '--kind', 'Gadget'];
+    assertSucceeded(await node([nestor, ...create]), 'nestor create api');
+    // A unit test with the fake client, then a validating webhook on the kind.
+    const folder = join(app, 'src', 'gadget');
+    await writeFile(
+      join(folder, 'gadget.controller.spec.ts'),
+      fakeClientSpecSource('Gadget', 'gadget', 'legacy.nestor.dev', 'v1'),
+    );
+    await writeFile(join(folder, 'gadget.webhook.ts'), webhookSource('Gadget', './gadget.resource'));
+    const module = join(folder, 'gadget.module.ts');
+    await writeFile(module, withWebhookProvider(await readFile(module, 'utf8'), 'Gadget', './gadget.webhook'));
+  });
+
+  it('builds with nest build and its own TypeScript 5, and passes its unit tests under npm test', async () => {
     await installed;
     assertSucceeded(await node([join('node_modules', '@nestjs', 'cli', 'bin', 'nest.js'), 'build']), 'nest build');
     const compiled = await readFile(join(app, 'dist', 'app.module.js'), 'utf8');
     assert.match(compiled, /require\("@nestor\/operator"\)/, 'the build is CommonJS and requires the ES module');
-    const unit = await node([join('node_modules', 'jest', 'bin', 'jest.js')]);
-    assertSucceeded(unit, 'jest (the starter’s unit tests)');
+    // The starter's spec and the one with the fake client (it imports @nestor/operator).
+    const unit = await runCommand('npm', ['test'], app);
+    assertSucceeded(unit, 'npm test (the starter’s unit test and one written from docs/testing.md)');
+    assert.match(unit.output, /Tests:\s+2 passed, 2 total/);
+  });
+
+  it('passes its own lint and format checks on every file init and create api wrote', async () => {
+    const written = [
+      'src/app.module.ts',
+      'src/main.ts',
+      'src/gadget/gadget.resource.ts',
+      'src/gadget/gadget.controller.ts',
+      'test/app.e2e-spec.ts',
+      'test/gadget.e2e-spec.ts',
+    ];
+    // The starter's `npm run lint` without --fix (eslint-plugin-prettier, typescript-eslint's
+    // type-checked rules), and its Prettier.
+    const lint = await node([join('node_modules', 'eslint', 'bin', 'eslint.js'), '--max-warnings', '0', ...written]);
+    assertSucceeded(lint, 'eslint (the starter’s configuration)');
+    const format = await node([join('node_modules', 'prettier', 'bin', 'prettier.cjs'), '--check', ...written]);
+    assertSucceeded(format, 'prettier --check (the starter’s .prettierrc)');
   });
 
   it('writes its manifests with the installed nestor CLI from the CommonJS build', async () => {

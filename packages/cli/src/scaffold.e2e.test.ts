@@ -5,7 +5,9 @@
 // node_modules is a link to this repository's, where @nestor/* are the workspace packages
 // and Nest 12, TypeScript and Vitest are installed. The app gets a webhook, as its user's
 // next step, and the starter's own e2e test must still pass beside the generated one (init
-// scoped it). Nest 11 apps: nest11-app.e2e.test.ts.
+// scoped it); then its controller owns a kind imported with `nestor import crd` (a CRD no
+// other test installs) and the kind gets a second, stored version (test-support/next-steps.ts).
+// Nest 11 apps: nest11-app.e2e.test.ts.
 import assert from 'node:assert/strict';
 import { cp, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -13,6 +15,15 @@ import { dirname, join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { assertSucceeded, runCommand } from './test-support/run-command.js';
+import {
+  conversionSource,
+  importableCrd,
+  notStored,
+  secondVersionSource,
+  withConversionProvider,
+  withOwnedImport,
+} from './test-support/next-steps.js';
+import { runOperatorMain } from './test-support/operator-process.js';
 import { webhookSource, withWebhookProvider } from './test-support/webhook-source.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -45,7 +56,9 @@ describe('nestor init and create api on a Nest 12 starter', () => {
     const appModule = await readFile(join(app, 'src', 'app.module.ts'), 'utf8');
     assert.match(appModule, /imports: \[OperatorModule\.forRoot\(\)\]/);
     assert.match(appModule, /import \{ OperatorModule \} from '@nestor\/operator';/);
-    assert.match(await readFile(join(app, 'src', 'main.ts'), 'utf8'), /app\.enableShutdownHooks\(\)/);
+    const main = await readFile(join(app, 'src', 'main.ts'), 'utf8');
+    assert.match(main, /NestFactory\.createApplicationContext\(AppModule, \{\n\s+logger: operatorLogger\(\)/);
+    assert.match(main, /app\.enableShutdownHooks\(\)/);
     const manifest = JSON.parse(await readFile(join(app, 'package.json'), 'utf8')) as {
       dependencies: Record<string, string>;
       devDependencies: Record<string, string>;
@@ -95,6 +108,21 @@ describe('nestor init and create api on a Nest 12 starter', () => {
     assert.match(again.output, /already there; nothing to change/);
   });
 
+  it('writes files the starter’s Prettier finds formatted (its .prettierrc: 80 columns)', async () => {
+    const written = [
+      'src/app.module.ts',
+      'src/main.ts',
+      'src/cache-pool/cache-pool.resource.ts',
+      'src/cache-pool/cache-pool.controller.ts',
+      'src/cache-pool/cache-pool.module.ts',
+      'test/app.e2e-spec.ts',
+      'test/cache-pool.e2e-spec.ts',
+      'vitest.config.e2e.ts',
+    ];
+    const prettier = join(repoModules, 'prettier', 'bin', 'prettier.cjs');
+    succeeded(await node([prettier, '--check', ...written], app), 'prettier --check (the starter’s .prettierrc)');
+  });
+
   it('takes a validating webhook added by hand, as the user’s next step', async () => {
     const folder = join(app, 'src', 'cache-pool');
     await writeFile(join(folder, 'cache-pool.webhook.ts'), webhookSource('CachePool', './cache-pool.resource.js'));
@@ -102,6 +130,35 @@ describe('nestor init and create api on a Nest 12 starter', () => {
     await writeFile(
       module,
       withWebhookProvider(await readFile(module, 'utf8'), 'CachePool', './cache-pool.webhook.js'),
+    );
+  });
+
+  it('takes an owned kind imported with nestor import crd, and a second version of its kind', async () => {
+    const { group, yaml } = importableCrd();
+    const crdFile = join(app, 'gizmos.yaml');
+    await writeFile(crdFile, yaml);
+    succeeded(await node([nestor, 'import', 'crd', crdFile], app), 'nestor import crd');
+    const folder = join(app, 'src', 'cache-pool');
+    const controller = join(folder, 'cache-pool.controller.ts');
+    await writeFile(
+      controller,
+      withOwnedImport(await readFile(controller, 'utf8'), 'CachePool', `../kinds/${group}/gizmo.v1.js`),
+    );
+    // v1alpha1 marked storage: false, v2 stored, a converter between them.
+    const resource = join(folder, 'cache-pool.resource.ts');
+    await writeFile(resource, notStored(await readFile(resource, 'utf8')));
+    await writeFile(
+      join(folder, 'cache-pool-v2.resource.ts'),
+      secondVersionSource('CachePool', 'scaffold.nestor.dev', './cache-pool.resource.js'),
+    );
+    await writeFile(
+      join(folder, 'cache-pool.conversion.ts'),
+      conversionSource('CachePool', './cache-pool.resource.js', './cache-pool-v2.resource.js'),
+    );
+    const module = join(folder, 'cache-pool.module.ts');
+    await writeFile(
+      module,
+      withConversionProvider(await readFile(module, 'utf8'), 'CachePool', './cache-pool.conversion.js'),
     );
   });
 
@@ -122,5 +179,15 @@ describe('nestor init and create api on a Nest 12 starter', () => {
     const e2e = await node([vitest, 'run', '--config', 'vitest.config.e2e.ts'], app);
     succeeded(e2e, 'vitest run --config vitest.config.e2e.ts (the starter’s and the generated e2e tests)');
     assert.match(e2e.output, /Tests\s+2 passed/);
+  });
+
+  it('runs as its container does: main.ts starts the operator, logs JSON lines, stops on SIGTERM', async () => {
+    // After the e2e tests: their CRDs (the kind's, the imported one) are installed.
+    const run = await runOperatorMain(app, { KUBECONFIG: process.env['KUBECONFIG']!, WATCH_NAMESPACE: 'default' });
+    assert.match(run.ended, /^(SIGTERM|exit 0)$/, run.output);
+    assert.match(run.output, /"message":"manager stopped"/, 'not stopped gracefully');
+    for (const line of run.lines) assert.doesNotThrow(() => JSON.parse(line), `not a JSON line: ${line}`);
+    assert.equal(typeof run.started['maxConcurrentReconciles'], 'number', 'the fields are not top-level keys');
+    assert.doesNotMatch(run.output, /Nest application successfully started/, 'an HTTP app was started');
   });
 });

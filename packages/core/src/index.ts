@@ -1,5 +1,6 @@
 // The public API of @nestor/core: what every layer above (client, runtime, the Nest module,
 // @nestor/testing) talks to the API server with, and the seams they share.
+import './node-version.js'; // first: refuses a Node.js older than the packages run on
 
 export { Transport } from './transport.js';
 export { DEFAULT_RETRY_AFTER_ATTEMPTS } from './retry-after.js';

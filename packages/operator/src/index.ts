@@ -74,7 +74,7 @@ export type { ClusterSelection } from './runtime/controller/controller-options.j
 export { InformerCache } from './runtime/cache/informer-cache.js';
 export { EventRecorder } from './client/event-recorder.js';
 export { OperatorMetrics } from './metrics/operator-metrics.js';
-export { ownNamespace } from './config/own-namespace.js';
+export { ownNamespace } from './runtime/own-namespace.js';
 
 // Objects, references and errors: the base layer's vocabulary.
 export {

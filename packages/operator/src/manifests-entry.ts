@@ -115,3 +115,18 @@ export {
   type WebhookConfigurationManifest,
 } from './manifests/webhook-manifests.js';
 export { yamlDocuments, GENERATED_NOTICE } from './manifests/yaml-documents.js';
+
+// An OLM bundle from the same objects (docs/upgrades.md: shipping with OLM).
+export {
+  clusterServiceVersion,
+  OLM_CAPABILITIES,
+  type ClusterServiceVersionOptions,
+  type OlmBundleMetadata,
+} from './manifests/olm/cluster-service-version.js';
+export { olmBundleFiles, bundleAnnotations } from './manifests/olm/olm-bundle.js';
+export {
+  ownedCrdDescriptions,
+  type OlmDescriptor,
+  type OlmKindDescription,
+  type OwnedCrdDescription,
+} from './manifests/olm/crd-descriptors.js';

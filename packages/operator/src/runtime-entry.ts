@@ -22,8 +22,9 @@ export type {
 
 // Serving: /metrics and its authorization, the probes, the webhook HTTPS server, certificates.
 export * from './serving/index.js';
-// kubebuilder's manager flags and their environment variables.
+// kubebuilder's manager flags and their environment variables, and the operator's namespace.
 export * from './config/index.js';
+export { ownNamespace } from './runtime/own-namespace.js';
 // Prometheus metrics with controller-runtime's names, which /metrics serves.
 export { OperatorMetrics } from './metrics/operator-metrics.js';
 export type { WatchStatsSource } from './metrics/watch-metrics.js';

@@ -1,3 +1,4 @@
+import { existsSync, readdirSync } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
@@ -19,6 +20,22 @@ export interface CustomResourceDefinition {
 /** A CRD object, or a path to a YAML/JSON file or to a folder of them. */
 export type CrdSource = string | CustomResourceDefinition;
 
+const CRD_FILE = new Set(['.yaml', '.yml', '.json']);
+
+/**
+ * The CRD files `nestor import crd` vendored beside the kinds' types: every YAML and JSON
+ * file under `folder` and its subfolders (`src/kinds/<group>/<group>_<plural>.yaml`),
+ * relative to the working directory; none when there is no such folder, so a test lists
+ * them before any kind is imported. Pass them to `TestEnvironment.start({ crds })`.
+ */
+export function importedCrds(folder = join('src', 'kinds')): string[] {
+  if (!existsSync(folder)) return [];
+  return readdirSync(folder, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile() && CRD_FILE.has(extname(entry.name)))
+    .map((entry) => join(entry.parentPath, entry.name))
+    .sort();
+}
+
 /** Reads every CustomResourceDefinition in the sources (other kinds in the files are ignored). */
 export async function loadCustomResourceDefinitions(sources: CrdSource[]): Promise<CustomResourceDefinition[]> {
   const crds: CustomResourceDefinition[] = [];
@@ -32,7 +49,7 @@ export async function loadCustomResourceDefinitions(sources: CrdSource[]): Promi
     });
     const files = info.isDirectory()
       ? (await readdir(source))
-          .filter((f) => ['.yaml', '.yml', '.json'].includes(extname(f)))
+          .filter((f) => CRD_FILE.has(extname(f)))
           .sort()
           .map((f) => join(source, f))
       : [source];

@@ -2,7 +2,13 @@ import type { Authentication } from './admin-identity.js';
 import type { CrdSource } from './crds.js';
 
 export interface TestEnvironmentOptions {
-  /** CRDs to install once the API server is ready: objects, YAML/JSON files or folders of them. */
+  /**
+   * CRDs to install once the API server is ready: objects, YAML/JSON files or folders of them
+   * (a kind's own `customResourceDefinition(Kind)`, those `nestor import crd` vendored:
+   * `importedCrds()`). On a control plane this environment starts, they are installed before
+   * kube-controller-manager, so its garbage collector knows their kinds at once; on an
+   * existing cluster, after (see docs/testing.md on the garbage collector's delay).
+   */
   crds?: CrdSource[];
   /**
    * Start kube-controller-manager too: `true` for the garbage collector, namespace,

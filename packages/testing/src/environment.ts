@@ -72,7 +72,8 @@ export class TestEnvironment {
         environment.fakeNodes = new FakeNodes(environment.client, settings.startTimeoutMs);
         if (useExisting) await environment.waitForSharedNodes(options.nodes);
       }
-      if (options.crds?.length) await environment.installCRDs(options.crds);
+      // A control plane started here has them already, installed before its controller-manager.
+      if (options.crds?.length && useExisting) await environment.installCRDs(options.crds);
     } catch (error) {
       await environment.stop();
       throw error;

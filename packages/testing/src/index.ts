@@ -16,7 +16,7 @@ export { ensureKwok, KWOK_VERSION, kwokCacheDir, type KwokBinaryOptions } from '
 export { LocalWebhooks, type WebhookInstallOptions, type WebhookConfigurationObject } from './webhooks.js';
 export { ApiClient } from './api-client.js';
 export type { Authentication } from './admin-identity.js';
-export { loadCustomResourceDefinitions, type CrdSource, type CustomResourceDefinition } from './crds.js';
+export { importedCrds, loadCustomResourceDefinitions, type CrdSource, type CustomResourceDefinition } from './crds.js';
 export {
   buildControlPlane,
   controlPlaneCacheDir,
@@ -45,6 +45,15 @@ export {
   type EnvtestDownloadOptions,
 } from './envtest-download.js';
 export { ensureHelm, helmCacheDir, helmVersion, type EnsureHelmOptions } from './helm-binary.js';
+export {
+  ensureOlmValidator,
+  olmApiVersion,
+  olmValidatorCacheDir,
+  validateOlmBundle,
+  type EnsureOlmValidatorOptions,
+  type OlmFinding,
+  type OlmValidation,
+} from './olm-validator.js';
 export { waitFor, type WaitForOptions } from './wait-for.js';
 export { parallel } from './parallel.js';
 export { TcpRelay } from './tcp-relay.js';

@@ -2,13 +2,14 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
-import { sleep } from '@nestor/core';
+import { installCustomResourceDefinitions, sleep } from '@nestor/core';
 import { createAdminIdentity, type AdminIdentity } from './admin-identity.js';
 import { kubeconfigFile } from './admin-kubeconfig.js';
 import { ApiClient } from './api-client.js';
 import { auditLogFlags } from './audit-log.js';
 import { ensureControlPlaneBinaries, type ControlPlaneBinaries } from './controlplane-binaries.js';
 import { waitForProcess, waitReady, waitUntil } from './control-plane-readiness.js';
+import { loadCustomResourceDefinitions } from './crds.js';
 import type { EnvironmentBounds, TestEnvironmentOptions } from './environment-options.js';
 import { flag } from './environment-options.js';
 import { FakeNodes, isUsable } from './fake-nodes.js';
@@ -61,8 +62,8 @@ export interface LaunchedControlPlane {
 
 /**
  * Starts etcd, kube-apiserver and what the options ask for (kube-controller-manager, fake
- * nodes with kube-scheduler and kwok), each once the one before is ready; on a failure
- * stops what started and removes its files.
+ * nodes with kube-scheduler and kwok), each once the one before is ready, the CRDs installed
+ * before kube-controller-manager; on a failure stops what started and removes its files.
  */
 export async function launchControlPlane(
   options: TestEnvironmentOptions,
@@ -88,6 +89,8 @@ export async function launchControlPlane(
       `kube-controller-manager was asked for, but ${binaries.origin} has none: add one there or set TEST_ASSET_KUBE_CONTROLLER_MANAGER`,
     );
   }
+  // Read first: a CRD file that is missing or not YAML fails before any process starts.
+  const crds = options.crds?.length ? await loadCustomResourceDefinitions(options.crds) : [];
   if (options.apiServerPort) await assertPortFree(options.apiServerPort, 'API server');
   if (options.etcdPort) await assertPortFree(options.etcdPort, 'etcd');
 
@@ -190,6 +193,16 @@ export async function launchControlPlane(
       }
       return { apiServer, apiServerArgs, kubeConfig, client };
     }, pick);
+    // Before kube-controller-manager: its garbage collector reads the kinds there are when it
+    // starts, and learns of one installed later only at its next discovery sync (every 30 s,
+    // a constant of kube-controller-manager), so an object such a kind owns, or that owns one,
+    // would outlive its owner's deletion that long.
+    if (crds.length > 0) {
+      await installCustomResourceDefinitions(client.transport, crds, {
+        fieldManager: 'nestor-testing',
+        timeoutMs: settings.startTimeoutMs,
+      });
+    }
 
     let controllerManager: ControlPlaneProcess | undefined;
     if (wantsControllerManager && binaries.kubeControllerManager) {

@@ -5,7 +5,7 @@
 // The runners' entry points (global-setup, vitest-setup, jest-setup, jest-teardown) are
 // thin adapters over this.
 import { ensureControlPlaneBinaries } from './controlplane-binaries.js';
-import type { CrdSource } from './crds.js';
+import { importedCrds, type CrdSource } from './crds.js';
 import { TestEnvironment } from './environment.js';
 
 export interface SharedControlPlaneOptions {
@@ -16,7 +16,11 @@ export interface SharedControlPlaneOptions {
    * else 'if-available', so a machine without Go still gets a control plane.
    */
   controllerManager?: boolean | 'if-available';
-  /** CRDs to install once, for every file. */
+  /**
+   * CRDs to install once, for every file, before kube-controller-manager starts (so its
+   * garbage collector knows their kinds at once). Default: those `nestor import crd`
+   * vendored under `src/kinds` (`importedCrds()`), if any.
+   */
   crds?: CrdSource[];
   /**
    * Fake nodes (kwok, with kube-scheduler) for the files whose pods must run: they attach
@@ -52,10 +56,11 @@ export async function startSharedControlPlane(options: SharedControlPlaneOptions
   const nodes = options.nodes ?? nodesFromEnv();
   // Fake nodes run kube-controller-manager (their pods need its controllers).
   const controllerManager = nodes > 0 || (await wantsControllerManager(options.controllerManager, log));
+  const crds = options.crds ?? importedCrds();
   const environment = await TestEnvironment.start({
     controllerManager,
     ...(nodes > 0 ? { nodes } : {}),
-    ...(options.crds ? { crds: options.crds } : {}),
+    crds,
     onProgress: log,
     // The run's own global setup owns this one, even if USE_EXISTING_CLUSTER leaks in later.
     useExistingCluster: false,
@@ -67,7 +72,8 @@ export async function startSharedControlPlane(options: SharedControlPlaneOptions
   log(
     `control plane ready at ${environment.server} in ${Date.now() - started} ms` +
       (controllerManager ? ' (with kube-controller-manager)' : ' (no kube-controller-manager: no garbage collection)') +
-      (nodes > 0 ? `, ${nodes} fake nodes` : ''),
+      (nodes > 0 ? `, ${nodes} fake nodes` : '') +
+      (options.crds === undefined && crds.length > 0 ? `, the CRDs of ${crds.join(', ')}` : ''),
   );
   return describe(environment);
 }

@@ -6,12 +6,28 @@ import { importPath, type NestProject } from './nest-project.js';
 type Project = Pick<NestProject, 'esm' | 'runner'>;
 
 export function resourceSource({ group, version, kind }: ApiNames): string {
-  return `import { type Condition, ConditionsField, CustomResource, Field, type ObjectMeta } from '@nestor/operator';
+  return `import {
+  type Condition,
+  ConditionsField,
+  CustomResource,
+  type Defaulted,
+  Field,
+  type ObjectMeta,
+} from '@nestor/operator';
 
 /** What users ask for. Each @Field becomes part of the CRD's OpenAPI schema. */
 export class ${kind}Spec {
-  @Field({ type: 'integer', minimum: 1, default: 1, description: 'An example field: replace it with your own.' })
-  replicas?: number;
+  /**
+   * Defaulted: a writer may leave it out (AsWritten<${kind}>), and the API server fills in
+   * the default, so every object read has it (docs/custom-resources.md).
+   */
+  @Field({
+    type: 'integer',
+    minimum: 1,
+    default: 1,
+    description: 'An example field: replace it with your own.',
+  })
+  replicas!: Defaulted<number>;
 }
 
 /** What the controller observed. */
@@ -94,8 +110,12 @@ export function e2eSource(names: ApiNames, project: Project): string {
 // (${project.runner === 'vitest' ? 'vitest.config.e2e.ts' : 'test/jest-e2e.json'}: globalSetup), and this file attaches to them.
 import type { INestApplicationContext } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { OperatorModule, customResourceDefinition } from '@nestor/operator';
-import { TestEnvironment, waitFor } from '@nestor/testing';
+import {
+  allVersionsOf,
+  customResourceDefinitions,
+  OperatorModule,
+} from '@nestor/operator';
+import { importedCrds, TestEnvironment, waitFor } from '@nestor/testing';
 import { ${kind}Module } from '${importPath(project, `../src/${file}/${file}.module`)}';
 import { ${kind} } from '${importPath(project, `../src/${file}/${file}.resource`)}';
 
@@ -105,7 +125,14 @@ describe('${kind}Controller (e2e)', () => {
   let namespace: string;
 
   beforeAll(async () => {
-    env = await TestEnvironment.start({ crds: [customResourceDefinition(${kind})] });
+    env = await TestEnvironment.start({
+      crds: [
+        // Every version of the kind the app loads (a second one added later included).
+        ...customResourceDefinitions(allVersionsOf([${kind}])),
+        // The kinds \`nestor import crd\` vendored in src/kinds, which the app may watch.
+        ...importedCrds(),
+      ],
+    });
     namespace = await env.createNamespace('${file}');
     const moduleRef = await Test.createTestingModule({
       imports: [

@@ -10,6 +10,7 @@ import { controllerSource, e2eSource, moduleSource, resourceSource } from './api
 import { addModuleImport } from './app-module-edit.js';
 import { apply, effective, type FileChange } from './file-changes.js';
 import { importPath, NotANestProject, readNestProject, type NestProject } from './nest-project.js';
+import { formatLikeProject } from './project-format.js';
 
 export const CREATE_API_USAGE = `Usage: nestor create api --group <group> --version <version> --kind <Kind> [options]
 
@@ -67,7 +68,7 @@ export async function createApiCommand(argv: string[], io: CommandIo): Promise<n
   }
   const { root } = project;
   const folder = join(root, 'src', names.file);
-  const files: FileChange[] = [
+  const written: FileChange[] = [
     { path: join(folder, `${names.file}.resource.ts`), content: resourceSource(names), what: `the ${names.kind} kind` },
     {
       path: join(folder, `${names.file}.controller.ts`),
@@ -81,6 +82,8 @@ export async function createApiCommand(argv: string[], io: CommandIo): Promise<n
       what: `its e2e test (${project.runner})`,
     },
   ];
+  // Formatted first, so that a second run compares like with like.
+  const files = await formatLikeProject(root, written, () => true);
   const existing = files.filter((file) => existsSync(file.path) && readFileSync(file.path, 'utf8') !== file.content);
   if (existing.length > 0 && !values.force) {
     io.stderr(
@@ -102,10 +105,12 @@ export async function createApiCommand(argv: string[], io: CommandIo): Promise<n
     );
     return 1;
   }
-  const changes = effective([
-    ...files,
-    { path: project.appModule, content: edit.source, what: `imports ${names.kind}Module` },
-  ]);
+  const moduleEdit = await formatLikeProject(
+    root,
+    [{ path: project.appModule, content: edit.source, what: `imports ${names.kind}Module` }],
+    () => false,
+  );
+  const changes = effective([...files, ...moduleEdit]);
   if (changes.length === 0) {
     io.stdout(`nestor create api: ${names.kind} is already there; nothing to change.\n`);
     return 0;

@@ -9,6 +9,7 @@ import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { initCommand } from './init-command.js';
 import type { PackageJson } from './nest-project.js';
+import { JEST_ESM_TRANSFORM } from './runner-setup.js';
 
 const fixtures = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'fixtures');
 const copies: string[] = [];
@@ -136,5 +137,93 @@ describe('nestor init: the starter’s own e2e test', () => {
       result.stdout,
       /note: test\/app\.e2e-spec\.ts boots AppModule, .*overrideProvider\(OPERATOR_MODULE_OPTIONS\)/,
     );
+  });
+});
+
+describe('nestor init: src/main.ts', () => {
+  for (const [name, module, call] of [
+    ['nest12-app', "'./app.module.js'", 'await bootstrap();'],
+    ['nest11-app', "'./app.module'", 'void bootstrap();'],
+  ] as const) {
+    it(`${name}: replaces the starter's HTTP app with an operator's entry point, and says so`, async () => {
+      const app = await starter(name);
+      const result = await init(app);
+      assert.equal(result.code, 0, result.stderr);
+      assert.match(result.stdout, /updated src\/main\.ts: replaces the starter's HTTP app: an application context/);
+      const main = await readFile(join(app, 'src', 'main.ts'), 'utf8');
+      assert.ok(main.includes(`import { AppModule } from ${module};`));
+      assert.match(main, /NestFactory\.createApplicationContext\(AppModule, \{\n\s+logger: operatorLogger\(\),/);
+      assert.match(main, /import \{ operatorLogger \} from '@nestor\/operator';/);
+      assert.match(main, /app\.enableShutdownHooks\(\);/);
+      assert.doesNotMatch(main, /listen\(|NestFactory\.create\(/);
+      assert.ok(main.endsWith(`${call}\n`));
+      assert.match((await init(app)).stdout, /nothing to change/);
+    });
+  }
+
+  it('replaces a starter main.ts an earlier init gave enableShutdownHooks', async () => {
+    const app = await starter('nest11-app');
+    const path = join(app, 'src', 'main.ts');
+    await writeFile(
+      path,
+      (await readFile(path, 'utf8')).replace(
+        '(AppModule);\n',
+        '(AppModule);\n  app.enableShutdownHooks(); // SIGTERM: running reconciles finish, the Lease is released\n',
+      ),
+    );
+    assert.equal((await init(app)).code, 0);
+    assert.match(await readFile(path, 'utf8'), /createApplicationContext/);
+  });
+
+  it('keeps a main.ts of the user’s own, and says what it lacks and what an operator’s has', async () => {
+    const app = await starter('nest12-app');
+    const path = join(app, 'src', 'main.ts');
+    const own = (await readFile(path, 'utf8')).replace(
+      '(AppModule);\n',
+      "(AppModule);\n  app.setGlobalPrefix('api');\n",
+    );
+    await writeFile(path, own);
+    const result = await init(app);
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(await readFile(path, 'utf8'), own);
+    assert.doesNotMatch(result.stdout, /src\/main\.ts:/);
+    assert.match(
+      result.stdout,
+      /note: src\/main\.ts is not the starter's: kept as it is\. It lacks NestFactory\.createApplicationContext in place of create and listen .*; \{ logger: operatorLogger\(\) \} .*; app\.enableShutdownHooks\(\)\. An operator's main\.ts:\n {4}import \{ NestFactory \}/,
+    );
+    assert.match(result.stdout, /^ {6}const app = await NestFactory\.createApplicationContext\(AppModule, \{$/m);
+  });
+});
+
+describe('nestor init: Jest unit tests (Nest 11)', () => {
+  it('runs them as ES modules, as the e2e tests, so a spec may import @nestor/operator', async () => {
+    const app = await starter('nest11-app');
+    assert.equal((await init(app)).code, 0);
+    const manifest = (await manifestOf(app)) as PackageJson & {
+      scripts: Record<string, string>;
+      jest: { transform: unknown; extensionsToTreatAsEsm: string[]; rootDir: string };
+    };
+    assert.deepEqual(manifest.jest.transform, JEST_ESM_TRANSFORM);
+    assert.deepEqual(manifest.jest.extensionsToTreatAsEsm, ['.ts']);
+    assert.equal(manifest.jest.rootDir, 'src', 'the rest of the starter’s configuration is kept');
+    const jest = 'node --experimental-vm-modules node_modules/jest/bin/jest.js';
+    assert.equal(manifest.scripts['test'], jest);
+    assert.equal(manifest.scripts['test:watch'], `${jest} --watch`);
+    assert.equal(manifest.scripts['test:cov'], `${jest} --coverage`);
+    assert.match(manifest.scripts['test:debug']!, /^node --experimental-vm-modules --inspect-brk /);
+    assert.match((await init(app)).stdout, /nothing to change/);
+  });
+
+  it('leaves a Jest configuration of the user’s own, with a note on what to set', async () => {
+    const app = await starter('nest11-app');
+    const manifest = await manifestOf(app);
+    const own = { ...(manifest['jest'] as object), transform: { '^.+\\.ts$': 'babel-jest' } };
+    await writeFile(join(app, 'package.json'), JSON.stringify({ ...manifest, jest: own }, null, 2));
+    const result = await init(app);
+    assert.equal(result.code, 0, result.stderr);
+    const after = (await manifestOf(app)) as PackageJson & { scripts: Record<string, string> };
+    assert.deepEqual(after['jest'], own);
+    assert.equal(after.scripts['test'], 'jest');
+    assert.match(result.stdout, /note: package\.json "jest" has a transform of its own: .*--experimental-vm-modules/);
   });
 });

@@ -1,6 +1,6 @@
 // `nestor init`: turns a Nest application into an operator project, as kubebuilder's `init`:
 // OperatorModule in the root module, the packages, the e2e runner's global setup, the
-// manifests script, graceful shutdown in main.ts, and a container image definition.
+// manifests script, an operator's main.ts, and a container image definition.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -10,7 +10,9 @@ import { DOCKERFILE, DOCKERIGNORE } from './container-templates.js';
 import { apply, effective, packageJsonText, type FileChange } from './file-changes.js';
 import { NotANestProject, readNestProject, type NestProject, type PackageJson } from './nest-project.js';
 import { nestorVersion } from './nestor-version.js';
-import { jestE2eScript, runnerSetupChange } from './runner-setup.js';
+import { operatorMainChange } from './operator-main.js';
+import { formatLikeProject } from './project-format.js';
+import { isEsmJestConfig, jestE2eScript, jestEsmScript, jestUnitConfig, runnerSetupChange } from './runner-setup.js';
 import { starterE2eChange } from './starter-e2e-test.js';
 
 export const INIT_USAGE = `Usage: nestor init [--dir <path>]
@@ -18,8 +20,11 @@ export const INIT_USAGE = `Usage: nestor init [--dir <path>]
 Makes a Nest application (\`nest new\`) an operator project:
   src/app.module.ts    imports OperatorModule.forRoot() (its settings come from the
                        kubebuilder flags and their environment variables at run time)
-  src/main.ts          app.enableShutdownHooks(): on SIGTERM running reconciles finish
-                       and the leader Lease is released
+  src/main.ts          the starter's HTTP app replaced by an operator's: an application
+                       context (no HTTP listener), operatorLogger() (JSON lines off a
+                       terminal), app.enableShutdownHooks() (on SIGTERM running reconciles
+                       finish, the leader Lease is released); a main.ts of your own is
+                       kept, with a note on what it lacks
   package.json         @nestor/operator; @nestor/testing and @nestor/cli for development;
                        the script "manifests" (nestor manifests --out deploy)
   the e2e config       @nestor/testing's global setup: one real kube-apiserver and etcd
@@ -86,22 +91,14 @@ export async function initCommand(argv: string[], io: CommandIo): Promise<number
     planned.push({ path: project.appModule, content: moduleEdit.source, what: 'imports OperatorModule.forRoot()' });
   }
 
-  const main = join(root, 'src', 'main.ts');
   const notes: string[] = [];
-  if (existsSync(main)) {
-    const source = readFileSync(main, 'utf8');
-    const withHooks = shutdownHooks(source);
-    if (withHooks) planned.push({ path: main, content: withHooks, what: 'app.enableShutdownHooks()' });
-    else if (!source.includes('enableShutdownHooks')) {
-      notes.push(
-        'src/main.ts: call app.enableShutdownHooks() after creating the app (SIGTERM then drains the operator)',
-      );
-    }
-  }
+  const main = operatorMainChange(project);
+  if (main.change) planned.push(main.change);
+  if (main.note) notes.push(main.note);
 
   planned.push({
     path: join(root, 'package.json'),
-    content: packageJsonText(withNestor(project, nestorVersion())),
+    content: packageJsonText(withNestor(project, nestorVersion(), notes)),
     what: '@nestor/operator, @nestor/testing, @nestor/cli; the "manifests" script',
   });
 
@@ -127,7 +124,9 @@ export async function initCommand(argv: string[], io: CommandIo): Promise<number
     io.stderr(`nestor init: nothing was changed:\n${problems.map((p) => `  ${p}`).join('\n')}\n`);
     return 1;
   }
-  const changes = effective(planned);
+  // The starter's main.ts and e2e test are replaced whole: formatted whatever they were.
+  const replaced = new Set([main.change?.path, starter.change?.path]);
+  const changes = effective(await formatLikeProject(root, planned, (change) => replaced.has(change.path)));
   if (changes.length === 0) {
     io.stdout(`nestor init: ${root} is already set up; nothing to change.\n`);
   } else {
@@ -139,16 +138,25 @@ export async function initCommand(argv: string[], io: CommandIo): Promise<number
 }
 
 /** package.json with Nestor's packages and the manifests script; what the user set is kept. */
-function withNestor(project: NestProject, version: string): PackageJson {
+function withNestor(project: NestProject, version: string, notes: string[]): PackageJson {
   const manifest = project.packageJson;
   const range = `^${version}`;
   const scripts: Record<string, string> = {
     manifests: 'nestor manifests --module dist/app.module.js --out deploy',
     ...manifest.scripts,
   };
+  let jest: unknown = manifest['jest'];
   if (project.runner === 'jest') {
     const e2e = jestE2eScript(scripts['test:e2e']);
     if (e2e) scripts['test:e2e'] = e2e;
+    // The unit tests as ES modules too: the scripts that run Jest, and its configuration.
+    const unit = jestUnitConfig(project.root, jest);
+    if (unit.note) notes.push(unit.note);
+    if (unit.config) jest = unit.config;
+    for (const name of isEsmJestConfig(jest) ? ['test', 'test:watch', 'test:cov', 'test:debug'] : []) {
+      const script = scripts[name] === undefined ? undefined : jestEsmScript(scripts[name]);
+      if (script) scripts[name] = script;
+    }
   }
   // A package the project already lists, in any section, keeps its range and its section.
   const listed = new Set(DEPENDENCY_SECTIONS.flatMap((section) => Object.keys(manifest[section] ?? {})));
@@ -156,6 +164,7 @@ function withNestor(project: NestProject, version: string): PackageJson {
   return {
     ...manifest,
     scripts,
+    ...(jest === undefined ? {} : { jest }),
     dependencies: sorted({ ...missing(['@nestor/operator']), ...manifest.dependencies }),
     devDependencies: sorted({ ...missing(['@nestor/cli', '@nestor/testing']), ...manifest.devDependencies }),
   } satisfies PackageJson;
@@ -167,14 +176,4 @@ const DEPENDENCY_SECTIONS = ['dependencies', 'devDependencies', 'peerDependencie
 function sorted(record: Record<string, string>): Record<string, string> | undefined {
   if (Object.keys(record).length === 0) return undefined;
   return Object.fromEntries(Object.entries(record).sort(([a], [b]) => a.localeCompare(b)));
-}
-
-/** main.ts with app.enableShutdownHooks() after the app is created, or undefined if it has it or has no such line. */
-function shutdownHooks(source: string): string | undefined {
-  if (source.includes('enableShutdownHooks')) return undefined;
-  const created = /^(\s*)const (\w+) = await NestFactory\.create\w*\([^;]*\);[^\S\n]*\n/m.exec(source);
-  if (!created) return undefined;
-  const [line, indent, app] = created;
-  const at = created.index + line.length;
-  return `${source.slice(0, at)}${indent}${app}.enableShutdownHooks(); // SIGTERM: running reconciles finish, the Lease is released\n${source.slice(at)}`;
 }

@@ -126,9 +126,58 @@ function jestSetup(root: string): { change?: FileChange } | { error: string } {
   return { change: { path, content, what: 'e2e tests as ES modules, against a real control plane' } };
 }
 
+const JEST_UNDER_VM_MODULES = 'node --experimental-vm-modules node_modules/jest/bin/jest.js';
+
 /** The `test:e2e` script running Jest under Node's VM modules (what ESM test files need). */
 export function jestE2eScript(script: string | undefined): string | undefined {
-  const command = 'node --experimental-vm-modules node_modules/jest/bin/jest.js';
-  if (script === undefined) return `${command} --config ./test/jest-e2e.json`;
-  return /^jest(\s|$)/.test(script) ? script.replace(/^jest/, command) : undefined;
+  if (script === undefined) return `${JEST_UNDER_VM_MODULES} --config ./test/jest-e2e.json`;
+  return jestEsmScript(script);
+}
+
+/**
+ * A script that runs Jest (`jest --watch`, `node --inspect-brk ... node_modules/.bin/jest`)
+ * under Node's VM modules; undefined when it runs no Jest or does so already.
+ */
+export function jestEsmScript(script: string): string | undefined {
+  if (/^jest(\s|$)/.test(script)) return script.replace(/^jest/, JEST_UNDER_VM_MODULES);
+  if (/^node\s/.test(script) && /\bjest\b/.test(script) && !script.includes('--experimental-vm-modules')) {
+    return script.replace(/^node\s/, 'node --experimental-vm-modules ');
+  }
+  return undefined;
+}
+
+/** A Jest configuration with init's ES module transform. */
+export function isEsmJestConfig(config: unknown): boolean {
+  const transform = (config as { transform?: unknown } | undefined)?.transform;
+  return JSON.stringify(transform) === JSON.stringify(JEST_ESM_TRANSFORM);
+}
+
+const JEST_CONFIG_FILES = [
+  'jest.config.ts',
+  'jest.config.js',
+  'jest.config.mjs',
+  'jest.config.cjs',
+  'jest.config.json',
+];
+
+/**
+ * The unit tests' Jest configuration (package.json "jest", as `nest new` writes it) made to
+ * run them as ES modules, as the e2e tests run: a spec that imports `@nestor/operator`
+ * (docs/testing.md, "Unit tests without an API server") fails under Jest's CommonJS
+ * runtime. A configuration of the user's own is left alone, with a note.
+ */
+export function jestUnitConfig(root: string, config: unknown): { config?: Record<string, unknown>; note?: string } {
+  const how =
+    "extensionsToTreatAsEsm: ['.ts'], ts-jest with useESM (module ESNext), and Jest run under " +
+    'node --experimental-vm-modules (docs/testing.md, "Jest (Nest 11 apps)")';
+  if (config === undefined) {
+    const file = JEST_CONFIG_FILES.find((name) => existsSync(join(root, name)));
+    return file ? { note: `${file}: for unit tests that import @nestor/*, run them as ES modules: ${how}` } : {};
+  }
+  const current = config as Record<string, unknown>;
+  if (isEsmJestConfig(current)) return {};
+  if (JSON.stringify(current['transform']) !== STARTER_TRANSFORM) {
+    return { note: `package.json "jest" has a transform of its own: for unit tests that import @nestor/*, ${how}` };
+  }
+  return { config: { ...current, extensionsToTreatAsEsm: ['.ts'], transform: JEST_ESM_TRANSFORM } };
 }

@@ -60,7 +60,7 @@ export function starterE2eSource(project: Pick<NestProject, 'esm' | 'runner'>): 
 import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { OPERATOR_MODULE_OPTIONS, type OperatorModuleOptions } from '@nestor/operator';
-import { TestEnvironment } from '@nestor/testing';
+import { importedCrds, TestEnvironment } from '@nestor/testing';
 import { AppModule } from '${importPath(project, './../src/app.module')}';
 
 describe('AppController (e2e)', () => {
@@ -69,7 +69,8 @@ describe('AppController (e2e)', () => {
   let app: INestApplication;
 
   beforeAll(async () => {
-    env = await TestEnvironment.start();
+    // The kinds \`nestor import crd\` vendored in src/kinds, which the app may watch.
+    env = await TestEnvironment.start({ crds: importedCrds() });
     namespace = await env.createNamespace('app');
   });
 

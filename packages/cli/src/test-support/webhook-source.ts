@@ -11,7 +11,7 @@ import { ${kind} } from '${resourceImport}';
 export class ${kind}Webhook {
   @ValidateCreate()
   create(object: ${kind}): void {
-    if ((object.spec.replicas ?? 1) > 10) throw new AdmissionDenied('at most 10 replicas', { code: 422 });
+    if (object.spec.replicas > 10) throw new AdmissionDenied('at most 10 replicas', { code: 422 });
   }
 }
 `;

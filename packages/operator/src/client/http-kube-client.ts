@@ -17,6 +17,8 @@ import { EventRecorder, type RecordOptions } from './event-recorder.js';
 import { KindRegistry } from './kind-registry.js';
 import { traced, type KubeRequest } from './request-span.js';
 import { currentRun } from './run-context.js';
+import type { CacheReader, CachedObjects } from './cache-reader.js';
+import type { ClientReads } from './client-reads.js';
 import type { WriteFence } from './write-fence.js';
 import { WriteEchoes } from './write-echoes.js';
 import {
@@ -25,42 +27,21 @@ import {
   type ClientScope,
   type DeleteOptions,
   type EventType,
+  indexOfList,
   type ListOptions,
   type PatchType,
 } from './kube-client.js';
 
 export type { WriteFence };
-
-/**
- * Where reads may be served from instead of the API server: the runtime's InformerCache
- * is one. The client depends on this shape only, so it sits below the runtime.
- */
-export interface CacheReader {
-  /** A synced store that holds every object of the kind in the namespace (all namespaces without one). */
-  find<T>(resource: ResourceDescriptor<T>, namespace?: string): CachedObjects<T> | undefined;
-  /**
-   * When `find` has none but the cache may start keeping the kind (it watches it for events
-   * only): that store once it holds every object, which this first read starts. Undefined:
-   * the read goes to the API server.
-   */
-  whenReadable?<T>(
-    resource: ResourceDescriptor<T>,
-    namespace?: string,
-    signal?: AbortSignal,
-  ): Promise<CachedObjects<T>> | undefined;
-}
-
-/** A cache's objects of one kind, read as they are (treat them as read-only). */
-export interface CachedObjects<T> {
-  get(key: string): T | undefined;
-  list(namespace?: string): T[];
-}
+export type { CacheReader, CachedObjects };
 
 export interface KubeClientOptions {
   /** Field manager for server-side apply and writes (default 'nestor'). */
   fieldManager?: string;
   /** Serves get/list from a running informer when one covers the request. */
   informers?: CacheReader;
+  /** Told of each read and whether the cache or the API server served it. */
+  reads?: ClientReads;
   kinds?: KindRegistry;
   /** The reporting controller of Events recorded outside a reconcile (default: the field manager). */
   component?: string;
@@ -163,6 +144,7 @@ export class HttpKubeClient extends KubeClient {
    */
   async get<T>(resource: ResourceDescriptor<T>, ref: ObjectRef): Promise<T | undefined> {
     const cached = await this.cached(resource, ref.namespace);
+    this.options.reads?.read(resource, 'get', cached ? 'cache' : 'server');
     if (cached) return cached.get(keyOf(ref)) as T | undefined;
     try {
       const request = { verb: 'get', resource, ...ref, absentIsAnswer: true } as const;
@@ -175,10 +157,26 @@ export class HttpKubeClient extends KubeClient {
 
   /** Objects of a kind: from the cache when an informer covers it, else one paginated LIST. */
   async list<T>(resource: ResourceDescriptor<T>, options: ListOptions = {}): Promise<T[]> {
+    const index = indexOfList(resource, options);
+    if (index) {
+      const found = this.options.informers?.byField?.(resource, index[0], index[1], options.namespace);
+      if (found) {
+        this.options.reads?.read(resource, 'list', 'cache');
+        return found;
+      }
+      throw new Error(
+        `list(${resource.kind}) by index "${index[0]}" reads the cache, and no synced informer holds every ${resource.kind}` +
+          `${options.namespace ? ` of namespace ${options.namespace}` : ''}: list it in a controller that reconciles, owns or watches the kind (after its caches synced), or list without the index`,
+      );
+    }
     if (!options.labelSelector && !options.fieldSelector) {
       const cached = await this.cached(resource, options.namespace);
-      if (cached) return cached.list(options.namespace) as T[];
+      if (cached) {
+        this.options.reads?.read(resource, 'list', 'cache');
+        return cached.list(options.namespace) as T[];
+      }
     }
+    this.options.reads?.read(resource, 'list', 'server');
     // One span for the whole list, its pages included: the call the reconciler made.
     return traced({ verb: 'list', resource, namespace: options.namespace }, 'GET', async (onStatus) => {
       let items: T[] = [];

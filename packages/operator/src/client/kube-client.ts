@@ -11,8 +11,34 @@ import type { ObjectSelector } from './object-selector.js';
 
 export type { EventType };
 
-/** Which objects a list returns: namespace, label and field selectors. */
-export type ListOptions = ObjectSelector;
+/** Which objects a list returns: namespace, label and field selectors, or a field index. */
+export interface ListOptions extends ObjectSelector {
+  /**
+   * The objects a field index files under a value, as `{ indexName: value }`
+   * (controller-runtime's MatchingFields): read from the cache, never the API server, so the
+   * kind must be cached (a controller's kind, an owned or watched one); the index is declared
+   * on the kind (`indexes` of a controller, or `manager.indexField`). One index per list, not
+   * with the label or field selector.
+   */
+  index?: Readonly<Record<string, string>>;
+}
+
+/** The one index entry of a list, or undefined; throws on a list that asks too much of it. */
+export function indexOfList(resource: ResourceDescriptor, options: ListOptions): [string, string] | undefined {
+  if (!options.index) return undefined;
+  const entries = Object.entries(options.index);
+  if (entries.length !== 1) {
+    throw new Error(
+      `list(${resource.kind}) takes one field index at a time, got ${entries.length}: list by one and filter the result`,
+    );
+  }
+  if (options.labelSelector || options.fieldSelector) {
+    throw new Error(
+      `list(${resource.kind}) with an index reads the cache and cannot also take a label or field selector: filter the result instead`,
+    );
+  }
+  return entries[0]!;
+}
 
 /** Options of a server-side apply: the field manager, force, dry run. */
 export interface ApplyOptions {

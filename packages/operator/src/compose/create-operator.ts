@@ -14,7 +14,7 @@ import {
 import type { EventRecorder } from '../client/event-recorder.js';
 import type { KubeClient } from '../client/kube-client.js';
 import { readOperatorFlags, withOperatorFlags } from '../config/operator-flags.js';
-import { ownNamespace } from '../config/own-namespace.js';
+import { ownNamespace } from '../runtime/own-namespace.js';
 import { OperatorMetrics } from '../metrics/operator-metrics.js';
 import type { Cluster } from '../runtime/manager/cluster.js';
 import { InformerCache } from '../runtime/cache/informer-cache.js';
@@ -87,7 +87,13 @@ export async function createOperator(given: CreateOperatorOptions = {}): Promise
   const manager = createManager(transport, metrics, options, logger, exit);
   const migrations = storageMigrationTask(transport, manager, metrics, options, logger);
   if (migrations) manager.addLeaderTask(migrations);
-  const fleet = new Fleet(manager, { providers: [], ...options.fleet, logger: logger('Fleet') });
+  // The operator's namespace, for providers given none: OperatorModule's namespace outside a pod.
+  const fleet = new Fleet(manager, {
+    providers: [],
+    operatorNamespace: ownNamespace(options.namespace),
+    ...options.fleet,
+    logger: logger('Fleet'),
+  });
   metrics.trackFleet(() => fleet.status());
   metrics.trackWatches(() =>
     fleet.informers().map(({ cluster, informer: i }) => ({

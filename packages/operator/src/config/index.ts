@@ -1,5 +1,6 @@
 // Settings from outside the code: kubebuilder's manager flags and their environment
-// variables, for OperatorModule and for a Nest-free program alike.
+// variables, for OperatorModule and for a Nest-free program alike (ownNamespace() is
+// runtime/own-namespace.ts: the fleet resolves it when its providers start).
 export {
   readOperatorFlags,
   withOperatorFlags,
@@ -9,4 +10,3 @@ export {
   type BindAddress,
   type FlaggableOptions,
 } from './operator-flags.js';
-export { ownNamespace } from './own-namespace.js';

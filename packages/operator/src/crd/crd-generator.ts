@@ -109,8 +109,13 @@ function definition(
   const unmarked = versions.filter((v) => v.metadata.options.storage === undefined);
   const storage = marked.length ? marked : unmarked.length === 1 ? unmarked : [];
   if (storage.length !== 1) {
+    // None stored among those given: most often the stored version was left out.
+    const missing =
+      storage.length === 0
+        ? `, and give every version (customResourceDefinition(${versions.map((v) => v.target.name).join(', ')}, <the others>), or customResourceDefinitions(allVersionsOf([${versions[0]!.target.name}])))`
+        : '';
     throw new Error(
-      `${name} has ${storage.length} storage versions (${storage.map((v) => v.metadata.version).join(', ') || 'none'}): mark exactly one version { storage: true }`,
+      `${name} has ${storage.length} storage versions (${storage.map((v) => v.metadata.version).join(', ') || 'none'}): mark exactly one version { storage: true }${missing}`,
     );
   }
   const { options } = first;

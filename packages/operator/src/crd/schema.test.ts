@@ -261,7 +261,7 @@ describe('customResourceDefinition', () => {
     }
     assert.throws(
       () => customResourceDefinitions([ThingV2, ThingV1beta1]),
-      /has 0 storage versions .*mark exactly one version \{ storage: true \}/,
+      /has 0 storage versions .*mark exactly one version \{ storage: true \}, and give every version \(customResourceDefinition\(ThingV2, ThingV1beta1, <the others>\), or customResourceDefinitions\(allVersionsOf\(\[ThingV2\]\)\)\)/,
     );
     @CustomResource({ group: 'ex.com', version: 'v1alpha1', kind: 'Thing', storage: false })
     class ThingV1alpha1 {

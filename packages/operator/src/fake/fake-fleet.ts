@@ -1,8 +1,10 @@
 // A Fleet for unit tests of cluster-aware reconcilers: named clusters, each a client (a
 // FakeKubeClient your assertions read), engaged or failed as the test says.
 import { DEFAULT_CLUSTER_NAME } from '@nestor/core';
+import { NEVER, type Observable } from 'rxjs';
 import type { KubeClient } from '../client/kube-client.js';
 import type { Cluster } from '../runtime/manager/cluster.js';
+import type { Engagement } from '../runtime/fleet/engagement.js';
 import type { Fleet, MemberStatus } from '../runtime/fleet/fleet.js';
 import { FakeKubeClient } from './fake-kube-client.js';
 
@@ -13,12 +15,14 @@ export interface FakeFleetOptions {
   local?: KubeClient;
   /** Members named but not engaged, with why (a failed engagement, as `status()` reports it). */
   failed?: Readonly<Record<string, string>>;
+  /** What `engagements$` tells (default: nothing): a Subject the test drives, say. */
+  engagements?: Observable<Engagement>;
 }
 
 /**
  * A Fleet whose clusters are the clients given: `names`, `get(name)` (`.name` and `.client`
  * only), `client(name)` and `status()` answer as the real one would with those members
- * engaged. Inject it where the controller takes a Fleet:
+ * engaged, and `engagements$` tells what `options.engagements` does. Inject it where the controller takes a Fleet:
  *
  * ```ts
  * const east = new FakeKubeClient();
@@ -43,6 +47,7 @@ export function fakeFleet(options: FakeFleetOptions = {}): Fleet {
       ...[...members.keys()].map((name) => ({ name, phase: 'engaged' as const, attempts: 1, since: 0, held: false })),
       ...failed.map(([name, error]) => ({ name, phase: 'failed' as const, error, attempts: 1, since: 0, held: false })),
     ],
+    engagements$: options.engagements ?? NEVER,
   };
   // The methods a reconciler calls; the manager's hooks (@internal) are not there.
   return fleet as unknown as Fleet;

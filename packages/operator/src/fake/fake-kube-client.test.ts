@@ -59,6 +59,25 @@ describe('FakeKubeClient', () => {
     assert.equal('transport' in fake, false);
   });
 
+  it('lists by a field index declared on it, as the cache does, and refuses one it was not given', async () => {
+    const kube = fakeKubeClient({
+      kinds: [Widget],
+      objects: [
+        widget('a', { secret: 'db' }),
+        widget('b', { secret: 'cache' }),
+        { ...widget('c', { secret: 'db' }), metadata: { name: 'c', namespace: 'other' } },
+      ],
+    }).indexField(Widget, 'secret', (w: Obj) => w.spec?.['secret'] as string | undefined);
+    const names = (list: Obj[]) => list.map((w) => w.metadata!.name).sort();
+    assert.deepEqual(names(await kube.list<Obj>(Widget, { namespace: 'ns', index: { secret: 'db' } })), ['a']);
+    assert.deepEqual(names(await kube.list<Obj>(Widget, { index: { secret: 'db' } })), ['a', 'c']);
+    await assert.rejects(
+      kube.list(Widget, { index: { owner: 'x' } }),
+      /no field index named "owner": declare it on the fake \(fake.indexField\)/,
+    );
+    await assert.rejects(kube.list(Widget, { index: { secret: 'db', other: 'x' } }), /one field index at a time/);
+  });
+
   it('creates with uid, resourceVersion, generation and creationTimestamp, dropping status of a kind with a status subresource', async () => {
     const now = new Date('2026-01-02T03:04:05.678Z');
     const fake = fakeKubeClient({ kinds: [Widget], now: () => now });

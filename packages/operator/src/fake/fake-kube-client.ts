@@ -19,10 +19,12 @@ import {
   type ApplyOptions,
   type DeleteOptions,
   type EventType,
+  indexOfList,
   type ListOptions,
   type PatchType,
 } from '../client/kube-client.js';
 import { resourceOf, type ResourceType } from '../crd/custom-resource.decorator.js';
+import { fieldIndexFunc, type FieldIndexer } from '../runtime/cache/field-index.js';
 import { apiError } from './api-errors.js';
 import { ObjectStore, type Stored } from './object-store.js';
 import { asSent, isObject, jsonPatch, JsonPatchError, mergePatch, type Json } from './patches.js';
@@ -92,6 +94,8 @@ export class FakeKubeClient extends KubeClient {
   readonly actions: FakeAction[] = [];
 
   private readonly store: ObjectStore;
+  /** Field indexes by kind (`resourceName`), then name. */
+  private readonly fieldIndexes = new Map<string, Map<string, FieldIndexer<KubeObject>>>();
   private readonly interceptors: Array<(action: FakeAction) => void | Promise<void>> = [];
 
   constructor(options: FakeKubeClientOptions = {}) {
@@ -142,9 +146,23 @@ export class FakeKubeClient extends KubeClient {
     return found ? (structuredClone(found) as T) : undefined;
   }
 
+  /**
+   * Declares field index `name` on the kind, as `indexes` on a controller or
+   * `manager.indexField` do, so that `list(kind, { index: { [name]: value } })` answers.
+   */
+  indexField<T>(resource: ResourceDescriptor<T>, name: string, indexer: FieldIndexer<T>): this {
+    const kind = resourceName(resource);
+    const indexes = this.fieldIndexes.get(kind) ?? new Map<string, FieldIndexer<KubeObject>>();
+    indexes.set(name, indexer as FieldIndexer<KubeObject>);
+    this.fieldIndexes.set(kind, indexes);
+    return this;
+  }
+
   override async list<T>(resource: ResourceDescriptor<T>, options: ListOptions = {}): Promise<T[]> {
     const namespace = resource.namespaced ? options.namespace : undefined;
+    const index = indexOfList(resource, options);
     await this.act({ verb: 'list', resource: resourceName(resource), ...(namespace ? { namespace } : {}) });
+    if (index) return this.byField(resource, index[0], index[1], namespace);
     let labels: (object: KubeObject) => boolean;
     try {
       labels = options.labelSelector ? labelSelector(options.labelSelector) : () => true;
@@ -157,6 +175,22 @@ export class FakeKubeClient extends KubeClient {
         (!namespace || (o as KubeObject).metadata?.namespace === namespace) &&
         labels(o as KubeObject) &&
         fields(o as KubeObject),
+    );
+  }
+
+  private byField<T>(resource: ResourceDescriptor<T>, name: string, value: string, namespace?: string): T[] {
+    const indexer = this.fieldIndexes.get(resourceName(resource))?.get(name);
+    if (!indexer) {
+      throw new Error(
+        `${resourceName(resource)} has no field index named "${name}": declare it on the fake (fake.indexField) as the controller declares it`,
+      );
+    }
+    const filed = (object: KubeObject) => {
+      const values = fieldIndexFunc(indexer, () => {})(object);
+      return values.includes(value);
+    };
+    return this.objects(resource).filter(
+      (o) => (!namespace || (o as KubeObject).metadata?.namespace === namespace) && filed(o as KubeObject),
     );
   }
 

@@ -7,7 +7,15 @@ import { after, before, describe, it } from 'node:test';
 import type { INestApplicationContext } from '@nestjs/common';
 import { selfSignedCertificate } from '@nestor/core';
 import { freePort, TestEnvironment, waitFor } from '@nestor/testing';
-import { Controller, Default, OperatorHttpServer, Reconcile, ValidateCreate, Webhook } from '../index.js';
+import {
+  Controller,
+  Default,
+  OperatorHttpServer,
+  OperatorMetrics,
+  Reconcile,
+  ValidateCreate,
+  Webhook,
+} from '../index.js';
 import { grafanaDashboards } from '../manifests-entry.js';
 import { bootOperatorApp } from '../test-support/operator-app.js';
 import { requestOnce } from '../test-support/request-once.js';
@@ -41,6 +49,7 @@ writeFileSync(join(certDir, 'tls.key'), pair.key);
 let env: TestEnvironment;
 let app: INestApplicationContext;
 let exported: Set<string>;
+let onFirstUse: Set<string>;
 before(async () => {
   env = await TestEnvironment.start({ crds: [WIDGET_CRD] });
   const namespace = await env.createNamespace('grafana');
@@ -86,6 +95,11 @@ before(async () => {
     { timeoutMs: 60_000, what: 'the operator to lead and reconcile' },
   );
   exported = exportedNames(text);
+  // The storage-version migration's series are registered when a migration first runs (an
+  // operator that never migrates exports none): the names its sink registers.
+  const fresh = new OperatorMetrics({ defaultMetrics: false });
+  fresh.migrationSink();
+  onFirstUse = exportedNames(await fresh.registry.metrics());
 });
 after(async () => {
   await app?.close();
@@ -118,7 +132,7 @@ describe('the Grafana dashboards of nestor manifests --grafana', () => {
       for (const expr of expressions) {
         for (const name of metricNamesOf(expr)) {
           queried++;
-          if (!exported.has(name)) missing.push(`${file}: ${name} in ${expr}`);
+          if (!exported.has(name) && !onFirstUse.has(name)) missing.push(`${file}: ${name} in ${expr}`);
         }
       }
     }

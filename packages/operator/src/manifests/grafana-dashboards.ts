@@ -421,6 +421,56 @@ function runtimeDashboard(name: string): GrafanaDashboard {
             unit: 'none',
             queries: [[`max by (pod, resource) (nestor_apiserver_throttled{${SELECTOR}})`, '{{pod}} {{resource}}']],
           },
+          {
+            title: 'Reads per second, cache or API server',
+            description:
+              'nestor_client_reads_total: KubeClient gets and lists by kind and by what answered them. Reads of a kind from the server cost a request each: cache it (own, owns or watch it) if it is read often.',
+            unit: 'reqps',
+            queries: [
+              [
+                `sum by (resource, verb, source) (rate(nestor_client_reads_total{${SELECTOR}}${RATE}))`,
+                '{{resource}} {{verb}} from {{source}}',
+              ],
+            ],
+          },
+        ],
+      ],
+      [
+        'Member clusters and storage-version migrations',
+        [
+          {
+            title: 'Member clusters by phase',
+            description:
+              'nestor_fleet_member_cluster: the member clusters each replica runs (connecting, engaged, failed); spread over replicas, each reports its own.',
+            unit: 'none',
+            queries: [[`sum by (phase) (nestor_fleet_member_cluster{${SELECTOR}})`, '{{phase}}']],
+          },
+          {
+            title: 'Member clusters held',
+            description:
+              'nestor_fleet_member_held: member clusters whose API server does not answer, their reconciles held.',
+            unit: 'none',
+            queries: [[`max by (cluster) (nestor_fleet_member_held{${SELECTOR}}) > 0`, '{{cluster}}']],
+          },
+          {
+            title: 'Migration: objects per second, by result',
+            description:
+              'nestor_storage_version_migration_objects_total: objects the storage-version migration rewrote, found current, found gone, or failed on.',
+            unit: 'ops',
+            queries: [
+              [
+                `sum by (crd, result) (rate(nestor_storage_version_migration_objects_total{${SELECTOR}}${RATE}))`,
+                '{{crd}} {{result}}',
+              ],
+            ],
+          },
+          {
+            title: 'Migration: objects left',
+            description:
+              'nestor_storage_version_migration_remaining_objects: objects the running migration of each CRD has still to visit (0 when none runs).',
+            unit: 'short',
+            queries: [[`max by (crd) (nestor_storage_version_migration_remaining_objects{${SELECTOR}})`, '{{crd}}']],
+          },
         ],
       ],
       [

@@ -5,7 +5,7 @@ import { ConfigMap, Deployment } from '../client/kinds.js';
 import { CustomResource } from '../crd/custom-resource.decorator.js';
 import { Field } from '../crd/field.decorator.js';
 import { CONVERSION_PATH } from '../webhooks/conversion-webhook.js';
-import { CONVERSION_WEBHOOK_PATH, withWebhookConversion } from './crd-conversion.js';
+import { CONVERSION_WEBHOOK_PATH, webhookConversion, withWebhookConversion } from './crd-conversion.js';
 import { operatorManifests } from './operator-manifests.js';
 
 class Spec {
@@ -201,6 +201,33 @@ describe('operatorManifests with a conversion webhook', () => {
     assert.deepEqual(webhook.webhook.clientConfig, {
       service: { name: 'hooks', namespace: 'elsewhere', path: '/convert', port: 8443 },
     });
+  });
+
+  it('points a conversion at a URL for a local run, its CA as caBundle, refusing what the API server would', () => {
+    const pem = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
+    const base64 = Buffer.from(pem).toString('base64');
+    const expected = {
+      strategy: 'Webhook',
+      webhook: {
+        conversionReviewVersions: ['v1'],
+        clientConfig: { url: `https://127.0.0.1:9443${CONVERSION_WEBHOOK_PATH}`, caBundle: base64 },
+      },
+    };
+    assert.deepEqual(webhookConversion({ url: 'https://127.0.0.1:9443/', caBundle: pem }), expected);
+    assert.deepEqual(webhookConversion({ url: 'https://127.0.0.1:9443', caBundle: base64 }), expected);
+    assert.deepEqual(webhookConversion({ url: 'https://127.0.0.1:9443' }), {
+      ...expected,
+      webhook: { ...expected.webhook, clientConfig: { url: 'https://127.0.0.1:9443/convert' } },
+    });
+    assert.throws(
+      () => webhookConversion({ url: 'http://127.0.0.1:9443' }),
+      /must be https:\/\/<host>:<port>.*TLS only/,
+    );
+    assert.throws(() => webhookConversion({ url: '127.0.0.1:9443' }), /is not a URL: give https:\/\/<host>:<port>/);
+    assert.throws(
+      () => webhookConversion({ url: 'https://127.0.0.1:9443', caBundle: 'not a certificate' }),
+      /caBundle is neither a PEM certificate nor base64 of one/,
+    );
   });
 
   it('refuses a converter for a CRD it does not write', () => {

@@ -10,7 +10,15 @@ import { hasWebhookConversion } from './crd-conversion.js';
 import { operatorLabels, type Manifest } from './manifest.js';
 import type { PolicyRule } from './rbac.js';
 
-export type WebhookCertificates = 'cert-manager' | 'self-managed';
+/**
+ * Where the webhook server's certificate comes from: cert-manager, the operator itself
+ * (self-managed), or OLM, which makes it, mounts it and fills the caBundles for a bundle's
+ * `webhookdefinitions` (`nestor manifests --olm`).
+ */
+export type WebhookCertificates = 'cert-manager' | 'self-managed' | 'olm';
+
+/** Where OLM mounts a webhook certificate it made, as tls.crt and tls.key: controller-runtime's default. */
+export const OLM_WEBHOOK_CERT_DIR = DEFAULT_WEBHOOK_CERT_DIR;
 
 /** A Validating or MutatingWebhookConfiguration, as webhookConfigurationsOf writes it. */
 export interface WebhookConfigurationManifest {
@@ -118,6 +126,17 @@ export function webhookManifests(
           `name is ${names.configuration}: give webhookConfigurationsOf the name of webhooks.selfManaged.configurationName`,
       );
   }
+  if (
+    mode === 'olm' &&
+    ((server.certDir ?? OLM_WEBHOOK_CERT_DIR) !== OLM_WEBHOOK_CERT_DIR ||
+      (server.certName ?? 'tls.crt') !== 'tls.crt' ||
+      (server.keyName ?? 'tls.key') !== 'tls.key')
+  )
+    throw new Error(
+      `OLM mounts the webhook certificate at ${OLM_WEBHOOK_CERT_DIR} as tls.crt and tls.key, but the module's ` +
+        `webhooks options read ${server.certDir ?? OLM_WEBHOOK_CERT_DIR}/${server.certName ?? 'tls.crt'} and ` +
+        `${server.keyName ?? 'tls.key'}: leave webhooks.certDir, certName and keyName out of OperatorModule.forRoot()`,
+    );
   const converted = crds.filter(hasWebhookConversion).map((crd) => crd.metadata.name);
   const injectFrom = { [INJECT_CA_FROM]: `${namespace}/${names.certificate}` };
   const annotate = <T extends { metadata: { annotations?: Record<string, string> } }>(object: T): T =>
@@ -252,7 +271,10 @@ interface PodSpec {
   volumes?: Record<string, unknown>[];
 }
 
-/** The Deployment, its container given the webhook port and the certificate (a copy; the input is unchanged). */
+/**
+ * The Deployment, its container given the webhook port and the certificate (a copy; the
+ * input is unchanged). OLM adds the certificate's volume to the Deployment itself.
+ */
 function webhookDeployment(
   deployment: Manifest,
   mode: WebhookCertificates,
@@ -282,7 +304,7 @@ function webhookDeployment(
       ...(pod.volumes ?? []),
       { name: 'webhook-certs', secret: { secretName: names.secret, ...(renamed ? { items } : {}) } },
     ];
-  } else {
+  } else if (mode === 'self-managed') {
     container.env = [
       ...(container.env ?? []),
       { name: 'WEBHOOK_CERTIFICATES', value: 'self-managed' },

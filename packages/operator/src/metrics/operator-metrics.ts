@@ -6,6 +6,8 @@ import type { WorkQueue } from '../runtime/queue/queue.js';
 import type { ShardingMetrics } from '../runtime/controller/sharding-hooks.js';
 import type { StorageMigrationMetrics } from '../upgrades/storage-migrations.js';
 import { ApiServerMetrics } from './apiserver-metrics.js';
+import { ClientReadMetrics } from './client-read-metrics.js';
+import type { ClientReads } from '../runtime/manager/manager-options.js';
 import { ControllerMetrics } from './controller-metrics.js';
 import { EventMetrics } from './event-metrics.js';
 import { FleetMetrics } from './fleet-metrics.js';
@@ -30,6 +32,7 @@ export class OperatorMetrics {
   private readonly leader: LeaderMetrics;
   private readonly watches: WatchMetrics;
   private readonly fleet: FleetMetrics;
+  private readonly reads: ClientReadMetrics;
   private migrations?: StorageMigrationMetrics;
 
   constructor(options: { registry?: Registry; defaultMetrics?: boolean } = {}) {
@@ -43,6 +46,7 @@ export class OperatorMetrics {
     this.leader = new LeaderMetrics(this.registry);
     this.watches = new WatchMetrics(this.registry);
     this.fleet = new FleetMetrics(this.registry);
+    this.reads = new ClientReadMetrics(this.registry);
   }
 
   /** The sink a controller reports to; its queue's gauges are read from `queue` when scraped. */
@@ -58,6 +62,11 @@ export class OperatorMetrics {
   /** The sink of the outage gate: whether reconciles are held for want of an API server. */
   outageSink(): OutageMetrics {
     return this.apiServer.outageSink();
+  }
+
+  /** The sink of the client: each read, and whether the cache or the API server served it. */
+  readSink(): ClientReads {
+    return this.reads;
   }
 
   /** The sink of the webhook server: requests per path (`webhook`), their latency and status, denials. */

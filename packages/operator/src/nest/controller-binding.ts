@@ -3,7 +3,8 @@ import { getCustomResourceMetadata } from '../crd/custom-resource.decorator.js';
 import { isObservable, type Observable } from 'rxjs';
 import type { ManagedControllerOptions } from '../runtime/controller/managed-controller.js';
 import type { ObjectTimer } from '../runtime/controller/object-timers.js';
-import type { WatchSource } from '../runtime/controller/event-sources.js';
+import type { Mapped, WatchSource } from '../runtime/controller/event-sources.js';
+import type { FieldIndexer } from '../runtime/cache/field-index.js';
 import type { Predicate } from '../runtime/controller/predicates.js';
 import { defaultFinalizerName, withFinalizer } from '../runtime/controller/reconcilers/finalizer.js';
 import type { ReconcileRequest, Reconciler } from '../runtime/controller/reconciler.js';
@@ -56,7 +57,7 @@ export function bindController(found: DiscoveredController, namespace?: string):
     const watchedNamespace = typeof given === 'function' ? given(namespace) : (given ?? namespace);
     return {
       resource: kind(watch.resource),
-      map: (object, event) => call(watch.method, object, event) as ObjectRef[] | ObjectRef | undefined,
+      map: (object, event) => call(watch.method, object, event) as Mapped | Promise<Mapped>,
       ...(watch.options.namespaces
         ? { namespaces: watch.options.namespaces }
         : watchedNamespace
@@ -94,6 +95,7 @@ export function bindController(found: DiscoveredController, namespace?: string):
     ...(options.labelSelector ? { labelSelector: options.labelSelector } : {}),
     ...(options.fieldSelector ? { fieldSelector: options.fieldSelector } : {}),
     ...(options.predicates ? { predicates: options.predicates as Predicate<KubeObject>[] } : {}),
+    ...(options.indexes ? { indexes: options.indexes as Record<string, FieldIndexer<KubeObject>> } : {}),
     owns: (options.owns ?? []).map((entry) =>
       isOwnedKind(entry)
         ? {

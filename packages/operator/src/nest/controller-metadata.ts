@@ -2,7 +2,7 @@ import type { Type } from '@nestjs/common';
 import { MetadataScanner } from '@nestjs/core';
 import type { ResourceDescriptor } from '@nestor/core';
 import { resourceOf, type ResourceType } from '../crd/custom-resource.decorator.js';
-import { ownNamespace } from '../config/own-namespace.js';
+import { ownNamespace } from '../runtime/own-namespace.js';
 import type { ControllerAccess, WatchNamespaces } from '../manifests/rbac.js';
 import type { ControllerMetadata, ControllerOptions, OwnedKind } from './decorators/controller.decorator.js';
 import type { FinalizerMetadata } from './decorators/finalizer.decorator.js';

@@ -1,6 +1,7 @@
 // Conversion webhooks against the real API server: a kind with a hub (v2) and a spoke (v1)
 // that lacks a field, converted by a @Conversion class the app serves at /convert (the CRD
-// pointed at it by TestEnvironment.installWebhooks). Objects are read, written and listed
+// pointed at it with webhookConversion({ url, caBundle }), as for an operator run on this
+// machine; TestEnvironment.installWebhooks gives the serving certificate). Objects are read, written and listed
 // at the version they are not stored at, with the storage version first the hub and then
 // the spoke; round trips through the spoke lose nothing; bad input gets 400; a converter
 // that throws fails the request with its message. The group is this run's own: CRDs are
@@ -21,6 +22,7 @@ import {
   customResourceDefinition,
   Field,
   type ObjectMeta,
+  webhookConversion,
 } from '../index.js';
 import { bootOperatorApp } from '../test-support/operator-app.js';
 import { requestOnce, type OnceAnswer } from '../test-support/request-once.js';
@@ -106,10 +108,15 @@ function direct(body: string): Promise<OnceAnswer> {
 }
 
 before(async () => {
-  const crd = customResourceDefinition(GizmoV2, GizmoV1);
-  env = await TestEnvironment.start({ crds: [crd] });
+  env = await TestEnvironment.start();
   ns = await env.createNamespace('conversion');
-  webhooks = await env.installWebhooks({ conversions: [crd] });
+  webhooks = await env.installWebhooks({}); // the serving certificate and its CA
+  const crd = customResourceDefinition(GizmoV2, GizmoV1);
+  const conversion = webhookConversion({
+    url: `https://${webhooks.host}:${webhooks.port}`,
+    caBundle: webhooks.caCertificate,
+  });
+  await env.installCRDs([{ ...crd, spec: { ...crd.spec, conversion } }]);
   app = await bootOperatorApp({
     kubeConfig: env.kubeConfig,
     namespace: ns,
@@ -128,8 +135,12 @@ before(async () => {
 after(async () => {
   // Conversion back to None before the server goes: the garbage collector and the CRD's
   // deletion read the kind at other versions (a CRD whose webhook is down stalls deleting).
+  const crdPath = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD}`;
+  await env?.client
+    .request('PATCH', crdPath, { spec: { conversion: { strategy: 'None', webhook: null } } })
+    .catch(() => {});
   await webhooks?.uninstall();
-  await env?.client.request('DELETE', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD}`).catch(() => {});
+  await env?.client.request('DELETE', crdPath).catch(() => {});
   await app?.close();
   await env?.stop();
 });

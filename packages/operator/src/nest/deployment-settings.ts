@@ -149,7 +149,14 @@ export function webhookServerSettings(
   // Without flags the operator keeps its own defaults: files (cert-manager's mount), kubebuilder's names.
   const fixedMode = webhooks.certificates ?? (readsFlags ? undefined : 'files');
   const moduleMode = fixedMode && (fixedMode === 'files' ? 'cert-manager' : 'self-managed');
-  if (request.certificates && moduleMode && request.certificates !== moduleMode)
+  // OLM mounts its certificate as files, where cert-manager's would be.
+  const olm = request.certificates === 'olm';
+  if (olm && moduleMode === 'self-managed')
+    throw new Error(
+      "--olm: OLM makes the webhook certificate and mounts it, but the module's OperatorModule.forRoot() sets " +
+        'webhooks.certificates to self-managed: leave webhooks.certificates out (or set it to files)',
+    );
+  if (request.certificates && moduleMode && request.certificates !== moduleMode && !olm)
     throw new Error(
       `--webhook-certificates ${request.certificates}, but the module's OperatorModule.forRoot() ` +
         (webhooks.certificates
@@ -157,7 +164,7 @@ export function webhookServerSettings(
           : 'has readFlags: false, so the operator reads its certificate from files (cert-manager)') +
         `: drop --webhook-certificates, or change webhooks.certificates in the module`,
     );
-  const certificates = moduleMode ?? request.certificates;
+  const certificates = olm ? 'olm' : (moduleMode ?? request.certificates);
   if (certificates === 'self-managed' && selfManaged.namespace && selfManaged.namespace !== request.namespace)
     throw new Error(
       `the module keeps its webhook certificate in the namespace ${selfManaged.namespace} (webhooks.selfManaged.namespace), ` +

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Logger } from '@nestjs/common';
 import { runtimeLogger } from './nest-logger.js';
+import { jsonLine } from './json-line-logger.js';
 import { operatorLogger } from './operator.logger.js';
 
 /** What the logger writes to stdout and stderr while `run` runs. */
@@ -52,5 +53,34 @@ describe('operatorLogger', () => {
       Logger.overrideLogger(true);
     }
     assert.throws(() => operatorLogger({}, { LOG_FORMAT: 'yaml' }), /LOG_FORMAT=yaml is not one of json, text/);
+  });
+
+  it('writes one JSON line per call: a stack, an Error, fields that do not replace its own keys', () => {
+    const stack = 'Error: boom\n    at reconcile (/app/dist/x.js:1:2)';
+    const failed = JSON.parse(jsonLine('error', 'reconcile failed', [stack, 'Reconciler'])) as Record<string, unknown>;
+    assert.deepEqual(
+      { message: failed['message'], context: failed['context'], stack: failed['stack'], level: failed['level'] },
+      { message: 'reconcile failed', context: 'Reconciler', stack, level: 'error' },
+    );
+    const thrown = JSON.parse(jsonLine('error', new TypeError('bad'), [{ name: 'a' }], 'Ctx')) as Record<
+      string,
+      unknown
+    > & {
+      error: { name: string };
+    };
+    assert.equal(thrown['message'], 'bad');
+    assert.equal(thrown['context'], 'Ctx');
+    assert.equal(thrown['error'].name, 'TypeError');
+    assert.equal(thrown['name'], 'a');
+    const collide = JSON.parse(jsonLine('log', 'm', [{ message: 'x', level: 'fatal', size: 10n }, 7, 'C'])) as Record<
+      string,
+      unknown
+    >;
+    assert.deepEqual(
+      { message: collide['message'], level: collide['level'], size: collide['size'], details: collide['details'] },
+      { message: 'm', level: 'log', size: '10', details: [7] },
+    );
+    // A string after the message alone is its context, as Nest's Logger passes it.
+    assert.equal((JSON.parse(jsonLine('warn', 'w', ['Ctx'])) as Record<string, unknown>)['context'], 'Ctx');
   });
 });

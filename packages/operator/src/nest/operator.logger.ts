@@ -1,4 +1,5 @@
-import { ConsoleLogger, type ConsoleLoggerOptions, type LogLevel } from '@nestjs/common';
+import { ConsoleLogger, type LogLevel } from '@nestjs/common';
+import { JsonLineLogger } from './json-line-logger.js';
 
 /** What operatorLogger takes: the format and the level. */
 export interface OperatorLoggerOptions {
@@ -12,10 +13,10 @@ const LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'log', 'debug', 'verbose']
 
 /**
  * Nest's ConsoleLogger set up for an operator: JSON lines when not on a terminal (what a
- * pod's log collector parses), text with colours on one, the runtime's fields (controller,
- * namespace, name, reconcileID) as top-level keys of each JSON line on Nest 12 (Nest 11's
- * ConsoleLogger has no `flattenParams`: it writes them as a JSON line of their own). Pass it
- * to `NestFactory.createApplicationContext(AppModule, { logger: operatorLogger() })`.
+ * pod's log collector parses), text with colours on one. In JSON, one line per call on every
+ * Nest version the packages accept, the runtime's fields (controller, namespace, name,
+ * reconcileID) as top-level keys. Pass it to
+ * `NestFactory.createApplicationContext(AppModule, { logger: operatorLogger() })`.
  */
 export function operatorLogger(
   options: OperatorLoggerOptions = {},
@@ -26,9 +27,7 @@ export function operatorLogger(
     options.format ?? choice(env.LOG_FORMAT, 'LOG_FORMAT', ['json', 'text']) ?? (isTerminal ? 'text' : 'json');
   const level = options.level ?? choice(env.LOG_LEVEL, 'LOG_LEVEL', LEVELS) ?? 'log';
   const logLevels = LEVELS.slice(0, LEVELS.indexOf(level) + 1);
-  // flattenParams is Nest 12's; the peer range takes Nest 11 too, whose ConsoleLogger ignores it.
-  const json: ConsoleLoggerOptions & { flattenParams?: boolean } = { json: true, logLevels, flattenParams: true };
-  return format === 'json' ? new ConsoleLogger(json) : new ConsoleLogger({ logLevels });
+  return format === 'json' ? new JsonLineLogger({ json: true, logLevels }) : new ConsoleLogger({ logLevels });
 }
 
 function choice<T extends string>(value: string | undefined, name: string, allowed: readonly T[]): T | undefined {

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import type { KubeObject } from '@nestor/core';
 import { ConfigMap, Secret } from '../client/kinds.js';
-import { ownNamespace } from '../config/own-namespace.js';
+import { ownNamespace } from '../runtime/own-namespace.js';
 import { CustomResource } from '../crd/custom-resource.decorator.js';
 import type { ResourceEvent } from '../runtime/controller/predicates.js';
 import { bindController } from './controller-binding.js';

@@ -153,6 +153,8 @@ export type { WatchOptions, WatchTransport, WatchErrorInfo } from './watch/watch
 export type { WatchStats } from './watch/watch-stats.js';
 export { watch } from './watch/watch.js';
 export type { IndexFunc } from './cache/store-index.js';
+export type { FieldIndexer } from './cache/field-index.js';
+export type { ClientReads, ReadSource } from '../client/client-reads.js';
 export {
   Informer,
   NAMESPACE_INDEX,
@@ -176,7 +178,13 @@ export * from './controller/worker-pool.js';
 export type { ReconcileRequest, Reconciler } from './controller/reconciler.js';
 export { currentRun, type RunContext } from '../client/run-context.js';
 export { WriteOutsideRunError } from './leases/lease-fence.js';
-export { type WatchSource, type ExternalSource } from './controller/event-sources.js';
+export {
+  type WatchSource,
+  type ExternalSource,
+  type Mapped,
+  MAPPERS_IN_FLIGHT,
+  MAPPER_TIMEOUT_MS,
+} from './controller/event-sources.js';
 export type { BackoffOptions } from './backoff.js';
 export type { OutageGate, OutageGateOptions, OutageMetrics, OutageState } from './manager/outage-gate.js';
 export { poll, type PollOptions } from './controller/poller.js';

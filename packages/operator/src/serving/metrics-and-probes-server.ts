@@ -147,7 +147,8 @@ export class MetricsAndProbesServer {
     }
     const bound = await listenOn(server, host, port, {
       what: paths,
-      option: 'metrics.port / health.port (0 turns one off)',
+      option:
+        'metrics.port / health.port, or the --metrics-bind-address / --health-probe-bind-address flag (0 turns one off)',
     });
     this.servers.push(server);
     if (routes.has('/metrics')) this.addresses.metrics = bound;

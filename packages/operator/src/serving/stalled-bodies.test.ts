@@ -24,8 +24,12 @@ after(() => rmSync(certDir, { recursive: true, force: true }));
 
 const PATH = '/validate-example-com-v1-widget';
 const DEADLINE_MS = 2_000;
-/** The server closes within a second of its 408 (the lingering close); the rest is for 60 TLS handshakes on a loaded machine. */
-const SLACK_MS = 3_000;
+/**
+ * The server closes within a second of its 408 (the lingering close); the rest is for 60 TLS
+ * handshakes on a loaded machine (a connection whose handshake ends late starts its deadline
+ * late). Still far below what the fixed bug left open (streams open for good, > 40 s).
+ */
+const SLACK_MS = 8_000;
 const MIB = 1024 * 1024;
 /** Half the bodies declare this length; all send half of it and never the rest. */
 const DECLARED = MIB;

@@ -234,7 +234,7 @@ export class WebhookHttpsServer {
     const port = options.port ?? DEFAULT_WEBHOOK_PORT;
     this.port = await listenOn(server, host, port, {
       what: 'the webhooks',
-      option: 'webhooks.port (0 turns the server off)',
+      option: 'webhooks.port, or the --webhook-port flag (0 turns the server off)',
     });
     this.server = server;
     options.metrics?.serving?.(this.paths);

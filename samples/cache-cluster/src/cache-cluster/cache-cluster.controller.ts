@@ -57,11 +57,7 @@ export class CacheClusterController {
         message: 'spec.paused is true: the StatefulSet, Service and ConfigMap are left as they are',
       });
       if (!wasPaused) await kube.recordEvent(cluster, 'Normal', 'Paused', 'Paused: changes are not applied');
-      return this.updateStatus(kube, cluster, {
-        ...cluster.status,
-        conditions: conditions.list,
-        observedGeneration: generation,
-      });
+      return this.updateStatus(kube, cluster, { conditions: conditions.list, observedGeneration: generation });
     }
     conditions.set({ type: 'Paused', status: 'False', reason: 'NotPaused', message: 'changes are applied' });
     if (wasPaused) await kube.recordEvent(cluster, 'Normal', 'Resumed', 'Resumed: changes are applied again');
@@ -71,11 +67,7 @@ export class CacheClusterController {
     if (entry && entry.uid !== uid) {
       const message = `the cache directory already has ${name} for namespace ${entry.namespace}: rename this CacheCluster`;
       conditions.set({ type: 'Ready', status: 'False', reason: 'NameTaken', message });
-      await this.updateStatus(kube, cluster, {
-        ...cluster.status,
-        conditions: conditions.list,
-        observedGeneration: generation,
-      });
+      await this.updateStatus(kube, cluster, { conditions: conditions.list, observedGeneration: generation });
       throw new TerminalError(message); // retrying cannot help: not retried until the CacheCluster changes
     }
 
@@ -167,8 +159,17 @@ export class CacheClusterController {
   }
 
   /** Writes the status only when it changed: every write is an event that reconciles again. */
-  private async updateStatus(kube: KubeClient, cluster: CacheCluster, status: CacheClusterStatus): Promise<void> {
-    if (!isDeepStrictEqual(cluster.status, status)) await kube.patchStatus(cluster, status);
+  private async updateStatus(
+    kube: KubeClient,
+    cluster: CacheCluster,
+    changes: Partial<CacheClusterStatus>,
+  ): Promise<void> {
+    // A merge patch writes only the fields given, so only they are compared.
+    const current: Partial<CacheClusterStatus> = cluster.status ?? {};
+    const fields = Object.keys(changes) as Array<keyof CacheClusterStatus>;
+    if (fields.some((field) => !isDeepStrictEqual(current[field], changes[field]))) {
+      await kube.patchStatus(cluster, changes);
+    }
   }
 }
 

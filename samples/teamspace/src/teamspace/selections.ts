@@ -1,6 +1,6 @@
-// Which TeamSpaces select each member cluster, as their last reconcile read them: a
-// kubeconfig Secret that comes, changes or goes maps to those TeamSpaces at the cost of one
-// map lookup, not a scan of every TeamSpace.
+// Which TeamSpaces select each member cluster, as their last reconcile read them: a member
+// the fleet tells of (engaged, failed, gone) maps to those TeamSpaces at the cost of one map
+// lookup, not a scan of every TeamSpace.
 export class Selections {
   private readonly clustersOf = new Map<string, readonly string[]>();
   private readonly teamSpacesIn = new Map<string, Set<string>>();

@@ -7,10 +7,12 @@
 import 'reflect-metadata';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { KubeApiError, Namespace, resourceOf, RoleBinding, type ResourceEvent } from '@nestor/operator';
+import { KubeApiError, Namespace, type ObjectRef, resourceOf, RoleBinding, type ResourceEvent } from '@nestor/operator';
 import { fakeFleet, FakeKubeClient, reconcileContext } from '@nestor/operator/fake';
+import type { Engagement } from '@nestor/operator/fleet';
+import { Subject } from 'rxjs';
 import { CONFLICT_RETRY_MS } from './member-namespace.js';
-import { FAILED_RETRY_MS, NOT_IN_FLEET } from './member-standing.js';
+import { NOT_IN_FLEET } from './member-standing.js';
 import { quotaSpecOrLabelsChanged, TeamSpaceController } from './teamspace.controller.js';
 import { type NamespaceObject, ResourceQuota, type ResourceQuotaObject, TEAMSPACE_LABEL } from './teamspace.objects.js';
 import { TeamSpace, type TeamSpaceSpec } from './teamspace.resource.js';
@@ -38,8 +40,17 @@ const member = () => new FakeKubeClient({ kinds: [ResourceQuota] });
 function setUp(options: { members?: string[]; failed?: Record<string, string>; spaces?: TeamSpace[] } = {}) {
   const local = new FakeKubeClient({ kinds: [TeamSpace], objects: options.spaces ?? [teamSpace()] });
   const members = Object.fromEntries((options.members ?? ['east', 'west']).map((name) => [name, member()]));
-  const fleet = fakeFleet({ members, local, failed: options.failed ?? {} });
+  const engagements = new Subject<Engagement>();
+  const fleet = fakeFleet({ members, local, failed: options.failed ?? {}, engagements });
   const controller = new TeamSpaceController(fleet);
+  /** The TeamSpaces the controller's @Source asks to reconcile when the fleet tells of `cluster`. */
+  const told = (cluster: string, type: Engagement['type'] = 'engaged') => {
+    const requests: ObjectRef[][] = [];
+    const subscription = controller.membersChanged().subscribe((refs) => requests.push(refs));
+    engagements.next({ cluster, type });
+    subscription.unsubscribe();
+    return requests.flat();
+  };
   const read = async (name = 'payments') => (await local.get(Kind, { name }))!;
   /** One reconcile, as the runtime runs it: with the TeamSpace as it is now. */
   const reconcile = async (name = 'payments') => {
@@ -54,7 +65,7 @@ function setUp(options: { members?: string[]; failed?: Record<string, string>; s
       }
     }
   };
-  return { local, members, fleet, controller, read, reconcile, watchesSee };
+  return { local, members, fleet, controller, read, reconcile, watchesSee, told };
 }
 
 const entries = (space: TeamSpace) => space.status?.clusters?.map((c) => [c.name, c.ready, c.message]);
@@ -88,13 +99,13 @@ describe('TeamSpaceController', () => {
     assert.equal(space.status?.observedGeneration, space.metadata.generation);
   });
 
-  it('says why a cluster gets nothing: out of the fleet, or not engaged, and looks again later', async () => {
+  it('says why a cluster gets nothing: out of the fleet, or not engaged, and waits to be told of it', async () => {
     const { members, reconcile, read } = setUp({
       members: ['east'],
       failed: { north: 'dial tcp 10.0.0.9:6443: connect: connection refused' },
       spaces: [teamSpace({ clusters: ['east', 'north', 'south'] })],
     });
-    assert.deepEqual(await reconcile(), { requeueAfter: FAILED_RETRY_MS });
+    assert.equal(await reconcile(), undefined, 'no polling: the fleet tells when north or south changes');
     const space = await read();
     assert.deepEqual(entries(space), [
       ['east', true, 'namespace payments with its ResourceQuota and RoleBinding'],
@@ -224,7 +235,7 @@ describe('TeamSpaceController', () => {
   });
 
   it('removes the namespace from every cluster on deletion, and names one that left the fleet', async () => {
-    const { local, members, controller, reconcile, read, watchesSee } = setUp();
+    const { local, members, controller, reconcile, read, watchesSee, told } = setUp();
     await reconcile();
     await watchesSee();
     // A namespace it made in a cluster whose Secret has gone since.
@@ -248,8 +259,8 @@ describe('TeamSpaceController', () => {
       'Normal NamespaceRemoved: Deleted namespace payments from cluster west: the TeamSpace is deleted',
       'Warning NamespaceLeft: Namespace payments is left in cluster gone: the cluster is no longer in the fleet',
     ]);
-    // Its Secret no longer maps to it.
-    assert.deepEqual(controller.memberChanged({ metadata: { name: 'east' } }), []);
+    // A change of its clusters no longer concerns it.
+    assert.deepEqual(told('east'), []);
   });
 
   it('holds the deletion while a member of the fleet that has its namespace cannot be reached', async () => {
@@ -268,18 +279,15 @@ describe('TeamSpaceController', () => {
     );
   });
 
-  it('maps a kubeconfig Secret to the TeamSpaces that select its cluster, and member objects to their TeamSpace', async () => {
-    const { controller, reconcile } = setUp({
+  it("maps a member's engagement to the TeamSpaces that select it, and member objects to their TeamSpace", async () => {
+    const { controller, reconcile, told } = setUp({
       spaces: [teamSpace(), teamSpace({ clusters: ['west'], namespace: 'search' }, 'search')],
     });
     await reconcile('payments');
     await reconcile('search');
-    assert.deepEqual(controller.memberChanged({ metadata: { name: 'west' } }), [
-      { name: 'payments' },
-      { name: 'search' },
-    ]);
-    assert.deepEqual(controller.memberChanged({ metadata: { name: 'east' } }), [{ name: 'payments' }]);
-    assert.deepEqual(controller.memberChanged({ metadata: { name: 'north' } }), []);
+    assert.deepEqual(told('west'), [{ name: 'payments' }, { name: 'search' }]);
+    assert.deepEqual(told('east', 'disengaged'), [{ name: 'payments' }]);
+    assert.deepEqual(told('north'), []);
 
     // A label moved to another TeamSpace: both are reconciled.
     const ns = (team: string): NamespaceObject => ({

@@ -3,8 +3,8 @@
 // through the injected Fleet: the namespace, its ResourceQuota and its RoleBinding in each,
 // removed from a cluster taken out of spec.clusters and from every cluster when the TeamSpace
 // is deleted (its finalizer). Watches in the members map what changes there (drift: a
-// namespace deleted, a quota edited) back to the TeamSpace; a watch of the kubeconfig Secrets
-// in the management cluster reconciles the TeamSpaces of a member that comes or goes.
+// namespace deleted, a quota edited) back to the TeamSpace; the fleet's engagements (a member
+// named, engaged, failed, held, disengaged) reconcile the TeamSpaces that select it.
 import { isDeepStrictEqual } from 'node:util';
 import {
   Controller,
@@ -18,15 +18,14 @@ import {
   type ReconcileResult,
   type ResourceEvent,
   RoleBinding,
-  Secret,
+  Source,
   StatusConditions,
-  type V1Secret,
   Watches,
 } from '@nestor/operator';
-import { KUBECONFIG_SECRET_LABEL, type MemberStatus } from '@nestor/operator/fleet';
-import { FLEET_NAMESPACE } from './fleet-namespace.js';
+import type { MemberStatus } from '@nestor/operator/fleet';
+import { map, type Observable } from 'rxjs';
 import { messageOf, placeNamespace, removeNamespace } from './member-namespace.js';
-import { type ClusterOutcome, CONNECTING_RETRY_MS, notWritable } from './member-standing.js';
+import { type ClusterOutcome, notWritable } from './member-standing.js';
 import { type Placement, Placements } from './placements.js';
 import { Selections } from './selections.js';
 import {
@@ -94,12 +93,14 @@ export class TeamSpaceController {
   }
 
   /**
-   * A kubeconfig Secret came, changed or went: the TeamSpaces that select its cluster. The
-   * provider's own informer (same namespace and selector), so nothing more is cached.
+   * A member cluster was named, engaged, failed, held, answered again or went: the TeamSpaces
+   * that select it, so their status follows it without polling the fleet.
    */
-  @Watches(Secret, { namespace: FLEET_NAMESPACE, labelSelector: `${KUBECONFIG_SECRET_LABEL}=true` })
-  memberChanged(secret: V1Secret): ObjectRef[] {
-    return this.selections.selecting(secret.metadata?.name ?? '').map((name) => ({ name }));
+  @Source()
+  membersChanged(): Observable<ObjectRef[]> {
+    return this.fleet.engagements$.pipe(
+      map(({ cluster }) => this.selections.selecting(cluster).map((name) => ({ name }))),
+    );
   }
 
   /** A TeamSpace's namespace in a member changed, went or appeared: noted, and its TeamSpace reconciled. */
@@ -135,8 +136,8 @@ export class TeamSpaceController {
     const waiting = notWritable(cluster, members.get(cluster));
     if (waiting) return waiting;
     const client = this.fleet.client(cluster);
-    // Disengaged since status() was read: it is being engaged again, or went.
-    if (!client) return { name: cluster, ready: false, message: 'connecting', retryAfterMs: CONNECTING_RETRY_MS };
+    // Disengaged since status() was read: it is being engaged again, or went; told either way.
+    if (!client) return { name: cluster, ready: false, message: 'connecting' };
     return placeNamespace(client, cluster, space, this.placements.at(cluster, space.spec.namespace));
   }
 

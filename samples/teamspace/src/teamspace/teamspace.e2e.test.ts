@@ -22,7 +22,6 @@ import {
 } from '@nestor/operator';
 import { KUBECONFIG_SECRET_LABEL, KubeconfigSecrets } from '@nestor/operator/fleet';
 import { TestEnvironment, waitFor } from '@nestor/testing';
-import { FLEET_NAMESPACE } from './fleet-namespace.js';
 import { memberClusterRole } from './member-access.js';
 import { NOT_IN_FLEET } from './member-standing.js';
 import { type ResourceQuotaObject, TEAMSPACE_LABEL } from './teamspace.objects.js';
@@ -31,7 +30,9 @@ import { TeamSpaceModule } from './teamspace.module.js';
 
 const MEMBERS = ['east', 'west'] as const;
 type MemberName = (typeof MEMBERS)[number];
+/** The operator's namespace, where its kubeconfig Secrets are (in a pod: POD_NAMESPACE, which the Deployment sets). */
 const OPERATOR_NS = 'teamspace-system';
+const FLEET_NAMESPACE = OPERATOR_NS;
 
 let management: TestEnvironment;
 const members = {} as Record<MemberName, TestEnvironment>;
@@ -117,6 +118,8 @@ beforeAll(async () => {
     await putSecret(member);
   }
 
+  // The operator's namespace, as the Deployment `nestor manifests` writes tells it in a pod.
+  process.env['POD_NAMESPACE'] = OPERATOR_NS;
   const moduleRef = await Test.createTestingModule({
     imports: [
       OperatorModule.forRoot({
@@ -124,7 +127,8 @@ beforeAll(async () => {
         metrics: { port: 0 }, // several operators run at once: no servers on fixed ports
         health: { port: 0 },
         fleet: {
-          providers: [new KubeconfigSecrets({ namespace: FLEET_NAMESPACE })],
+          // No namespace: the operator's own, as AppModule has it (POD_NAMESPACE, below).
+          providers: [new KubeconfigSecrets()],
           retry: { initialMs: 200, maxMs: 2_000 },
           syncTimeoutMs: 10_000,
         },
@@ -251,8 +255,7 @@ describe('TeamSpace operator over two member clusters', () => {
   });
 
   it("says so when a member's Secret is removed, and places again when it is back", async () => {
-    // Only the watch of the kubeconfig Secrets reconciles search now: the fleet tells a
-    // cluster-aware reconciler nothing when a member goes.
+    // Only the fleet's engagements reconcile search now: west disengaged, then engaged again.
     await management.client.request('DELETE', `/api/v1/namespaces/${FLEET_NAMESPACE}/secrets/west`);
     const out = await settled('search', (s) => entry(s, 'west')?.message === NOT_IN_FLEET, 'west out of the fleet');
     assert.equal(entry(out, 'west')?.ready, false);

@@ -1,5 +1,6 @@
 import { SetMetadata } from '@nestjs/common';
 import type { ResourceType } from '../../crd/custom-resource.decorator.js';
+import type { FieldIndexer } from '../../runtime/cache/field-index.js';
 import type { Predicate } from '../../runtime/controller/predicates.js';
 import type { ResourceDescriptor } from '@nestor/core';
 import { OPERATOR_CONTROLLER_METADATA } from '../operator.constants.js';
@@ -34,6 +35,14 @@ export interface ControllerOptions extends ObjectSelector {
   reads?: ResourceType[];
   /** Filters for the primary kind's events, e.g. [generationChanged]. */
   predicates?: Predicate<never>[];
+  /**
+   * Field indexes of the kind, by name (controller-runtime's IndexField): a mapper or a
+   * reconcile finds the objects filed under a value with
+   * `kube.list(Kind, { namespace, index: { name: value } })`, from the cache. E.g.
+   * `{ secretName: (b: BackupSchedule) => b.spec.secretRef?.name }` to map a Secret to the
+   * objects that name it.
+   */
+  indexes?: Readonly<Record<string, FieldIndexer<never>>>;
   /** Only objects in this namespace (default: the module's `namespace` option, else all). */
   namespace?: string;
   /**

@@ -59,13 +59,14 @@ export interface WatchesMetadata {
  * it reads the cache, not the API server), given the watched object as it is now (on a
  * deletion, as it was last seen) and the event (`type`: added, updated or deleted; `old`:
  * the object before an update). It answers with the objects of the controller's kind to
- * reconcile: a list, one, or `undefined`/`[]` for none. A mapper that throws skips the
- * event; it is logged and counted, and the watch goes on.
+ * reconcile: a list, one, or `undefined`/`[]` for none, or a promise of them (a mapper may
+ * read the cache: `kube.list(Kind, { index })`). A mapper that throws (or rejects, or takes
+ * over 30 s) skips the event; it is logged and counted, and the watch goes on.
  */
 export type WatchesMapper<W = never> = (
   watched: W,
   event: ResourceEvent<W>,
-) => ObjectRef[] | ObjectRef | undefined | null;
+) => ObjectRef[] | ObjectRef | undefined | null | Promise<ObjectRef[] | ObjectRef | undefined | null>;
 
 /**
  * Marks a method that maps an object of another kind to the requests of the controller's

@@ -1,5 +1,13 @@
-import { DEFAULT_CACHE_SYNC_TIMEOUT_MS, type KubeObject, type ResourceDescriptor, resourceName } from '@nestor/core';
+import {
+  DEFAULT_CACHE_SYNC_TIMEOUT_MS,
+  keyOf,
+  type KubeObject,
+  refOfObject,
+  type ResourceDescriptor,
+  resourceName,
+} from '@nestor/core';
 import type { ObjectSelector } from '../../client/object-selector.js';
+import { fieldIndexFunc, fieldIndexName, type FieldIndexer } from './field-index.js';
 import { Informer, type InformerMode, type InformerOptions } from './informer.js';
 import type { KeepChoice } from './keep-choice.js';
 import type { WatchTransport } from '../watch/watch-options.js';
@@ -44,6 +52,7 @@ interface Entry {
   readonly key: string;
   informer: Informer<KubeObject>;
   holders: number;
+  readonly selector: InformerSelector;
   /** Where it serves reads once it keeps objects ('' for every namespace); undefined: never. */
   readonly where: string | undefined;
   /** A holder asked for cacheOnRead: a read may make it keep objects. */
@@ -73,6 +82,10 @@ export class InformerCache {
   private readonly lazy = new Map<string, Map<string, Entry>>();
   /** Each resource descriptor's kind key, made once. */
   private readonly kindKeys = new WeakMap<ResourceDescriptor, string>();
+  /** Field indexes by kind key, then name: every informer of the kind has each. */
+  private readonly fieldIndexes = new Map<string, Map<string, FieldIndexer<KubeObject>>>();
+  /** The entries of each kind (kind key), for the field indexes. */
+  private readonly byKind = new Map<string, Set<Entry>>();
 
   constructor(
     private readonly transport: WatchTransport,
@@ -116,18 +129,26 @@ export class InformerCache {
         key,
         informer,
         holders: 0,
+        selector,
         where: readableIn(resource, selector),
         cacheOnRead: false,
         filling: false,
         description: describe(resource, selector),
       };
       this.entries.set(key, entry);
+      const kind = this.kindKey(resource);
+      let ofKind = this.byKind.get(kind);
+      if (!ofKind) this.byKind.set(kind, (ofKind = new Set()));
+      ofKind.add(entry);
+      for (const [name, indexer] of this.fieldIndexes.get(kind) ?? []) this.addFieldIndex(informer, name, indexer);
       if (informer.mode === 'objects' && entry.where !== undefined)
         this.readersByNamespace(resource, true).set(entry.where, informer);
       this.log(entry, informer.mode === 'events' ? 'watched for events only: a skeleton per object' : undefined);
       informer.start();
     }
     if (!selector.eventsOnly && entry.informer.mode === 'events') this.startFill(entry, 'a holder wants its objects');
+    else if (entry.informer.mode === 'events' && this.fieldIndexes.has(this.kindKey(resource)))
+      this.startFill(entry, 'a field index of its kind reads its objects');
     else if (selector.cacheOnRead && !entry.cacheOnRead && entry.informer.mode === 'events') {
       entry.cacheOnRead = true;
       if (entry.where !== undefined) this.byNamespace(this.lazy, resource, true).set(entry.where, entry);
@@ -142,6 +163,7 @@ export class InformerCache {
         released = true;
         if (--held.holders > 0 || this.entries.get(key) !== held) return;
         this.entries.delete(key);
+        this.byKind.get(this.kindKey(resource))?.delete(held);
         this.forget(resource, held);
         held.informer.stop();
       },
@@ -196,6 +218,74 @@ export class InformerCache {
     );
   }
 
+  /**
+   * Declares field index `name` on the kind (controller-runtime's IndexField): every informer
+   * of the kind, now and later, files each object under the values `indexer` gives, and
+   * `byField` (the client's `list(kind, { index })`) reads it. Declaring the same indexer
+   * again is a no-op; another one under the same name is refused.
+   */
+  indexField<T>(resource: ResourceDescriptor<T>, name: string, indexer: FieldIndexer<T>): void {
+    if (!name) throw new Error(`a field index of ${resourceName(resource)} needs a name`);
+    const kind = this.kindKey(resource);
+    let indexes = this.fieldIndexes.get(kind);
+    const known = indexes?.get(name);
+    if (known === indexer) return;
+    if (known) {
+      throw new Error(
+        `${resourceName(resource)} has a field index named "${name}" already, from another function: give this one another name`,
+      );
+    }
+    if (!indexes) this.fieldIndexes.set(kind, (indexes = new Map()));
+    indexes.set(name, indexer as FieldIndexer<KubeObject>);
+    // An index computed over skeletons would file them by fields they do not keep: the kind's
+    // informers keep objects from now on (its reads by index wait for them: `whenSynced`).
+    for (const entry of this.byKind.get(kind) ?? []) {
+      this.addFieldIndex(entry.informer, name, indexer as FieldIndexer<KubeObject>);
+      if (entry.informer.mode === 'events') this.startFill(entry, 'a field index of its kind reads its objects');
+    }
+  }
+
+  /**
+   * The cached objects of the kind filed under `value` in field index `name`, in the
+   * namespace (all without one), from every synced informer of the kind that holds whole
+   * objects there, selectors included: an index is declared by the controller that watches
+   * the kind, and answers with what it watches (one that keeps skeletons is filling, and
+   * skipped until it is done). Undefined when no such informer holds the
+   * namespace's objects. Throws when the kind has no such index.
+   */
+  byField<T>(resource: ResourceDescriptor<T>, name: string, value: string, namespace?: string): T[] | undefined {
+    const kind = this.kindKey(resource);
+    if (!this.fieldIndexes.get(kind)?.has(name)) {
+      const declared = [...(this.fieldIndexes.get(kind)?.keys() ?? [])].map((n) => `"${n}"`);
+      throw new Error(
+        `${resourceName(resource)} has no field index named "${name}" (${declared.length ? `it has ${declared.join(', ')}` : 'it has none'}): ` +
+          'declare it with `indexes` on a controller of the kind, or informers.indexField()',
+      );
+    }
+    const scoped = namespace !== undefined && resource.namespaced;
+    let found: KubeObject[] | undefined;
+    let seen: Set<string> | undefined;
+    for (const { informer, selector } of this.byKind.get(kind) ?? []) {
+      if (!informer.synced || informer.mode !== 'objects') continue; // metadata, or skeletons until filled
+      if (scoped && selector.namespace !== undefined && selector.namespace !== namespace) continue;
+      const filed = informer.byIndex(fieldIndexName(name), value);
+      if (!found) {
+        found = filed;
+        continue;
+      }
+      // Another informer of the kind (another namespace or selector): each object once.
+      seen ??= new Set(found.map(keyOfObject));
+      for (const object of filed) {
+        const key = keyOfObject(object);
+        if (seen.has(key)) continue;
+        seen.add(key);
+        found.push(object);
+      }
+    }
+    if (!found) return undefined;
+    return (scoped ? found.filter((object) => object.metadata?.namespace === namespace) : found) as T[];
+  }
+
   /** The running informers. */
   all(): Informer<KubeObject>[] {
     return [...this.entries.values()].map((entry) => entry.informer);
@@ -207,6 +297,7 @@ export class InformerCache {
     this.entries.clear();
     this.readable.clear();
     this.lazy.clear();
+    this.byKind.clear();
   }
 
   /** Makes the entry's informer keep objects (once), then serve reads. */
@@ -263,6 +354,25 @@ export class InformerCache {
     );
   }
 
+  private addFieldIndex(informer: Informer<KubeObject>, name: string, indexer: FieldIndexer<KubeObject>): void {
+    const kind = resourceName(informer.resource);
+    informer.addIndex(
+      fieldIndexName(name),
+      fieldIndexFunc(indexer, (error) =>
+        this.defaults.logger?.warn(`field index "${name}" of ${kind} failed on an object: ${error.message}`),
+      ),
+    );
+  }
+
+  private kindKey(resource: ResourceDescriptor): string {
+    let kind = this.kindKeys.get(resource);
+    if (kind === undefined) {
+      kind = `${resource.group}/${resource.version}/${resource.plural}`;
+      this.kindKeys.set(resource, kind);
+    }
+    return kind;
+  }
+
   private readersByNamespace(resource: ResourceDescriptor, create: true): Map<string, Informer<KubeObject>>;
   private readersByNamespace(resource: ResourceDescriptor): Map<string, Informer<KubeObject>> | undefined;
   private readersByNamespace(resource: ResourceDescriptor, create = false) {
@@ -277,11 +387,7 @@ export class InformerCache {
   ): Map<string, V>;
   private byNamespace<V>(index: Map<string, Map<string, V>>, resource: ResourceDescriptor): Map<string, V> | undefined;
   private byNamespace<V>(index: Map<string, Map<string, V>>, resource: ResourceDescriptor, create = false) {
-    let kind = this.kindKeys.get(resource);
-    if (kind === undefined) {
-      kind = `${resource.group}/${resource.version}/${resource.plural}`;
-      this.kindKeys.set(resource, kind);
-    }
+    const kind = this.kindKey(resource);
     let map = index.get(kind);
     if (!map && create) index.set(kind, (map = new Map()));
     return map;
@@ -326,4 +432,8 @@ function cacheKey(resource: ResourceDescriptor, selector: InformerSelector): str
   const { namespace = '', labelSelector = '', fieldSelector = '', metadataOnly } = scoped(resource, selector);
   const what = metadataOnly ? 'metadata' : 'objects';
   return `${resource.group}/${resource.version}/${resource.plural}\n${namespace}\n${labelSelector}\n${fieldSelector}\n${what}`;
+}
+
+function keyOfObject(object: KubeObject): string {
+  return keyOf(refOfObject(object));
 }

@@ -19,6 +19,7 @@ import type { ClusterSelection } from './cluster-selection.js';
 import { checkKeep, decideKeep, watchedKind, type KeepChoice, type RelatedKind } from '../cache/keep-choice.js';
 import type { ExternalSource, WatchSource } from './event-sources.js';
 import type { ObjectTimer } from './object-timers.js';
+import type { FieldIndexer } from '../cache/field-index.js';
 import type { Predicate } from './predicates.js';
 import type { ControllerMetricsSink } from './reconcile-loop.js';
 import type { Reconciler } from './reconciler.js';
@@ -60,6 +61,11 @@ export interface ManagedControllerOptions<T> extends ObjectSelector {
   namespaces?: readonly string[];
   /** Filters for the primary kind's events. */
   predicates?: Predicate<T>[];
+  /**
+   * Field indexes of the primary kind, by name (controller-runtime's IndexField): a mapper or
+   * reconcile reads them with `client.list(Kind, { index: { name: value } })`, from the cache.
+   */
+  indexes?: Readonly<Record<string, FieldIndexer<T>>>;
   /** Kinds this controller creates: their events reconcile the controller owner. */
   owns?: Array<ResourceDescriptor | OwnedResource>;
   /** Other kinds whose events map to requests. */

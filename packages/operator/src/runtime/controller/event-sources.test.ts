@@ -4,7 +4,15 @@ import type { KubeObject, ObjectRef } from '@nestor/core';
 import { waitFor } from '@nestor/testing';
 import { Observable, Subject, firstValueFrom, take, toArray } from 'rxjs';
 import { Backoff } from '../backoff.js';
-import { externalKeys, ownedKeys, primaryKeys, watchedKeys, type StreamFault } from './event-sources.js';
+import {
+  externalKeys,
+  MAPPER_TIMEOUT_MS,
+  MAPPERS_IN_FLIGHT,
+  ownedKeys,
+  primaryKeys,
+  watchedKeys,
+  type StreamFault,
+} from './event-sources.js';
 import { WriteEchoes } from '../../client/write-echoes.js';
 import type { Informer } from '../cache/informer.js';
 import type { ResourceEvent } from './predicates.js';
@@ -104,6 +112,50 @@ describe('event sources', () => {
     assert.match(faults[1]!.error.message, /is not a request: emit \{ name, namespace\? \}/);
   });
 
+  it('awaits an async mapper, at most MAPPERS_IN_FLIGHT at once, and reports one that rejects or never answers', async (t) => {
+    t.mock.timers.enable({ apis: ['setTimeout'] });
+    const { informer, events$ } = fakeInformer();
+    const faults: StreamFault[] = [];
+    const keys: string[] = [];
+    const pending: Array<() => void> = [];
+    let inFlight = 0;
+    let most = 0;
+    const watch = {
+      resource: { group: '', version: 'v1', kind: 'Secret', plural: 'secrets', namespaced: true },
+      map: async (object: KubeObject) => {
+        const name = object.metadata!.name!;
+        if (name === 'rejects') throw new Error('cache read failed');
+        if (name === 'hangs') return new Promise<never>(() => {});
+        inFlight++;
+        most = Math.max(most, inFlight);
+        await new Promise<void>((resolve) => pending.push(resolve));
+        inFlight--;
+        return { namespace: 'ns', name: `for-${name}` };
+      },
+    };
+    watchedKeys('watches secrets', informer, watch, (f) => faults.push(f)).subscribe((k) => keys.push(k));
+    events$.next({ type: 'added', object: cm('rejects') });
+    events$.next({ type: 'added', object: cm('hangs') });
+    for (let i = 0; i < 20; i++) events$.next({ type: 'added', object: cm(`s${i}`) });
+    await flushPromises();
+    assert.equal(most, MAPPERS_IN_FLIGHT - 1, 'the hanging mapping holds one of the slots');
+    while (pending.length) {
+      pending.shift()!();
+      await flushPromises();
+    }
+    assert.equal(keys.length, 20, 'every waiting event mapped in turn');
+    assert.deepEqual(keys.slice(0, 2), ['ns/for-s0', 'ns/for-s1']);
+    t.mock.timers.tick(MAPPER_TIMEOUT_MS);
+    await flushPromises();
+    assert.deepEqual(
+      faults.map((f) => [f.kind, f.object?.metadata?.name, f.error.message]),
+      [
+        ['mapper', 'rejects', 'cache read failed'],
+        ['mapper', 'hangs', `the mapper did not answer within ${MAPPER_TIMEOUT_MS} ms`],
+      ],
+    );
+  });
+
   it('subscribes an external source again after it errors and after it completes', async () => {
     let subscriptions = 0;
     const source = new Observable<ObjectRef>((subscriber) => {
@@ -140,3 +192,8 @@ describe('event sources', () => {
     assert.deepEqual(delays.slice(0, 4), [2, 4, 8, 16]);
   });
 });
+
+/** Lets every settled promise's callbacks run (a few turns of the microtask queue). */
+async function flushPromises(): Promise<void> {
+  for (let i = 0; i < 10; i++) await Promise.resolve();
+}

@@ -1,5 +1,5 @@
 import { keyOf, refOfObject, type KubeObject, type ObjectRef, type ResourceDescriptor } from '@nestor/core';
-import { defer, mergeMap, Observable, repeat, retry, timer } from 'rxjs';
+import { defer, from, mergeMap, Observable, type ObservableInput, repeat, retry, timer } from 'rxjs';
 import { Backoff } from '../backoff.js';
 import type { Informer } from '../cache/informer.js';
 import type { Predicate, ResourceEvent } from './predicates.js';
@@ -16,8 +16,12 @@ import type { KeepChoice } from '../cache/keep-choice.js';
 /** A related kind whose events are mapped to requests of the primary kind. */
 export interface WatchSource<R = KubeObject> extends ObjectSelector {
   resource: ResourceDescriptor<R>;
-  /** Method syntax on purpose: a mapper of a concrete kind is a mapper of KubeObject. */
-  map(object: R, event: ResourceEvent<R>): ObjectRef[] | ObjectRef | undefined | null;
+  /**
+   * The requests an event affects. It may be async (it may read the cache: a field index,
+   * `client.list`): up to MAPPERS_IN_FLIGHT run at once per watch, each bounded by
+   * MAPPER_TIMEOUT_MS. Method syntax on purpose: a mapper of a concrete kind is a mapper of KubeObject.
+   */
+  map(object: R, event: ResourceEvent<R>): Mapped | Promise<Mapped>;
   /** Several namespaces, one informer each (instead of `namespace`). */
   namespaces?: readonly string[];
   /**
@@ -43,6 +47,14 @@ export interface WatchSource<R = KubeObject> extends ObjectSelector {
   keep?: KeepChoice;
   predicates?: Predicate<R>[];
 }
+
+/** What a mapper returns: the requests, one, or none. */
+export type Mapped = ObjectRef[] | ObjectRef | undefined | null;
+
+/** Async mappings of one watch at once; further events wait their turn (in order of arrival). */
+export const MAPPERS_IN_FLIGHT = 16;
+/** An async mapping that takes longer is reported as a mapper fault and its event skipped. */
+export const MAPPER_TIMEOUT_MS = 30_000;
 
 /** A stream of requests from outside Kubernetes, named for logs and metrics. */
 export interface ExternalSource {
@@ -154,21 +166,59 @@ export function watchedKeys(
   queuedBy?: QueuedBy,
 ): Observable<string> {
   const predicates = watch.predicates ?? [];
+  const keysOf = (mapped: Mapped, object: KubeObject) => {
+    const keys = requestKeys(name, mapped, report);
+    if (queuedBy) for (const key of keys) queuedBy(key, object);
+    return keys;
+  };
   return replayThenFollow(informer).pipe(
-    mergeMap((event) => {
+    mergeMap((event): ObservableInput<string> => {
       if (!passes(name, predicates, event, report)) return [];
-      let mapped: ObjectRef[] | ObjectRef | undefined | null;
-      try {
-        mapped = watch.map(event.object, event);
-      } catch (error) {
-        report({ stream: name, kind: 'mapper', error: toError(error), object: event.object });
-        return [];
-      }
-      const keys = requestKeys(name, mapped, report);
-      if (queuedBy) for (const key of keys) queuedBy(key, event.object);
-      return keys;
-    }),
+      const mapped = mapEvent(name, watch, event, report);
+      return isPromise(mapped)
+        ? from(mapped.then((result) => keysOf(result, event.object))).pipe(mergeMap((keys) => keys))
+        : keysOf(mapped, event.object);
+    }, MAPPERS_IN_FLIGHT),
   );
+}
+
+/**
+ * Runs the watch's mapper on one event: its result, or a promise of it that never rejects
+ * (a failure or a mapping past MAPPER_TIMEOUT_MS is reported, and maps to nothing).
+ */
+export function mapEvent<R extends KubeObject>(
+  name: string,
+  watch: Pick<WatchSource<R>, 'map'>,
+  event: ResourceEvent<R>,
+  report: FaultReporter,
+): Mapped | Promise<Mapped> {
+  const failed = (error: unknown) => {
+    report({ stream: name, kind: 'mapper', error: toError(error), object: event.object });
+    return undefined;
+  };
+  let mapped: Mapped | Promise<Mapped>;
+  try {
+    mapped = watch.map(event.object, event);
+  } catch (error) {
+    return failed(error);
+  }
+  if (!isPromise(mapped)) return mapped;
+  let deadline: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    deadline = setTimeout(
+      () => reject(new Error(`the mapper did not answer within ${MAPPER_TIMEOUT_MS} ms`)),
+      MAPPER_TIMEOUT_MS,
+    );
+    deadline.unref?.();
+  });
+  return Promise.race([mapped, late]).then(
+    (result) => (clearTimeout(deadline), result),
+    (error: unknown) => (clearTimeout(deadline), failed(error)),
+  );
+}
+
+function isPromise<T>(value: T | Promise<T>): value is Promise<T> {
+  return typeof (value as Promise<T> | undefined)?.then === 'function';
 }
 
 /**

@@ -219,6 +219,8 @@ export class ManagedController<T extends KubeObject = KubeObject> {
     const queuedBy = (informer: Informer<KubeObject>) => this.versions.queuedBy(informer);
 
     if (resource) {
+      for (const [index, indexer] of Object.entries(this.options.indexes ?? {}))
+        cache.indexField(resource, index, indexer);
       const name = resourceName(resource);
       const primaryEcho = echoOf(resource);
       for (const namespace of resource.namespaced ? scope : [undefined]) {
@@ -234,12 +236,8 @@ export class ManagedController<T extends KubeObject = KubeObject> {
     for (const entry of owns) {
       const { resource: owned, metadataOnly, keep } = 'resource' in entry ? entry : { resource: entry };
       const childEcho = echoOf(owned);
-      const kept = this.keep(`owns ${resourceName(owned)}`, cache, owned, {
-        role: 'owns',
-        keep,
-        metadataOnly,
-        selected: !!shard,
-      });
+      const related: RelatedKind = { role: 'owns', keep, metadataOnly, selected: !!shard };
+      const kept = this.keep(`owns ${resourceName(owned)}`, cache, owned, related);
       for (const namespace of owned.namespaced ? scope : [undefined]) {
         // On a shard, only its share of the children: those labelled with their owner's shard.
         const informer = acquire(owned, {

@@ -1,7 +1,7 @@
 // How clusters come and go: a provider tells the fleet to engage a cluster when one appears
 // (a kubeconfig Secret created, a context listed) and to disengage it when it goes, as
 // multicluster-runtime's providers call Engage and cancel the cluster's context.
-import type { KubeConfigSource, ObjectRef } from '@nestor/core';
+import type { KubeConfigSource, ObjectRef, RuntimeLogger } from '@nestor/core';
 import type { Cluster } from '../manager/cluster.js';
 
 /** Where a provider engages and disengages clusters (the Fleet). */
@@ -33,6 +33,18 @@ export interface EngageTarget {
   source?: ObjectRef & { apiVersion: string; kind: string; uid?: string };
 }
 
+/** Where a provider runs, told when it starts (and, its namespace only, to `permissions()`). */
+export interface ProviderContext {
+  /**
+   * The operator's own namespace, where a provider given no namespace looks: `ownNamespace()`
+   * when the provider runs (POD_NAMESPACE in a pod), the namespace `nestor manifests`
+   * deploys the operator to when it asks for the provider's rights.
+   */
+  operatorNamespace: string;
+  /** The fleet's logger, for what the provider cannot report on a cluster. */
+  logger: RuntimeLogger;
+}
+
 /**
  * A source of clusters: run() engages and disengages them on `fleet` until `signal` aborts.
  * Providers run on the manager's own cluster (`management`), e.g. to watch Secrets there.
@@ -40,12 +52,13 @@ export interface EngageTarget {
 export interface ClusterProvider {
   /** Names the provider in logs. */
   readonly name: string;
-  run(fleet: ClusterSink, management: Cluster, signal: AbortSignal): Promise<void> | void;
+  run(fleet: ClusterSink, management: Cluster, signal: AbortSignal, context: ProviderContext): Promise<void> | void;
   /**
    * The rights it needs in the manager's own cluster (to read Secrets, say), in a namespace
-   * or cluster-wide: `nestor manifests` grants them to the operator's ServiceAccount.
+   * or cluster-wide: `nestor manifests` grants them to the operator's ServiceAccount, and
+   * tells the namespace it deploys the operator to.
    */
-  permissions?(): ProviderPermission[];
+  permissions?(context: Pick<ProviderContext, 'operatorNamespace'>): ProviderPermission[];
 }
 
 /** Rights a provider needs: RBAC rules, in one namespace or (without) cluster-wide. */

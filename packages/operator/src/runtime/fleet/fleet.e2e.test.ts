@@ -14,6 +14,7 @@ import {
 } from '../../test-support/e2e-helpers.js';
 import { Manager } from '../manager/manager.js';
 import { OperatorMetrics } from '../../metrics/operator-metrics.js';
+import type { Engagement } from './engagement.js';
 import { Fleet } from './fleet.js';
 import { KUBECONFIG_SECRET_LABEL, KubeconfigSecrets } from './kubeconfig-secrets.js';
 
@@ -88,6 +89,9 @@ describe('a fleet of member clusters from kubeconfig Secrets', () => {
       retry: { initialMs: 200, maxMs: 1_000 },
       syncTimeoutMs: 10_000,
     });
+    const told: Engagement[] = [];
+    fleet.engagements$.subscribe((change) => told.push(change));
+    const toldOf = (member: string) => told.filter((e) => e.cluster === member).map((e) => e.type);
     const runs: Array<{ cluster: string; key: string }> = [];
     manager.addController<V1ConfigMap & KubeObject>({
       name: 'settings',
@@ -152,6 +156,7 @@ describe('a fleet of member clusters from kubeconfig Secrets', () => {
       await waitFor(async () => (await observed('a', 'settings')) === '2', { what: "a's change reconciled" });
       assert.equal(runs.filter((r) => r.cluster === 'b').length, bRunsBefore, 'no reconcile of the disengaged member');
       assert.equal(await observed('b', 'settings'), '1');
+      assert.deepEqual(toldOf('b'), ['connecting', 'engaged', 'disengaged'], 'engagements$ told b come and go');
 
       // One member's API server down: the others converge, readiness names it and does not fail on it.
       const down = members['c']!.restartApiServer({ downtimeMs: 15_000 });
@@ -177,6 +182,9 @@ describe('a fleet of member clusters from kubeconfig Secrets', () => {
         what: "c's change reconciled once its API server is back",
       });
       assert.ok(manager.health().checks.find((c) => c.name === 'cluster:c')?.ok, 'c reported healthy again');
+      const outage = toldOf('c').filter((type) => type === 'held' || type === 'answering');
+      assert.equal(outage[0], 'held', "engagements$ told c's API server stopped answering");
+      assert.equal(outage.at(-1), 'answering', 'and that it answers again');
     } finally {
       await manager.stop();
       transport.close();

@@ -7,12 +7,14 @@ import type { Cluster } from '../manager/cluster.js';
 import type { HealthCheck } from '../manager/health.js';
 import type { ClusterFleet, Manager } from '../manager/manager.js';
 import { positiveDuration } from '../options-check.js';
-import { Subject } from 'rxjs';
+import { type Observable, Subject } from 'rxjs';
 import type { ExternalSource, WatchSource } from '../controller/event-sources.js';
 import type { WriteFence } from '../../client/write-fence.js';
 import type { ClusterPlacement } from '../controller/cluster-placement.js';
 import type { ClusterProvider, ClusterSink, EngageTarget } from './cluster-provider.js';
+import type { Engagement } from './engagement.js';
 import { memberWatch } from './member-watches.js';
+import { ownNamespace } from '../own-namespace.js';
 import { Member, type MemberPhase } from './member.js';
 
 export interface FleetOptions {
@@ -31,6 +33,12 @@ export interface FleetOptions {
    * engages every member and the leader reconciles in all of them.
    */
   spread?: boolean;
+  /**
+   * The operator's own namespace, where providers given no namespace look (default:
+   * `ownNamespace()` when the providers start; OperatorModule gives its `namespace` as the
+   * fallback outside a pod).
+   */
+  operatorNamespace?: string;
   logger?: RuntimeLogger;
 }
 
@@ -71,6 +79,14 @@ export class Fleet implements ClusterFleet, ClusterSink {
   private leading = false;
   private running = false;
   private readonly changes = new Subject<{ member: Member; engaged: boolean }>();
+  private readonly engagements = new Subject<Engagement>();
+  /**
+   * Each change of a member cluster on this replica: named and connecting, engaged, failed,
+   * its API server held or answering again, disengaged. Hot, without replay: read
+   * `status()` first, then follow. A cluster-aware reconciler maps it to its objects (a
+   * `@Source()`) instead of polling `status()`. Completes when the fleet stops.
+   */
+  readonly engagements$: Observable<Engagement> = this.engagements.asObservable();
   /** Spread over replicas: where the members go, what each provider named, and the ones whose Lease this replica holds. */
   private readonly placement: ClusterPlacement | undefined;
   private readonly targets = new Map<string, { target: EngageTarget; since: number }>();
@@ -190,9 +206,10 @@ export class Fleet implements ClusterFleet, ClusterSink {
     if (this.running) return;
     this.running = true;
     this.placement?.start(this.abort.signal);
+    const context = { operatorNamespace: this.options.operatorNamespace ?? ownNamespace(), logger: this.log };
     for (const provider of this.options.providers) {
       Promise.resolve()
-        .then(() => provider.run(this, this.manager.cluster, this.abort.signal))
+        .then(() => provider.run(this, this.manager.cluster, this.abort.signal, context))
         .catch((error: unknown) =>
           this.log.error(
             `cluster provider ${provider.name} failed: ${(error as Error).message}; its clusters stay as they are`,
@@ -244,7 +261,7 @@ export class Fleet implements ClusterFleet, ClusterSink {
     const member = this.members.get(name);
     if (!member) return;
     this.members.delete(name);
-    this.changes.next({ member, engaged: false });
+    this.dropped(member);
     this.track(member.stop(this.manager.shutdownGraceMs));
     this.add(name, target, () => this.placedHere.has(name), member.fence);
   }
@@ -266,7 +283,7 @@ export class Fleet implements ClusterFleet, ClusterSink {
     if (why === 'lease') return member.standBy();
     this.members.delete(name);
     this.log.info(`cluster ${name}: disengaging (placed on another replica)`);
-    this.changes.next({ member, engaged: false });
+    this.dropped(member);
     await member.stop(this.manager.shutdownGraceMs);
   }
 
@@ -287,6 +304,10 @@ export class Fleet implements ClusterFleet, ClusterSink {
       leading,
       ...(fence ? { fence } : {}),
       report: (m, error) => this.report(m, target, error),
+      held: (m, holding) => {
+        if (this.members.get(m.name) === m)
+          this.engagements.next({ cluster: m.name, type: holding ? 'held' : 'answering' });
+      },
       // Controllers report as <controller>@<cluster>; the manager's outage and Event series stay its own cluster's.
       ...(metrics
         ? {
@@ -300,6 +321,7 @@ export class Fleet implements ClusterFleet, ClusterSink {
       logger: this.log,
     });
     this.members.set(name, member);
+    this.engagements.next({ cluster: name, type: 'connecting' });
   }
 
   disengage(name: string): void {
@@ -312,7 +334,7 @@ export class Fleet implements ClusterFleet, ClusterSink {
     if (!member) return;
     this.members.delete(name);
     this.log.info(`cluster ${name}: disengaging`);
-    this.changes.next({ member, engaged: false });
+    this.dropped(member);
     this.track(member.stop(this.manager.shutdownGraceMs));
   }
 
@@ -320,6 +342,7 @@ export class Fleet implements ClusterFleet, ClusterSink {
     if (this.members.has(name)) this.disengage(name);
     this.refused.set(name, { error, since: Date.now() });
     this.log.warn(`cluster ${name} not engaged: ${error.message}`);
+    this.engagements.next({ cluster: name, type: 'failed', error: error.message });
     if (source) this.recordOn(source, 'ClusterRefused', error.message);
   }
 
@@ -328,8 +351,9 @@ export class Fleet implements ClusterFleet, ClusterSink {
     this.abort.abort();
     const members = [...this.members.values()];
     this.members.clear();
-    for (const member of members) this.changes.next({ member, engaged: false });
+    for (const member of members) this.dropped(member);
     this.changes.complete();
+    this.engagements.complete();
     const results = await Promise.all([...members.map((m) => m.stop(graceMs)), ...this.stopping]);
     // The Leases last: every member that ran here has stopped writing.
     await this.placement?.stop();
@@ -350,6 +374,7 @@ export class Fleet implements ClusterFleet, ClusterSink {
     if (!error) {
       this.log.info(`cluster ${member.name}: engaged`);
       this.changes.next({ member, engaged: true });
+      this.engagements.next({ cluster: member.name, type: 'engaged' });
       if (target.source) this.recordOn(target.source, 'ClusterEngaged', `engaged cluster ${member.name}`, 'Normal');
       return;
     }
@@ -359,6 +384,13 @@ export class Fleet implements ClusterFleet, ClusterSink {
       this.log.warn(`cluster ${member.name}: not engaged (attempt ${member.attempts}): ${error.message}; trying again`);
     }
     if (member.attempts === 1 && target.source) this.recordOn(target.source, 'ClusterUnreachable', error.message);
+    this.engagements.next({ cluster: member.name, type: 'failed', error: error.message });
+  }
+
+  /** A member no longer engaged here: its watches of members let go of it, and users are told. */
+  private dropped(member: Member): void {
+    this.changes.next({ member, engaged: false });
+    this.engagements.next({ cluster: member.name, type: 'disengaged' });
   }
 
   private recordOn(

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1Secret } from '@kubernetes/client-node';
+import { silentLogger } from '@nestor/core';
 import { Subject } from 'rxjs';
 import type { ResourceEvent } from '../cache/resource-event.js';
 import type { Cluster } from '../manager/cluster.js';
@@ -70,5 +71,15 @@ describe('KubeconfigSecrets', () => {
     const { fleet, calls } = sink();
     new KubeconfigSecrets({ namespace: 'fleet-system' }).run(fleet, cluster, new AbortController().signal);
     assert.deepEqual(calls, ['refuse bare: Secret fleet-system/bare has no data key "kubeconfig"']);
+  });
+
+  it("reads the operator's namespace when given none, found when it runs, and asks for its rights there", () => {
+    const { cluster, selectors } = management([]);
+    const provider = new KubeconfigSecrets();
+    const context = { operatorNamespace: 'teams-system', logger: silentLogger };
+    provider.run(sink().fleet, cluster, new AbortController().signal, context);
+    assert.deepEqual(selectors, [{ namespace: 'teams-system', labelSelector: `${KUBECONFIG_SECRET_LABEL}=true` }]);
+    assert.equal(provider.permissions({ operatorNamespace: 'teams-system' })[0]!.namespace, 'teams-system');
+    assert.throws(() => provider.permissions(), /reads the operator's own, and none was given/);
   });
 });

@@ -3,7 +3,14 @@ import { Observable } from 'rxjs';
 import type { InformerHandle } from '../cache/informer-cache.js';
 import { decideKeep, watchedKind } from '../cache/keep-choice.js';
 import { selectsMember } from '../controller/cluster-selection.js';
-import { type ExternalSource, replayThenFollow, type WatchSource } from '../controller/event-sources.js';
+import {
+  type ExternalSource,
+  mapEvent,
+  type Mapped,
+  replayThenFollow,
+  type StreamFault,
+  type WatchSource,
+} from '../controller/event-sources.js';
 import type { Member } from './member.js';
 
 /** The members engaged now, and each engagement and disengagement after. */
@@ -42,17 +49,24 @@ export function memberWatch(
           ...kept.selector,
         }),
       );
+      const report = ({ kind, error, object }: StreamFault) =>
+        log.warn(
+          `${name}: the ${kind} failed on ${object?.metadata?.namespace ?? ''}/${object?.metadata?.name ?? ''} in cluster ${member.name}: ${error.message}`,
+        );
+      const emit = (mapped: Mapped) => {
+        if (mapped) subscriber.next(Array.isArray(mapped) ? mapped : [mapped]);
+      };
       const subscriptions = handles.map((handle) =>
         replayThenFollow(handle.informer).subscribe((event) => {
           const seen = { ...event, cluster: member.name };
           try {
             if (!predicates.every((p) => p(seen))) return;
-            const mapped = watch.map(event.object, seen);
-            if (mapped) subscriber.next(Array.isArray(mapped) ? mapped : [mapped]);
           } catch (error) {
-            const object = `${event.object.metadata?.namespace ?? ''}/${event.object.metadata?.name ?? ''}`;
-            log.warn(`${name}: the mapper failed on ${object} in cluster ${member.name}: ${(error as Error).message}`);
+            return report({ stream: name, kind: 'predicate', error: error as Error, object: event.object });
           }
+          const mapped = mapEvent(name, watch, seen, report);
+          if (mapped instanceof Promise) void mapped.then(emit);
+          else emit(mapped);
         }),
       );
       held.set(member, () => {

@@ -41,6 +41,8 @@ export interface MemberOptions {
   fence?: WriteFence;
   /** Told each time an attempt fails, and when the cluster is engaged again. */
   report(member: Member, error?: Error): void;
+  /** Told when its API server stops answering (its reconciles held) and when it answers again. */
+  held?(member: Member, holding: boolean): void;
   metrics?: ManagerMetrics;
   logger: RuntimeLogger;
 }
@@ -122,7 +124,8 @@ export class Member {
       ...(this.options.kinds ? { kinds: this.options.kinds } : {}),
       ...(this.options.fieldManager ? { fieldManager: this.options.fieldManager } : {}),
       ...(this.options.fence ? { fence: this.options.fence } : {}),
-      ...(metrics ? { metrics } : {}),
+      // The member's outage gate reports here; the manager's outage series stay its own cluster's.
+      metrics: { ...metrics, outageSink: () => ({ holding: (held) => this.options.held?.(this, held) }) },
     });
     this.cluster = cluster;
     if (signal.aborted) return;

@@ -239,10 +239,15 @@ describe('LeaseLock', () => {
     let lost = 0;
     leader.onLost(() => lost++);
     await leader.acquire(signal());
+    const acquiredAt = performance.now();
     server.hanging.add('GET');
-    // Well before the 1 s lease runs out for the others: no two leaders.
+    // Past the renew deadline (400 ms) the fence refuses writes, however late this process's
+    // timers run on a loaded machine: no two leaders write, the 1 s lease notwithstanding.
+    await new Promise((resolve) => setTimeout(resolve, 450));
+    assert.ok(performance.now() - acquiredAt > 400);
+    assert.throws(() => leader.assertWritable(), /renew deadline 400 ms|does not hold/);
     await waitFor(() => lost === 1, {
-      timeoutMs: 900,
+      timeoutMs: 5_000,
       intervalMs: 10,
       what: 'the lead to be lost despite the hanging request',
     });

@@ -20,6 +20,7 @@ import { HttpKubeClient } from '../../client/http-kube-client.js';
 import type { KindRegistry } from '../../client/kind-registry.js';
 import type { KubeClient } from '../../client/kube-client.js';
 import type { WriteEchoes } from '../../client/write-echoes.js';
+import type { ClientReads } from '../../client/client-reads.js';
 import type { WriteFence } from '../../client/write-fence.js';
 import type { HealthCheck } from './health.js';
 import type { Informer } from '../cache/informer.js';
@@ -55,7 +56,7 @@ export interface ClusterOptions {
   childLabels?: (object: KubeObject, resource: ResourceDescriptor) => Record<string, string> | undefined;
   /** What the outage gate holds while the API server does not answer: the manager's worker pool. */
   hold: Pick<WorkerPool, 'pause' | 'resume'>;
-  metrics?: { eventSink?(): EventRecorderMetrics; outageSink?(): OutageMetrics };
+  metrics?: { eventSink?(): EventRecorderMetrics; outageSink?(): OutageMetrics; readSink?(): ClientReads };
   logger?: RuntimeLogger;
 }
 
@@ -124,9 +125,11 @@ export class Cluster {
             ...events,
             ...(fence ? { fence } : {}),
           });
+    const reads = options.metrics?.readSink?.();
     const client = new HttpKubeClient(options.transport, {
       informers: this.informers,
       events: this.events,
+      ...(reads ? { reads } : {}),
       ...(options.childLabels ? { childLabels: options.childLabels } : {}),
       ...(fence ? { fence } : {}),
       ...(fieldManager ? { fieldManager } : {}),

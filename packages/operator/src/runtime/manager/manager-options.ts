@@ -1,5 +1,7 @@
 // What a Manager is given: its transport and limits, its cache, Leases, sharding, metrics
 // and Event recorder; and the fleet seam, through which controllers run in other clusters.
+import type { ClientReads } from '../../client/client-reads.js';
+export type { ClientReads, ReadSource } from '../../client/client-reads.js';
 import type { KubeObject, RuntimeLogger, Transport } from '@nestor/core';
 import type { EventRecorder, EventRecorderMetrics, EventRecorderOptions } from '../../client/event-recorder.js';
 import type { KindRegistry } from '../../client/kind-registry.js';
@@ -24,6 +26,8 @@ export interface ManagerMetrics {
   eventSink?(): EventRecorderMetrics;
   /** Where the outage gate reports outages of the API server. */
   outageSink?(): OutageMetrics;
+  /** Where the cluster's client reports whether the cache or the API server served each read. */
+  readSink?(): ClientReads;
 }
 
 export interface ManagerOptions {
