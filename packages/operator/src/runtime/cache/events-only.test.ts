@@ -218,6 +218,24 @@ describe('InformerCache, kinds watched for events only', () => {
     cache.stopAll();
   });
 
+  it('keeps the objects of a kind once a field index is declared on it: an index of skeletons files nothing', async () => {
+    const transport = new FakeWatchTransport();
+    transport.onList = () => list('10', [child('a', '1'), child('b', '2', 'p')]);
+    const cache = new InformerCache(transport);
+    const events = cache.acquire(ConfigMaps, { namespace: 'ns', eventsOnly: true });
+    await events.informer.whenSynced();
+    const initial = (o: KubeObject) => (o as { data?: { payload?: string } }).data?.payload?.slice(0, 1);
+    cache.indexField(ConfigMaps, 'payload', initial);
+    assert.equal(cache.byField(ConfigMaps, 'payload', 'z', 'ns'), undefined, 'not from skeletons while it fills');
+    await events.informer.whenSynced();
+    assert.equal(events.informer.mode, 'objects');
+    assert.deepEqual(
+      cache.byField(ConfigMaps, 'payload', 'z', 'ns')?.map((o) => o.metadata?.name),
+      ['a', 'b'],
+    );
+    cache.stopAll();
+  });
+
   it('says after a bound when the objects could not be listed', async () => {
     const transport = new FakeWatchTransport();
     const cache = new InformerCache(transport);
