@@ -256,11 +256,22 @@ describe('nestor manifests --olm, checked by operator-framework/api validators',
       const namespace = await env.createNamespace('olm');
       const crd = parse(await readFile(join(dir, `manifests/${GADGET_GROUP}_gadgets.yaml`), 'utf8')) as object;
       const { install } = csv.spec;
-      const dryRun = async (path: string, object: object) => {
-        const { status, text } = await env.client.raw('POST', `${path}?dryRun=All`, object);
+      // A server-side apply, dry run: validated whether or not another file of the shared
+      // control plane has the object (a dry-run create of an existing CRD is a 409).
+      const dryRun = async (
+        path: string,
+        object: { metadata: { name: string; [key: string]: unknown }; [key: string]: unknown },
+      ) => {
+        const query = 'dryRun=All&fieldManager=olm-test&force=true';
+        const { status, text } = await env.client.raw(
+          'PATCH',
+          `${path}/${object.metadata.name}?${query}`,
+          object,
+          'application/apply-patch+yaml',
+        );
         assert.ok(status < 300, `${path}: ${status} ${text}`);
       };
-      await dryRun('/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd);
+      await dryRun('/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd as { metadata: { name: string } });
       await dryRun(`/apis/apps/v1/namespaces/${namespace}/deployments`, {
         apiVersion: 'apps/v1',
         kind: 'Deployment',
