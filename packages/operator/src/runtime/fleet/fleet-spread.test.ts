@@ -5,6 +5,7 @@ import { ConfigMap } from '../../client/kinds.js';
 import { FakeWatchTransport } from '../../test-support/fake-watch-transport.js';
 import { InformerCache } from '../cache/informer-cache.js';
 import type { ShardingHooks } from '../controller/sharding-hooks.js';
+import { inertShardingHooks } from '../../test-support/sharding-hooks.js';
 import type { LeaderElection } from '../leases/leader-election.js';
 import { Manager } from '../manager/manager.js';
 import type { ClusterPlacement, PlacedCluster } from '../controller/cluster-placement.js';
@@ -30,20 +31,7 @@ function placement(): ClusterPlacement & { placed: Map<string, PlacedCluster>; u
 }
 
 function manager(clusters?: ClusterPlacement): Manager {
-  const sharding: ShardingHooks | undefined = clusters && {
-    shardId: 'a',
-    selector: 'shard.nestor.dev/r=a',
-    membership: never,
-    clusters,
-    bypassesPredicates: () => false,
-    wrap: (_resource, reconcile) => reconcile,
-    wrapTimer: (_resource, timer) => timer,
-    childLabels: () => undefined,
-    useChildren: () => {},
-    childSeen: () => {},
-    addKinds: () => {},
-    assign: async () => {},
-  };
+  const sharding: ShardingHooks | undefined = clusters && inertShardingHooks(never, { shardId: 'a', clusters });
   return new Manager({
     transport: {} as Transport,
     informers: new InformerCache(new FakeWatchTransport()),

@@ -4,6 +4,7 @@ import { waitFor } from '@nestor/testing';
 import { LeaseLoops, type CoordinationEvents } from './lease-loops.js';
 import type { LeaderElection } from '../leases/leader-election.js';
 import type { ShardingHooks } from '../controller/sharding-hooks.js';
+import { inertShardingHooks } from '../../test-support/sharding-hooks.js';
 
 /** A Lease granted and taken away by the test. */
 class FakeLease implements LeaderElection {
@@ -72,23 +73,13 @@ function shardScope(
   membership: LeaderElection,
   assigner: { runs: AbortSignal[]; fences: Array<() => void> },
 ): ShardingHooks {
-  return {
-    shardId: 'shard-a',
-    selector: 'shard.nestor.dev/r=shard-a',
-    membership,
-    bypassesPredicates: () => false,
-    wrap: (_resource, reconcile) => reconcile,
-    wrapTimer: (_resource, timer) => timer,
-    childLabels: () => undefined,
-    useChildren: () => {},
-    childSeen: () => {},
-    addKinds: () => {},
+  return inertShardingHooks(membership, {
     assign: (signal, assertLeading) => {
       assigner.runs.push(signal);
       if (assertLeading) assigner.fences.push(assertLeading);
       return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
     },
-  };
+  });
 }
 
 const runsOnLeader = () => false;

@@ -13,6 +13,7 @@ import { ReconcileLoop } from '../controller/reconcile-loop.js';
 import { WriteOutsideRunError } from '../leases/lease-fence.js';
 import type { ReconcileRequest } from '../controller/reconciler.js';
 import type { ShardingHooks } from '../controller/sharding-hooks.js';
+import { inertShardingHooks } from '../../test-support/sharding-hooks.js';
 
 /** A lease whose fence refuses writes while `held` is false. */
 function lease(name: string): LeaderElection & { held: boolean } {
@@ -28,19 +29,7 @@ function lease(name: string): LeaderElection & { held: boolean } {
 }
 
 function shardScope(membership: LeaderElection): ShardingHooks {
-  return {
-    shardId: 'shard-a',
-    selector: 'shard.nestor.dev/r=shard-a',
-    membership,
-    bypassesPredicates: () => false,
-    wrap: (_resource, reconcile) => reconcile,
-    wrapTimer: (_resource, timer) => timer,
-    childLabels: () => undefined,
-    useChildren: () => {},
-    childSeen: () => {},
-    addKinds: () => {},
-    assign: async () => {},
-  };
+  return inertShardingHooks(membership);
 }
 
 describe('the write fence of a sharded manager', () => {
