@@ -87,6 +87,28 @@ describe('EventVersions', () => {
     stop();
   });
 
+  it('waits for the version of the object the run is given, newer than the event that queued it', async () => {
+    const { all, inNs, versions, stop } = await twoInformers();
+    const never = new AbortController().signal;
+    versions.note('ns/app', inNs.informer, cm('11'));
+    // The namespace's informer has moved on (an event while the key waited in the queue): the
+    // run is given 12, and every namespace's informer must serve 12, not 11.
+    const waiting = versions.catchUp('ns/app', never, cm('12'), inNs.informer);
+    all.stream.push('MODIFIED', cm('11'));
+    assert.equal(await state(waiting), 'pending', 'at 11, behind the object the run is given');
+    all.stream.push('MODIFIED', cm('12'));
+    assert.deepEqual(await state(waiting), { outcome: 'reached' });
+    assert.equal(
+      versions.catchUp('ns/app', never, cm('12'), inNs.informer),
+      undefined,
+      'no event, and every reader has the object: at once',
+    );
+    versions.note('ns/app', inNs.informer, cm('13'));
+    assert.equal(versions.catchUp('ns/app', never, null), undefined, 'deleted: no run, nothing to wait for');
+    assert.equal(versions.size, 0, 'and nothing kept for it');
+    stop();
+  });
+
   it('gives up after its bound, says which cache is behind, and keeps the event for the next run', async () => {
     const { all, inNs, clock, versions, stop } = await twoInformers(1000);
     versions.note('ns/app', inNs.informer, cm('11'));

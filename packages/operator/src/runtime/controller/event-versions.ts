@@ -79,16 +79,27 @@ export class EventVersions {
   }
 
   /**
-   * Before `key` runs: its events' origins, taken. Undefined when every informer that may
-   * serve the run's reads has reached them (the run goes at once); else a wait, bounded,
-   * which on a timeout or an abort keeps the origins still behind for the next run.
+   * Before `key` runs: its events' origins, taken, and the version of `object`, what the run
+   * is given, read from `informer` before the wait (read after, an event during the wait
+   * could hand the run an object newer than what was waited for; null: deleted, no run).
+   * Undefined when every informer that may serve the run's reads has reached them (the run
+   * goes at once); else a wait, bounded, which on a timeout or an abort keeps the origins
+   * still behind for the next run.
    */
-  catchUp(key: string, signal: AbortSignal): Promise<CatchUp> | undefined {
+  catchUp(
+    key: string,
+    signal: AbortSignal,
+    object?: KubeObject | null,
+    informer?: Informer<KubeObject>,
+  ): Promise<CatchUp> | undefined {
     const held = this.byKey.get(key);
-    if (held === undefined) return undefined;
-    this.byKey.delete(key);
+    if (held !== undefined) this.byKey.delete(key);
+    if (object === null) return undefined; // deleted: no run, nothing to wait for
+    const origins: Origin[] = held === undefined ? [] : held instanceof Map ? [...held.values()] : [held];
+    const given = object?.metadata?.resourceVersion;
+    if (informer && given) origins.push({ informer, namespace: object!.metadata!.namespace, resourceVersion: given });
     const behind: Array<{ origin: Origin; reader: Informer<KubeObject> }> = [];
-    for (const origin of held instanceof Map ? held.values() : [held]) {
+    for (const origin of origins) {
       for (const reader of this.options.readers(origin.informer.resource, origin.namespace)) {
         if (reader !== origin.informer && !reader.reached(origin.resourceVersion)) behind.push({ origin, reader });
       }

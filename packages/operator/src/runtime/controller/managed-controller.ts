@@ -115,7 +115,7 @@ export class ManagedController<T extends KubeObject = KubeObject> {
       queue: this.queue,
       reconcile: options.reconcile,
       read: (key) => this.read(key),
-      catchUp: (key, signal) => this.versions.catchUp(key, signal),
+      catchUp: (key, signal, object) => this.versions.catchUp(key, signal, object, this.primaryOf(key)),
       log: this.log,
       ...(options.reconcileTimeoutMs ? { timeoutMs: options.reconcileTimeoutMs } : {}),
       ...(options.outageHold ? { outageHold: true } : {}),
@@ -156,9 +156,7 @@ export class ManagedController<T extends KubeObject = KubeObject> {
 
   /** Objects of the primary kind in its informers. */
   get cachedObjects(): number {
-    let total = 0;
-    for (const informer of this.primaries.values()) total += informer.size;
-    return total;
+    return [...this.primaries.values()].reduce((total, informer) => total + informer.size, 0);
   }
 
   /** Objects of the owned kinds in their informers (skeletons of those watched for events only included). */
@@ -416,11 +414,15 @@ export class ManagedController<T extends KubeObject = KubeObject> {
 
   /** The cached object of a key, from the informer of its namespace. */
   private read(key: string): T | undefined | null {
-    if (this.primaries.size === 0) return undefined;
+    return this.primaries.size === 0 ? undefined : (this.primaryOf(key)?.get(key) ?? null);
+  }
+
+  /** The primary informer that holds `key`'s object. */
+  private primaryOf(key: string): Informer<T> | undefined {
     const all = this.primaries.get('');
-    if (all) return all.get(key) ?? null;
+    if (all) return all;
     const slash = key.indexOf('/');
-    return (slash > 0 ? this.primaries.get(key.slice(0, slash))?.get(key) : undefined) ?? null;
+    return slash > 0 ? this.primaries.get(key.slice(0, slash)) : undefined;
   }
 
   /** The namespaces the primary and owned kinds are watched in (undefined: all). */

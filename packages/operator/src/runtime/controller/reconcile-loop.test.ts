@@ -288,22 +288,61 @@ describe('a write refused by the fence', () => {
 });
 
 describe('the wait for the caches before a run', () => {
-  function loopWith(catchUp: (key: string, signal: AbortSignal) => Promise<CatchUp> | undefined) {
+  function loopWith(
+    catchUp: (key: string, signal: AbortSignal, object: unknown) => Promise<CatchUp> | undefined,
+    read: (key: string) => unknown = () => undefined,
+  ) {
     const queue = new WorkQueue<string>({ clock: new ManualClock() });
     const warnings: string[] = [];
     const log: RuntimeLogger = { debug() {}, info() {}, warn: (message) => warnings.push(message), error() {} };
     const runs: string[] = [];
+    const given: unknown[] = [];
     const loop = new ReconcileLoop<unknown>({
       name: 'widgets',
       client,
       queue,
-      reconcile: ({ key }) => void runs.push(key),
-      read: () => undefined,
+      reconcile: ({ key, object }) => void (runs.push(key), given.push(object)),
+      read,
       catchUp,
       log,
     });
-    return { loop, queue, warnings, runs };
+    return { loop, queue, warnings, runs, given };
   }
+
+  it('gives the run the object whose version was waited for, not one that came during the wait', async () => {
+    let current: unknown = { v: 1 };
+    const waitedFor: unknown[] = [];
+    const { loop, given } = loopWith(
+      (_key, _signal, object) => {
+        waitedFor.push(object);
+        current = { v: 2 }; // an event while the run waits: the informer moved on
+        return Promise.resolve({ outcome: 'reached' });
+      },
+      () => current,
+    );
+    await loop.process('ns/a');
+    assert.deepEqual(waitedFor, [{ v: 1 }]);
+    assert.deepEqual(given, [{ v: 1 }], 'the run is given what the caches were brought to');
+  });
+
+  it('deleted during the wait: no run, and nothing to wait for once deleted', async () => {
+    let current: unknown = { v: 1 };
+    const waitedFor: unknown[] = [];
+    const { loop, queue, runs } = loopWith(
+      (_key, _signal, object) => {
+        waitedFor.push(object);
+        if (object === null) return undefined;
+        current = null;
+        return Promise.resolve({ outcome: 'reached' });
+      },
+      () => current,
+    );
+    queue.add('ns/a');
+    await loop.process(queue.get()!);
+    await loop.process('ns/a');
+    assert.deepEqual(runs, []);
+    assert.deepEqual(waitedFor, [{ v: 1 }, null]);
+  });
 
   it('runs once the caches reached the event, and at once when none is behind', async () => {
     const { loop, runs } = loopWith((key) =>

@@ -45,10 +45,11 @@ export interface ReconcileLoopOptions<T> {
    */
   read(key: string): T | undefined | null;
   /**
-   * Before the read: a wait for the informers that may serve the run's reads to reach the
-   * events that queued the key (see EventVersions); undefined when none is behind.
+   * Before the run: a wait for the informers that may serve its reads to reach the events
+   * that queued the key and the version of `object`, what `read` gave the run (null: deleted,
+   * nothing to wait for) (see EventVersions); undefined when none is behind.
    */
-  catchUp?(key: string, signal: AbortSignal): Promise<CatchUp> | undefined;
+  catchUp?(key: string, signal: AbortSignal, object: T | undefined | null): Promise<CatchUp> | undefined;
   /** Abort a reconcile after this long and retry it with backoff. */
   timeoutMs?: number;
   /**
@@ -148,10 +149,12 @@ export class ReconcileLoop<T> {
       hung.rerun = true; // its timed-out run still holds the key; run again when it settles
       return;
     }
-    const waiting = this.options.catchUp?.(key, this.waits.signal);
-    if (waiting && !(await this.caughtUp(key, waiting))) return;
+    // The object is read before the wait for the caches, and the wait covers its version:
+    // read after, it could be newer than what was waited for (an event during the wait).
     const object = this.options.read(key);
-    if (object === null) {
+    const waiting = this.options.catchUp?.(key, this.waits.signal, object);
+    if (waiting && !(await this.caughtUp(key, waiting))) return;
+    if (object === null || (waiting && this.options.read(key) === null)) {
       // Deleted before we got to it: nothing to converge (a finalizer handles deletions).
       queue.forget(key);
       return;

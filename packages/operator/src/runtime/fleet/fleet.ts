@@ -260,9 +260,7 @@ export class Fleet implements ClusterFleet, ClusterSink {
     // A new kubeconfig for a member engaged here: engaged again, under the same Lease.
     const member = this.members.get(name);
     if (!member) return;
-    this.members.delete(name);
-    this.dropped(member);
-    this.track(member.stop(this.manager.shutdownGraceMs));
+    this.track(this.remove(member));
     this.add(name, target, () => this.placedHere.has(name), member.fence);
   }
 
@@ -281,10 +279,15 @@ export class Fleet implements ClusterFleet, ClusterSink {
     const member = this.members.get(name);
     if (!member) return;
     if (why === 'lease') return member.standBy();
-    this.members.delete(name);
     this.log.info(`cluster ${name}: disengaging (placed on another replica)`);
+    await this.remove(member);
+  }
+
+  /** Takes `member` out of the fleet: its metrics and status go, then it stops. */
+  private remove(member: Member): Promise<boolean> {
+    this.members.delete(member.name);
     this.dropped(member);
-    await member.stop(this.manager.shutdownGraceMs);
+    return member.stop(this.manager.shutdownGraceMs);
   }
 
   private add(name: string, target: EngageTarget, leading: () => boolean, fence?: WriteFence): void {
@@ -332,10 +335,8 @@ export class Fleet implements ClusterFleet, ClusterSink {
     }
     const member = this.members.get(name);
     if (!member) return;
-    this.members.delete(name);
     this.log.info(`cluster ${name}: disengaging`);
-    this.dropped(member);
-    this.track(member.stop(this.manager.shutdownGraceMs));
+    this.track(this.remove(member));
   }
 
   refuse(name: string, error: Error, source?: EngageTarget['source']): void {
