@@ -165,19 +165,36 @@ export function watchedKeys(
   report: FaultReporter,
   queuedBy?: QueuedBy,
 ): Observable<string> {
-  const predicates = watch.predicates ?? [];
   const keysOf = (mapped: Mapped, object: KubeObject) => {
     const keys = requestKeys(name, mapped, report);
     if (queuedBy) for (const key of keys) queuedBy(key, object);
     return keys;
   };
+  return mappedEvents(name, informer, watch, report, (event) => event, keysOf);
+}
+
+/**
+ * An informer's events through a watch's predicates and mapper, each turned into what `emit`
+ * makes of the mapper's result; up to MAPPERS_IN_FLIGHT async mappers at once. `seen` is the
+ * event as predicates and mapper see it (a member cluster's events name their cluster).
+ */
+export function mappedEvents<R>(
+  name: string,
+  informer: Informer<KubeObject>,
+  watch: WatchSource<KubeObject>,
+  report: FaultReporter,
+  seen: (event: ResourceEvent<KubeObject>) => ResourceEvent<KubeObject>,
+  emit: (mapped: Mapped, object: KubeObject) => R[],
+): Observable<R> {
+  const predicates = watch.predicates ?? [];
   return replayThenFollow(informer).pipe(
-    mergeMap((event): ObservableInput<string> => {
-      if (!passes(name, predicates, event, report)) return [];
-      const mapped = mapEvent(name, watch, event, report);
+    mergeMap((event): ObservableInput<R> => {
+      const shown = seen(event);
+      if (!passes(name, predicates, shown, report)) return [];
+      const mapped = mapEvent(name, watch, shown, report);
       return isPromise(mapped)
-        ? from(mapped.then((result) => keysOf(result, event.object))).pipe(mergeMap((keys) => keys))
-        : keysOf(mapped, event.object);
+        ? from(mapped.then((result) => emit(result, event.object))).pipe(mergeMap((out) => out))
+        : emit(mapped, event.object);
     }, MAPPERS_IN_FLIGHT),
   );
 }

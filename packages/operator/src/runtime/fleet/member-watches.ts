@@ -5,12 +5,12 @@ import { decideKeep, watchedKind } from '../cache/keep-choice.js';
 import { selectsMember } from '../controller/cluster-selection.js';
 import {
   type ExternalSource,
-  mapEvent,
   type Mapped,
-  replayThenFollow,
+  mappedEvents,
   type StreamFault,
   type WatchSource,
 } from '../controller/event-sources.js';
+import type { ResourceEvent } from '../controller/predicates.js';
 import type { Member } from './member.js';
 
 /** The members engaged now, and each engagement and disengagement after. */
@@ -31,7 +31,6 @@ export function memberWatch(
   log: RuntimeLogger,
 ): ExternalSource {
   const name = `watches ${resourceName(watch.resource)} in member clusters`;
-  const predicates = watch.predicates ?? [];
   const stream = new Observable<ObjectRef[]>((subscriber) => {
     const held = new Map<Member, () => void>();
     const follow = (member: Member) => {
@@ -53,21 +52,11 @@ export function memberWatch(
         log.warn(
           `${name}: the ${kind} failed on ${object?.metadata?.namespace ?? ''}/${object?.metadata?.name ?? ''} in cluster ${member.name}: ${error.message}`,
         );
-      const emit = (mapped: Mapped) => {
-        if (mapped) subscriber.next(Array.isArray(mapped) ? mapped : [mapped]);
-      };
+      // As a controller's own watch: predicates, then the mapper, up to MAPPERS_IN_FLIGHT at once.
+      const seen = (event: ResourceEvent<KubeObject>) => ({ ...event, cluster: member.name });
+      const refs = (mapped: Mapped) => (!mapped ? [] : [Array.isArray(mapped) ? mapped : [mapped]]);
       const subscriptions = handles.map((handle) =>
-        replayThenFollow(handle.informer).subscribe((event) => {
-          const seen = { ...event, cluster: member.name };
-          try {
-            if (!predicates.every((p) => p(seen))) return;
-          } catch (error) {
-            return report({ stream: name, kind: 'predicate', error: error as Error, object: event.object });
-          }
-          const mapped = mapEvent(name, watch, seen, report);
-          if (mapped instanceof Promise) void mapped.then(emit);
-          else emit(mapped);
-        }),
+        mappedEvents(name, handle.informer, watch, report, seen, refs).subscribe((mapped) => subscriber.next(mapped)),
       );
       held.set(member, () => {
         for (const subscription of subscriptions) subscription.unsubscribe();
