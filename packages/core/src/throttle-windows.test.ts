@@ -55,7 +55,7 @@ describe('ThrottleWindows', () => {
     await Promise.all(all);
   });
 
-  it('widens by one per answer only after the Retry-After, and closes past where the throttling began', async () => {
+  it('widens by one per window of answers only after the Retry-After, and closes past where the throttling began', async () => {
     const clock = new ManualClock(0);
     const opened: string[] = [];
     const windows = new ThrottleWindows(clock, (resource, open) => opened.push(`${resource} ${open}`));
@@ -63,35 +63,68 @@ describe('ThrottleWindows', () => {
     assert.deepEqual(opened, ['configmaps true']);
     const window = windows.windowOf(CONFIGMAP)!;
     const log: string[] = [];
-    const all = ['a', 'b', 'c', 'd', 'e'].map((name) => enter(window, log, name));
+    const names = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k'];
+    const all = names.map((name) => enter(window, log, name));
     await settle();
     assert.deepEqual(log, ['a in']);
+    /** The oldest request out is answered (the transport tells the window, then leaves it). */
+    const answer = async () => {
+      window.answered();
+      window.leave();
+      await settle();
+    };
 
     // Answered within the Retry-After: still one at a time.
     clock.advance(1_999);
-    window.leave();
-    window.answered();
-    await settle();
+    await answer();
     assert.deepEqual(log, ['a in', 'b in'], 'no wider before the Retry-After passed');
     assert.equal(window.limit, 1);
 
     clock.advance(1);
-    window.leave();
-    window.answered();
-    await settle();
+    await answer(); // b: a window's worth (one) of answers
     assert.equal(window.limit, 2);
     assert.deepEqual(log, ['a in', 'b in', 'c in', 'd in'], 'two out at once');
 
-    window.leave();
-    window.answered(); // 3: as wide as where it began
-    await settle();
-    assert.deepEqual(log, ['a in', 'b in', 'c in', 'd in', 'e in']);
+    await answer(); // c: one of the two answers that widen a window of two
+    assert.equal(window.limit, 2, 'not wider after one answer of two');
+    await answer(); // d
+    assert.equal(window.limit, 3, 'one wider after two answers of two');
+    assert.equal(log.length, 7, 'three out at once');
+    await answer();
+    await answer();
     assert.ok(windows.windowOf(CONFIGMAP), 'still open at the width it began at');
-    window.leave();
-    window.answered(); // 4: wider than 3
+    await answer(); // three answers of three: 4, wider than 3
     assert.equal(windows.windowOf(CONFIGMAP), undefined, 'closed');
     assert.deepEqual(opened, ['configmaps true', 'configmaps false']);
+    assert.equal(log.length, names.length, 'everyone waiting goes once it closed');
     await Promise.all(all);
+  });
+
+  it('does not widen on answers while fewer requests are out than it allows', async () => {
+    // One request out at a time says nothing of whether the server takes two: widened on such
+    // answers, the window was at 4-6 within one Retry-After, and the next burst of work met
+    // the server's one seat all at once (a crowd of 429s under load in the throttle e2e test).
+    const clock = new ManualClock(0);
+    const windows = new ThrottleWindows(clock);
+    windows.throttled(CONFIGMAP, 1_000, 8);
+    const window = windows.windowOf(CONFIGMAP)!;
+    clock.advance(1_000);
+    assert.equal(window.enter(undefined, undefined), 0);
+    window.answered();
+    window.leave();
+    assert.equal(window.limit, 2, 'a full window of one widened');
+    for (let i = 0; i < 10; i++) {
+      assert.equal(window.enter(undefined, undefined), 0);
+      window.answered();
+      window.leave();
+    }
+    assert.equal(window.limit, 2, 'one out at a time does not widen a window of two');
+    const log: string[] = [];
+    const burst = ['a', 'b', 'c', 'd'].map((name) => enter(window, log, name));
+    await settle();
+    assert.deepEqual(log, ['a in', 'b in'], 'a burst meets the server two at a time');
+    window.abandon(new Error('done'));
+    await Promise.all(burst);
   });
 
   it('goes back to one at a time on another 429, and holds for its Retry-After', () => {
@@ -100,8 +133,13 @@ describe('ThrottleWindows', () => {
     windows.throttled(CONFIGMAP, 1_000, 8);
     const window = windows.windowOf(CONFIGMAP)!;
     clock.advance(1_000);
+    assert.equal(window.enter(undefined, undefined), 0);
+    window.answered(); // a full window of one: two
+    window.leave();
+    assert.equal(window.enter(undefined, undefined), 0);
+    assert.equal(window.enter(undefined, undefined), 0);
     window.answered();
-    window.answered();
+    window.answered(); // two answers of a full window of two: three
     assert.equal(window.limit, 3);
     windows.throttled(CONFIGMAP, 4_000, 8);
     assert.equal(window.limit, 1);

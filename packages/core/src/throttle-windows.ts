@@ -14,8 +14,9 @@ import { systemClock, type Clock, type TimerHandle } from './clock.js';
  *
  * So the transport sends a throttled resource's requests within a window, as TCP does after
  * a loss: a 429 sets it to one request at a time (the refused one still waits its own
- * Retry-After first); once the Retry-After has passed with no further 429, each answer
- * widens it by one; it closes once wider than what was in flight when the throttling began.
+ * Retry-After first); once the Retry-After has passed with no further 429, it widens by one
+ * per window's worth of answers that came while it was full; it closes once wider than what
+ * was in flight when the throttling began.
  * Nothing waits more than the server asked, the server sees one request at a time instead
  * of refusing a crowd, and its Retry-After stays short, so when the limit lifts nothing is
  * left asleep for seconds. Watches are not held (a throttled resource keeps its watch).
@@ -82,6 +83,8 @@ export class ThrottleWindow {
   private holdUntil = 0;
   /** When the last 429 came. */
   private refusedAt = 0;
+  /** Answers since the last widening that went out with the window full. */
+  private fullAnswers = 0;
   private readonly waiting: Waiter[] = [];
   private closed = false;
 
@@ -121,9 +124,18 @@ export class ThrottleWindow {
     this.admit();
   }
 
-  /** A request that entered was answered, not 429: past the hold, the window widens by one. */
+  /**
+   * A request that entered was answered, not 429 (it is still counted in flight). Past the
+   * hold, the window widens by one per window's worth of answers that came while it was
+   * full, as TCP after a loss (congestion avoidance, RFC 5681) and not while under-used
+   * (RFC 7661). Widened per answer, even with one request out, it reached 4-6 within a
+   * Retry-After, and the next burst of work met the server's one seat all at once: a crowd
+   * of 429s where one was due.
+   */
   answered(): void {
-    if (this.closed || this.clock.now() < this.holdUntil) return;
+    if (this.closed || this.clock.now() < this.holdUntil || this.inFlight < this.limit) return;
+    if (++this.fullAnswers < this.limit) return;
+    this.fullAnswers = 0;
     this.limit++;
     if (this.limit > this.peak) this.close();
     this.admit();
@@ -132,14 +144,15 @@ export class ThrottleWindow {
   /** A 429: one at a time again, and no widening until its Retry-After has passed. */
   refused(retryAfterMs: number): void {
     this.limit = 1;
+    this.fullAnswers = 0;
     this.refusedAt = this.clock.now();
     this.holdUntil = Math.max(this.holdUntil, this.refusedAt + retryAfterMs);
   }
 
   /**
    * Closes the window when nothing waits and no 429 came for STALE_MS: the resource's
-   * requests stopped while it was open (nothing answered to widen it), so it says nothing
-   * of the server now. True when closed.
+   * requests stopped or thinned while it was open (nothing filled it to widen it), so it
+   * says nothing of the server now. True when closed.
    */
   closeIfStale(): boolean {
     if (this.waiting.length === 0 && this.clock.now() - this.refusedAt >= STALE_MS) this.close();

@@ -27,10 +27,10 @@ export interface TransportOptions {
    */
   retryAfterAttempts?: number;
   /**
-   * After a 429, send that resource's requests one at a time, widening by one per answer once
-   * the Retry-After has passed, until back where the throttling began (default true;
-   * `ThrottleWindows`): the server is not met by a crowd of retries, so its Retry-After stays
-   * short and nothing sleeps long past the limit's lift. False: client-go's way, each refused
+   * After a 429, send that resource's requests one at a time, widening by one per window's
+   * worth of answers once the Retry-After has passed, until back where the throttling began
+   * (default true; `ThrottleWindows`): the server is not met by a crowd of retries, so its
+   * Retry-After stays short and nothing sleeps long past the limit's lift. False: client-go's way, each refused
    * request waits on its own and the others go as they come.
    */
   throttleWindows?: boolean;
