@@ -18,6 +18,16 @@ function enter(window: ThrottleWindow, log: string[], name: string, signal?: Abo
 
 const settle = () => new Promise((resolve) => setImmediate(resolve));
 
+/** A window a 429 with Retry-After: 1 opened (8 were in flight), its second passed. */
+function pastItsRetryAfter() {
+  const clock = new ManualClock(0);
+  const windows = new ThrottleWindows(clock);
+  windows.throttled(CONFIGMAP, 1_000, 8);
+  const window = windows.windowOf(CONFIGMAP)!;
+  clock.advance(1_000);
+  return { clock, windows, window };
+}
+
 describe('resourceOf', () => {
   it('names the resource as a FlowSchema rule does, apart per group', () => {
     assert.equal(resourceOf('/api/v1/namespaces/ns/configmaps/cm-1'), 'configmaps');
@@ -104,11 +114,7 @@ describe('ThrottleWindows', () => {
     // One request out at a time says nothing of whether the server takes two: widened on such
     // answers, the window was at 4-6 within one Retry-After, and the next burst of work met
     // the server's one seat all at once (a crowd of 429s under load in the throttle e2e test).
-    const clock = new ManualClock(0);
-    const windows = new ThrottleWindows(clock);
-    windows.throttled(CONFIGMAP, 1_000, 8);
-    const window = windows.windowOf(CONFIGMAP)!;
-    clock.advance(1_000);
+    const { window } = pastItsRetryAfter();
     assert.equal(window.enter(undefined, undefined), 0);
     window.answered();
     window.leave();
@@ -128,11 +134,7 @@ describe('ThrottleWindows', () => {
   });
 
   it('goes back to one at a time on another 429, and holds for its Retry-After', () => {
-    const clock = new ManualClock(0);
-    const windows = new ThrottleWindows(clock);
-    windows.throttled(CONFIGMAP, 1_000, 8);
-    const window = windows.windowOf(CONFIGMAP)!;
-    clock.advance(1_000);
+    const { clock, windows, window } = pastItsRetryAfter();
     assert.equal(window.enter(undefined, undefined), 0);
     window.answered(); // a full window of one: two
     window.leave();
