@@ -8,6 +8,7 @@
 //   node bench/floor.mjs --no-floor --no-startup --no-imports --layer bare --layer runtime-bare
 //                                                    some layers only (keys: bench/lib/floor-layers.mjs)
 //   node bench/floor.mjs --before /work/wt-base      each layer also from another built checkout, in turns
+//   node bench/floor.mjs --kubeconfig-file           a kubeconfig file, not the pod's service account files
 //
 // The layers (bench/lib/floor-layers.mjs): Node alone, an empty Nest application context,
 // `@nestor/operator` imported into it, OperatorModule with the controller, the generated app,
@@ -38,6 +39,7 @@ import { parseAllDocuments } from 'yaml';
 import { TestEnvironment } from '@nestor/testing';
 import { median as medianOf } from './lib/common.mjs';
 import { LAYERS } from './lib/floor-layers.mjs';
+import { canMountServiceAccount, inPodCommand, serviceAccountFiles } from './lib/pod-credentials.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
@@ -57,6 +59,7 @@ const { values: opts } = parseArgs({
     layer: { type: 'string', multiple: true },
     floor: { type: 'boolean', default: true },
     before: { type: 'string' },
+    'kubeconfig-file': { type: 'boolean', default: false },
     label: { type: 'string', default: 'floor' },
     help: { type: 'boolean', short: 'h', default: false },
   },
@@ -168,7 +171,8 @@ async function startOperator(app, deployEnv, control, namespace, main = 'dist/ma
     FLOOR_PROBE_MODULES: modules ? '1' : '',
     POD_NAMESPACE: namespace,
     POD_NAME: `floor-${Date.now()}`,
-    KUBECONFIG: control.kubeconfigPath,
+    // As in a pod (bench/lib/pod-credentials.mjs), else a kubeconfig file.
+    ...(serviceAccount ? {} : { KUBECONFIG: control.kubeconfigPath }),
     METRICS_BIND_ADDRESS: `127.0.0.1:${metrics}`,
     HEALTH_PROBE_BIND_ADDRESS: `127.0.0.1:${health}`,
     LEADER_ELECTION_NAMESPACE: namespace,
@@ -177,7 +181,10 @@ async function startOperator(app, deployEnv, control, namespace, main = 'dist/ma
     NO_COLOR: '1',
   };
   const startedAt = performance.now();
-  const child = spawn(process.execPath, [main], { cwd: app, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const pod = serviceAccount && inPodCommand(serviceAccount, process.execPath, [main]);
+  const child = pod
+    ? spawn(pod.command, pod.args, { cwd: app, env: { ...env, ...pod.env }, stdio: ['ignore', 'pipe', 'pipe'] })
+    : spawn(process.execPath, [main], { cwd: app, env, stdio: ['ignore', 'pipe', 'pipe'] });
   child.output = [];
   child.lines = [];
   for (const stream of [child.stdout, child.stderr]) {
@@ -389,7 +396,7 @@ async function layerRun(app, layer, deployEnv, control, namespace) {
 
 /** Signals the probe (bench/lib/floor-probe.cjs) to settle the garbage, and reads what it wrote. */
 async function probeAfterGc(child, probeOut) {
-  child.kill('SIGUSR2');
+  child.kill('SIGWINCH');
   const probed = await waitFor(
     'the probe',
     async () => {
@@ -536,6 +543,16 @@ const app = opts.app ?? (await scaffold());
 const deployEnv = await deploymentEnvironment(app);
 process.stderr.write(`app: ${app}\nDeployment environment: ${JSON.stringify(deployEnv)}\n`);
 const control = await TestEnvironment.start({ useExistingCluster: false, crds: [join(app, 'deploy', 'crds')] });
+const floorNamespace = await control.createNamespace('floor');
+const serviceAccount =
+  opts['kubeconfig-file'] || !canMountServiceAccount()
+    ? undefined
+    : await serviceAccountFiles(control.kubeconfigPath, floorNamespace);
+process.stderr.write(
+  serviceAccount
+    ? 'credentials: the service account files, mounted for each operator (as in a pod)\n'
+    : 'credentials: KUBECONFIG (a kubeconfig file: the YAML parser loads, as it would not in a pod)\n',
+);
 const result = {
   date: new Date().toISOString(),
   node: process.version,
@@ -543,9 +560,10 @@ const result = {
   runs,
   idleMs,
   nodeOptions: deployEnv.NODE_OPTIONS ?? '',
+  credentials: serviceAccount ? 'service account (in-pod paths)' : 'kubeconfig file',
 };
 try {
-  const namespace = await control.createNamespace('floor');
+  const namespace = floorNamespace;
   const floors = [];
   for (let i = 0; opts.floor && i < runs; i++) {
     floors.push(await floorRun(app, deployEnv, control, namespace));
@@ -600,6 +618,7 @@ try {
   }
 } finally {
   await control.stop();
+  if (serviceAccount) await rm(serviceAccount.dir, { recursive: true, force: true });
   if (!opts.app && !opts.keep) await rm(app, { recursive: true, force: true });
 }
 if (opts.imports) result.imports = importCosts(result.nodeOptions);

@@ -1,16 +1,18 @@
 // Loaded into the operator under bench/floor.mjs with --require (CommonJS: --import would
-// start the ES module loader before the app does, ~3 MB on Node alone): on SIGUSR2 it collects
-// garbage until the heap settles and writes the process's memory, by kind, to FLOOR_PROBE_OUT.
+// start the ES module loader before the app does, ~3 MB on Node alone): on SIGWINCH it
+// collects garbage until the heap settles and writes the process's memory, by kind, to
+// FLOOR_PROBE_OUT. SIGWINCH, not SIGUSR2: Nest's enableShutdownHooks() stops the app on
+// SIGUSR2, and a process ignores SIGWINCH by default.
 // With FLOOR_PROBE_MODULES=1 it also records which modules the process loads, with a loader
 // hook. Its own cost, before the signal, is one listener (and the hook): node:v8 and node:vm
 // load only when it is signalled, after bench/floor.mjs read RSS from outside.
 'use strict';
-const { readFileSync, writeFileSync } = require('node:fs');
+const { readFileSync, writeFileSync } = process.getBuiltinModule('node:fs');
 
 const out = process.env.FLOOR_PROBE_OUT;
 const loaded = [];
 if (process.env.FLOOR_PROBE_MODULES === '1') {
-  const { registerHooks } = require('node:module');
+  const { registerHooks } = process.getBuiltinModule('node:module');
   registerHooks({
     load(url, context, nextLoad) {
       loaded.push({ url, at: performance.now() });
@@ -56,15 +58,17 @@ function snapshot(v8) {
   };
 }
 
-process.on('SIGUSR2', async () => {
-  const v8 = require('node:v8');
+process.on('SIGWINCH', async () => {
+  const v8 = process.getBuiltinModule('node:v8');
   v8.setFlagsFromString('--expose-gc');
-  const gc = require('node:vm').runInNewContext('gc');
+  const gc = process.getBuiltinModule('node:vm').runInNewContext('gc');
   const before = snapshot(v8);
   for (let i = 0; i < 6; i++) {
     gc();
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   const after = snapshot(v8);
+  // With FLOOR_PROBE_SNAPSHOT=<file>, a heap snapshot too, to see what the heap holds.
+  if (process.env.FLOOR_PROBE_SNAPSHOT) v8.writeHeapSnapshot(process.env.FLOOR_PROBE_SNAPSHOT);
   writeFileSync(out, JSON.stringify({ before, after, modules: loaded }));
 });
