@@ -1,5 +1,5 @@
 import type { Observable } from 'rxjs';
-import * as rx from '../rx.js';
+import { Subject } from '../rx.js';
 import {
   type Clock,
   keyOf,
@@ -80,7 +80,7 @@ export class Informer<T extends KubeObject = KubeObject> {
   private readonly indexes = new Map<string, IndexEntry>();
   /** The built indexes, the ones each event updates. */
   private readonly built: StoreIndex<KubeObject>[] = [];
-  private readonly changes = new rx.Subject<InformerEvent<KubeObject>>();
+  private readonly changes = new Subject<InformerEvent<KubeObject>>();
   private readonly clock: Clock;
   private readonly waiters = new Set<Waiter>();
   /** Waiting for the watch to reach a resourceVersion (whenReached): checked as it moves. */
