@@ -33,7 +33,7 @@ import { cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/pr
 import { createServer } from 'node:net';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { parseAllDocuments } from 'yaml';
 import { TestEnvironment } from '@nestor/testing';
@@ -430,29 +430,59 @@ const IMPORTS = [
   'reflect-metadata,@nestjs/core,@nestjs/platform-express,@nestor/operator',
 ];
 
-function importCosts(nodeOptions) {
-  const results = [];
-  for (const specifier of ['none', ...IMPORTS]) {
-    const samples = [];
-    for (let i = 0; i < runs; i++) {
-      const out = spawnSync(
-        process.execPath,
-        ['--expose-gc', ...nodeOptions.split(/\s+/).filter(Boolean), join(here, 'lib', 'import-cost.mjs'), specifier],
-        { encoding: 'utf8' },
-      );
-      if (out.status !== 0) throw new Error(`import ${specifier}: ${out.stderr}`);
-      samples.push(JSON.parse(out.stdout.trim().split('\n').pop()));
-    }
-    const keys = Object.keys(samples[0].delta);
-    results.push({
-      specifier,
-      modules: samples[0].modules,
-      base: Object.fromEntries(keys.map((k) => [k, median(samples.map((s) => s.base[k]))])),
-      delta: Object.fromEntries(keys.map((k) => [k, median(samples.map((s) => s.delta[k]))])),
-    });
+/**
+ * What each part costs an operator that loads it too: imported over the runtime entry
+ * (whose ~300 modules already made Node's loader hot enough to page in V8's optimizing
+ * compilers, as in a running operator), so that the figure is the part's own. The parts an
+ * operator now loads only when its options use them, and the wholes it no longer loads.
+ */
+const RUNTIME = '@nestor/operator/runtime';
+const dist = (path) => pathToFileURL(join(root, 'packages', path)).href;
+const PARTS = [
+  ['node:http2 (the HTTP/2 transport)', `node:http2,${dist('core/dist/http2-exchange.js')}`],
+  ["protobuf tables (built-in kinds' schema)", dist('core/dist/protobuf/generated/schema-table.js')],
+  [
+    'webhook server: listener, intake, certificates, routes',
+    `${dist('operator/dist/serving/webhook-listener.js')},${dist('operator/dist/serving/webhook-routes.js')}`,
+  ],
+  ['sharding (coordinator, assigner, shard Leases)', dist('operator/dist/sharding/shard-coordinator.js')],
+  ['@opentelemetry/api (tracing)', '@opentelemetry/api'],
+  ["prom-client's index (Pushgateway, Summary, cluster; OpenTelemetry)", 'prom-client'],
+  ["rxjs's index (all of RxJS)", 'rxjs'],
+  ['@kubernetes/client-node whole (its generated API)', '@kubernetes/client-node'],
+  ['yaml (a kubeconfig file)', 'yaml'],
+];
+
+function importCost(nodeOptions, specifier, over) {
+  const samples = [];
+  for (let i = 0; i < runs; i++) {
+    const out = spawnSync(
+      process.execPath,
+      [
+        '--expose-gc',
+        ...nodeOptions.split(/\s+/).filter(Boolean),
+        join(here, 'lib', 'import-cost.mjs'),
+        specifier,
+        ...(over ? [over] : []),
+      ],
+      { encoding: 'utf8' },
+    );
+    if (out.status !== 0) throw new Error(`import ${specifier}: ${out.stderr}`);
+    samples.push(JSON.parse(out.stdout.trim().split('\n').pop()));
   }
-  return results;
+  const keys = Object.keys(samples[0].delta);
+  return {
+    specifier,
+    ...(over ? { over } : {}),
+    modules: samples[0].modules,
+    base: Object.fromEntries(keys.map((k) => [k, median(samples.map((s) => s.base[k]))])),
+    delta: Object.fromEntries(keys.map((k) => [k, median(samples.map((s) => s.delta[k]))])),
+  };
 }
+
+const importCosts = (nodeOptions) => ['none', ...IMPORTS].map((specifier) => importCost(nodeOptions, specifier));
+const partCosts = (nodeOptions) =>
+  PARTS.map(([label, specifier]) => ({ label, ...importCost(nodeOptions, specifier, RUNTIME) }));
 
 const mb = (bytes) => (bytes / MB).toFixed(1);
 
@@ -534,6 +564,17 @@ function render(result) {
         `| ${r.specifier.replaceAll(',', ' + ')} | ${r.modules} | ${mb(d.rss)} | ${mb(d.rssAnon)} | ${mb(d.rssFile)} | ${mb(d.heapPhysical)} | ${mb(d.oldSpace)} | ${mb(d.codeSpace)} | ${mb(d.bytecode)} | ${mb(d.external)} |`,
       );
     }
+    lines.push('');
+  }
+  if (result.parts) {
+    lines.push(
+      `## What each part costs, loaded over ${RUNTIME} (fresh process, medians of ${result.runs}; after the garbage settled)`,
+      '',
+      '| part | modules | RSS MB | V8 heap used MB |',
+      '|---|---:|---:|---:|',
+    );
+    for (const p of result.parts)
+      lines.push(`| ${p.label} | ${p.modules} | ${mb(p.delta.rss)} | ${mb(p.delta.heapUsed)} |`);
     lines.push('');
   }
   return lines.join('\n');
@@ -621,7 +662,10 @@ try {
   if (serviceAccount) await rm(serviceAccount.dir, { recursive: true, force: true });
   if (!opts.app && !opts.keep) await rm(app, { recursive: true, force: true });
 }
-if (opts.imports) result.imports = importCosts(result.nodeOptions);
+if (opts.imports) {
+  result.imports = importCosts(result.nodeOptions);
+  result.parts = partCosts(result.nodeOptions);
+}
 
 const markdown = render(result);
 process.stdout.write(`${markdown}\n`);

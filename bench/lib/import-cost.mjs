@@ -45,6 +45,7 @@ function measure() {
 }
 
 for (const specifier of base) await import(specifier);
+modules = 0; // those the specifiers add
 await settle();
 const before = measure();
 for (const specifier of specifiers) await import(specifier);
