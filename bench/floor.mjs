@@ -2,17 +2,26 @@
 // The floor: what an operator as `nestor init` + `nestor create api` generate it holds when
 // it has nothing to do, run as its generated Deployment runs it, and what each import costs.
 //
-//   npm run build && node bench/floor.mjs            scaffold, 3 runs, per-import costs
-//   node bench/floor.mjs --runs 5 --idle-ms 60000    more runs, a longer idle wait (default 30 s)
+//   npm run build && node bench/floor.mjs            scaffold, 3 runs, layers, per-import costs
+//   node bench/floor.mjs --runs 5 --idle-ms 60000    more runs, a longer idle wait (default 20 s)
 //   node bench/floor.mjs --app /tmp/app              reuse a scaffold (kept with --keep)
-//   node bench/floor.mjs --no-imports                the operator only
+//   node bench/floor.mjs --no-floor --no-startup --no-imports --layer bare --layer runtime-bare
+//                                                    some layers only (keys: bench/lib/floor-layers.mjs)
+//   node bench/floor.mjs --before /work/wt-base      each layer also from another built checkout, in turns
+//   node bench/floor.mjs --kubeconfig-file           a kubeconfig file, not the pod's service account files
+//
+// The layers (bench/lib/floor-layers.mjs): Node alone, an empty Nest application context,
+// `@nestor/operator` imported into it, OperatorModule with the controller, the generated app,
+// and for reference the Nest-free entry (createOperator, with the Deployment's settings and
+// with none) and the starter without Nestor; each idle, RSS from outside, then the probe's
+// RSS and V8 heap after the garbage settled.
 //
 // The app: packages/cli/fixtures/nest12-app (a `nest new` starter, express included) gets
 // `nestor init` and `nestor create api`, is built with tsc, and `nestor manifests` writes its
 // Deployment. Each run starts `node dist/main.js` with that Deployment's environment
 // (NODE_OPTIONS, NODE_ENV, the bind addresses on free loopback ports, leader election) against
 // a private control plane, waits for /readyz, idles, and reads /proc/<pid>/status (RSS as the
-// kubelet and `ps` see it). bench/lib/floor-probe.mjs, loaded with --import, then settles the
+// kubelet and `ps` see it). bench/lib/floor-probe.cjs, loaded with --require, then settles the
 // garbage and reports the V8 heap by space, code, external memory and the modules loaded.
 // A second phase starts it with one CachePool waiting: time to ready and to the first
 // reconcile (the object's status written), from spawn. Medians of the runs are reported.
@@ -24,27 +33,33 @@ import { cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/pr
 import { createServer } from 'node:net';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { parseAllDocuments } from 'yaml';
 import { TestEnvironment } from '@nestor/testing';
 import { median as medianOf } from './lib/common.mjs';
+import { LAYERS } from './lib/floor-layers.mjs';
+import { canMountServiceAccount, inPodCommand, serviceAccountFiles } from './lib/pod-credentials.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
 const nestor = join(root, 'packages', 'cli', 'dist', 'main.js');
-const probe = join(here, 'lib', 'floor-probe.mjs');
+const probe = join(here, 'lib', 'floor-probe.cjs');
 const MB = 2 ** 20;
 
 const { values: opts } = parseArgs({
   options: {
     runs: { type: 'string', default: '3' },
-    'idle-ms': { type: 'string', default: '30000' },
+    'idle-ms': { type: 'string', default: '20000' },
     app: { type: 'string' },
     keep: { type: 'boolean', default: false },
     imports: { type: 'boolean', default: true },
     startup: { type: 'boolean', default: true },
     layers: { type: 'boolean', default: true },
+    layer: { type: 'string', multiple: true },
+    floor: { type: 'boolean', default: true },
+    before: { type: 'string' },
+    'kubeconfig-file': { type: 'boolean', default: false },
     label: { type: 'string', default: 'floor' },
     help: { type: 'boolean', short: 'h', default: false },
   },
@@ -54,7 +69,7 @@ if (opts.help) {
   process.stdout.write(
     readFileSync(fileURLToPath(import.meta.url), 'utf8')
       .split('\n')
-      .slice(1, 6)
+      .slice(1, 18)
       .join('\n') + '\n',
   );
   process.exit(0);
@@ -82,6 +97,15 @@ async function scaffold() {
   run([join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], app);
   run([nestor, 'manifests', '--module', 'dist/app.module.js', '--out', 'deploy'], app);
   return app;
+}
+
+/** A copy of the app whose node_modules are another checkout's (its own build of Nestor). */
+async function beforeApp(app, checkout) {
+  const copy = await mkdtemp(join(os.tmpdir(), 'nestor-floor-before-'));
+  for (const entry of ['dist', 'deploy', 'package.json'])
+    await cp(join(app, entry), join(copy, entry), { recursive: true });
+  await symlink(join(checkout, 'node_modules'), join(copy, 'node_modules'), 'dir');
+  return copy;
 }
 
 /** The generated Deployment's container environment, `valueFrom` entries left out. */
@@ -132,7 +156,7 @@ async function waitFor(what, check, timeoutMs, child) {
 }
 
 /** Starts the operator as its Deployment does; returns the child and its start time. */
-async function startOperator(app, deployEnv, control, namespace, main = 'dist/main.js', withProbe = true) {
+async function startOperator(app, deployEnv, control, namespace, main = 'dist/main.js', { modules = true } = {}) {
   const health = await freePort();
   const metrics = await freePort();
   const probeOut = join(app, `probe-${process.pid}-${Date.now()}.json`);
@@ -140,12 +164,15 @@ async function startOperator(app, deployEnv, control, namespace, main = 'dist/ma
     PATH: process.env.PATH,
     HOME: process.env.HOME,
     ...deployEnv,
-    // The Deployment's options, and the probe (bench/lib/floor-probe.mjs).
-    NODE_OPTIONS: `${deployEnv.NODE_OPTIONS ?? ''}${withProbe ? ` --import ${probe}` : ''}`.trim(),
+    // The Deployment's options, and the probe (bench/lib/floor-probe.cjs).
+    NODE_OPTIONS: `${deployEnv.NODE_OPTIONS ?? ''} --require ${probe}`.trim(),
     FLOOR_PROBE_OUT: probeOut,
+    // The loader hook that lists the modules, for the generated app's run; not for the layers.
+    FLOOR_PROBE_MODULES: modules ? '1' : '',
     POD_NAMESPACE: namespace,
     POD_NAME: `floor-${Date.now()}`,
-    KUBECONFIG: control.kubeconfigPath,
+    // As in a pod (bench/lib/pod-credentials.mjs), else a kubeconfig file.
+    ...(serviceAccount ? {} : { KUBECONFIG: control.kubeconfigPath }),
     METRICS_BIND_ADDRESS: `127.0.0.1:${metrics}`,
     HEALTH_PROBE_BIND_ADDRESS: `127.0.0.1:${health}`,
     LEADER_ELECTION_NAMESPACE: namespace,
@@ -154,7 +181,10 @@ async function startOperator(app, deployEnv, control, namespace, main = 'dist/ma
     NO_COLOR: '1',
   };
   const startedAt = performance.now();
-  const child = spawn(process.execPath, [main], { cwd: app, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const pod = serviceAccount && inPodCommand(serviceAccount, process.execPath, [main]);
+  const child = pod
+    ? spawn(pod.command, pod.args, { cwd: app, env: { ...env, ...pod.env }, stdio: ['ignore', 'pipe', 'pipe'] })
+    : spawn(process.execPath, [main], { cwd: app, env, stdio: ['ignore', 'pipe', 'pipe'] });
   child.output = [];
   child.lines = [];
   for (const stream of [child.stdout, child.stderr]) {
@@ -236,21 +266,8 @@ async function floorRun(app, deployEnv, control, namespace) {
     );
     const readyMs = performance.now() - startedAt;
     const { last: idle, min: idleMin } = await idleRss(child);
-    child.kill('SIGUSR2');
-    const probed = await waitFor(
-      'the probe',
-      async () => {
-        try {
-          return JSON.parse(await readFile(probeOut, 'utf8'));
-        } catch {
-          return undefined;
-        }
-      },
-      30_000,
-      child,
-    );
+    const probed = await probeAfterGc(child, probeOut);
     const settled = procStatus(child.pid);
-    await rm(probeOut, { force: true });
     return {
       readyMs,
       idle,
@@ -306,116 +323,94 @@ async function startupRun(app, deployEnv, control, namespace) {
 }
 
 /**
- * The floor by layer: each a main file beside the app's own (same node_modules, same
- * Deployment environment), each idle for the same time, RSS from outside. The difference
- * between two rows is what the layer costs.
+ * The floor by layer (bench/lib/floor-layers.mjs): each main file idle for the same time,
+ * RSS from outside, then the probe's figures after the garbage settled. With --before, the
+ * same layer from the other checkout runs right after each of ours, so drift on this shared
+ * machine falls on both alike.
  */
-const LAYERS = [
-  ['Node alone', 'bare.js', `setInterval(() => {}, 1 << 30);\n`],
-  [
-    '+ Nest: an application context, empty module (@nestjs/core, @nestjs/common, rxjs)',
-    'nest-context.js',
-    `import 'reflect-metadata';
-import { Module } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
-class Empty {}
-Reflect.decorate([Module({})], Empty);
-const app = await NestFactory.createApplicationContext(Empty);
-app.enableShutdownHooks();
-setInterval(() => {}, 1 << 30);
-`,
-  ],
-  [
-    '+ import @nestor/operator (nothing started)',
-    'nest-context-import.js',
-    `import 'reflect-metadata';
-import { Module } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
-import '@nestor/operator';
-class Empty {}
-Reflect.decorate([Module({})], Empty);
-const app = await NestFactory.createApplicationContext(Empty);
-app.enableShutdownHooks();
-setInterval(() => {}, 1 << 30);
-`,
-  ],
-  [
-    '+ OperatorModule.forRoot() and the CachePool controller, as an application context (no HTTP app)',
-    'operator-context.js',
-    `import 'reflect-metadata';
-import { Module } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
-import { OperatorModule } from '@nestor/operator';
-import { CachePoolModule } from '../cache-pool/cache-pool.module.js';
-class Operator {}
-Reflect.decorate([Module({ imports: [OperatorModule.forRoot(), CachePoolModule] })], Operator);
-const app = await NestFactory.createApplicationContext(Operator);
-app.enableShutdownHooks();
-`,
-  ],
-  ["+ the starter's HTTP app (express, AppController): the generated dist/main.js", '../main.js', undefined],
-  [
-    'for reference: the runtime alone, no Nest (@nestor/operator/runtime: a Manager, one CachePool controller, no servers)',
-    'runtime.js',
-    `import { Manager, Transport, loadKubeConfig } from '@nestor/operator/runtime';
-const transport = await Transport.fromKubeConfig(loadKubeConfig());
-const manager = new Manager({ transport });
-const pools = { group: 'floor.nestor.dev', version: 'v1alpha1', kind: 'CachePool', plural: 'cachepools', namespaced: true };
-manager.addController({ name: 'cachepool', resource: pools, reconcile: async () => {} });
-await manager.start();
-process.once('SIGTERM', () => manager.stop().then(() => process.exit(0)));
-`,
-  ],
-  [
-    'for reference: the starter alone, as `nest new` leaves it (Nest, express, no operator)',
-    'starter.js',
-    `import { Module } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
-import { AppController } from '../app.controller.js';
-import { AppService } from '../app.service.js';
-class Starter {}
-Reflect.decorate([Module({ controllers: [AppController], providers: [AppService] })], Starter);
-const app = await NestFactory.create(Starter);
-app.enableShutdownHooks();
-await app.listen(process.env.PORT ?? 3000);
-`,
-  ],
-];
-
-async function layerCosts(app, deployEnv, control, namespace) {
-  const folder = join(app, 'dist', 'floor-layers');
-  await mkdir(folder, { recursive: true });
-  const rows = [];
-  for (const [label, file, source] of LAYERS) {
-    if (source !== undefined) await writeFile(join(folder, file), source);
-    const samples = [];
-    for (let i = 0; i < runs; i++) {
-      const { child } = await startOperator(
-        app,
-        deployEnv,
-        control,
-        namespace,
-        join('dist', 'floor-layers', file),
-        false,
-      );
-      try {
-        const { last } = await idleRss(child);
-        if (child.exitCode !== null) throw new Error(`${file} exited (${child.exitCode}):\n${child.output.join('')}`);
-        samples.push(last);
-      } finally {
-        await stopOperator(child);
+async function layerCosts(apps, deployEnv, control, namespace) {
+  const layers = LAYERS.filter((layer) => !opts.layer?.length || opts.layer.includes(layer.key));
+  for (const app of Object.values(apps)) {
+    await mkdir(join(app, 'dist', 'floor-layers'), { recursive: true });
+    for (const { file, source } of layers)
+      if (source !== undefined) await writeFile(join(app, 'dist', 'floor-layers', file), source);
+  }
+  const samples = new Map();
+  for (let i = 0; i < runs; i++) {
+    for (const layer of layers) {
+      for (const [variant, app] of Object.entries(apps)) {
+        const sample = await layerRun(app, layer, deployEnv, control, namespace);
+        const key = `${layer.key}@${variant}`;
+        samples.set(key, [...(samples.get(key) ?? []), sample]);
+        process.stderr.write(
+          `layer ${key} run ${i + 1}: idle ${mb(sample.idle.rss)} MB, after GC ${mb(sample.settled.rss)} MB, heap used ${mb(sample.heapUsed)} MB\n`,
+        );
       }
     }
-    const row = {
-      label,
-      rss: median(samples.map((s) => s.rss)),
-      rssAnon: median(samples.map((s) => s.rssAnon)),
-      rssFile: median(samples.map((s) => s.rssFile)),
-    };
-    rows.push(row);
-    process.stderr.write(`layer ${label}: ${mb(row.rss)} MB\n`);
   }
+  const rows = [];
+  for (const layer of layers)
+    for (const variant of Object.keys(apps)) {
+      const runsOf = samples.get(`${layer.key}@${variant}`);
+      const m = (pick) => median(runsOf.map(pick));
+      rows.push({
+        key: layer.key,
+        variant,
+        label: layer.label,
+        reference: layer.reference,
+        rss: m((s) => s.idle.rss),
+        rssAnon: m((s) => s.idle.rssAnon),
+        rssFile: m((s) => s.idle.rssFile),
+        settledRss: m((s) => s.settled.rss),
+        heapUsed: m((s) => s.heapUsed),
+        heapPhysical: m((s) => s.heapPhysical),
+        samples: runsOf.map((s) => ({ idle: s.idle.rss, settled: s.settled.rss, heapUsed: s.heapUsed })),
+      });
+    }
   return rows;
+}
+
+async function layerRun(app, layer, deployEnv, control, namespace) {
+  const { child, probeOut } = await startOperator(
+    app,
+    deployEnv,
+    control,
+    namespace,
+    join('dist', 'floor-layers', layer.file),
+    { modules: false },
+  );
+  try {
+    const { last: idle } = await idleRss(child);
+    if (child.exitCode !== null) throw new Error(`${layer.file} exited (${child.exitCode}):\n${child.output.join('')}`);
+    const probed = await probeAfterGc(child, probeOut);
+    return {
+      idle,
+      settled: procStatus(child.pid),
+      heapUsed: probed.after.heap.used_heap_size,
+      heapPhysical: probed.after.heap.total_physical_size,
+    };
+  } finally {
+    await stopOperator(child);
+  }
+}
+
+/** Signals the probe (bench/lib/floor-probe.cjs) to settle the garbage, and reads what it wrote. */
+async function probeAfterGc(child, probeOut) {
+  child.kill('SIGWINCH');
+  const probed = await waitFor(
+    'the probe',
+    async () => {
+      try {
+        return JSON.parse(await readFile(probeOut, 'utf8'));
+      } catch {
+        return undefined;
+      }
+    },
+    30_000,
+    child,
+  );
+  await rm(probeOut, { force: true });
+  return probed;
 }
 
 const IMPORTS = [
@@ -435,70 +430,111 @@ const IMPORTS = [
   'reflect-metadata,@nestjs/core,@nestjs/platform-express,@nestor/operator',
 ];
 
-function importCosts(nodeOptions) {
-  const results = [];
-  for (const specifier of ['none', ...IMPORTS]) {
-    const samples = [];
-    for (let i = 0; i < runs; i++) {
-      const out = spawnSync(
-        process.execPath,
-        ['--expose-gc', ...nodeOptions.split(/\s+/).filter(Boolean), join(here, 'lib', 'import-cost.mjs'), specifier],
-        { encoding: 'utf8' },
-      );
-      if (out.status !== 0) throw new Error(`import ${specifier}: ${out.stderr}`);
-      samples.push(JSON.parse(out.stdout.trim().split('\n').pop()));
-    }
-    const keys = Object.keys(samples[0].delta);
-    results.push({
-      specifier,
-      modules: samples[0].modules,
-      base: Object.fromEntries(keys.map((k) => [k, median(samples.map((s) => s.base[k]))])),
-      delta: Object.fromEntries(keys.map((k) => [k, median(samples.map((s) => s.delta[k]))])),
-    });
+/**
+ * What each part costs an operator that loads it too: imported over the runtime entry
+ * (whose ~300 modules already made Node's loader hot enough to page in V8's optimizing
+ * compilers, as in a running operator), so that the figure is the part's own. The parts an
+ * operator now loads only when its options use them, and the wholes it no longer loads.
+ */
+const RUNTIME = '@nestor/operator/runtime';
+const dist = (path) => pathToFileURL(join(root, 'packages', path)).href;
+const PARTS = [
+  ['node:http2 (the HTTP/2 transport)', `node:http2,${dist('core/dist/http2-exchange.js')}`],
+  ["protobuf tables (built-in kinds' schema)", dist('core/dist/protobuf/generated/schema-table.js')],
+  [
+    'webhook server: listener, intake, certificates, routes',
+    `${dist('operator/dist/serving/webhook-listener.js')},${dist('operator/dist/serving/webhook-routes.js')}`,
+  ],
+  ['sharding (coordinator, assigner, shard Leases)', dist('operator/dist/sharding/shard-coordinator.js')],
+  ['@opentelemetry/api (tracing)', '@opentelemetry/api'],
+  ["prom-client's index (Pushgateway, Summary, cluster; OpenTelemetry)", 'prom-client'],
+  ["rxjs's index (all of RxJS)", 'rxjs'],
+  ['@kubernetes/client-node whole (its generated API)', '@kubernetes/client-node'],
+  ['yaml (a kubeconfig file)', 'yaml'],
+];
+
+function importCost(nodeOptions, specifier, over) {
+  const samples = [];
+  for (let i = 0; i < runs; i++) {
+    const out = spawnSync(
+      process.execPath,
+      [
+        '--expose-gc',
+        ...nodeOptions.split(/\s+/).filter(Boolean),
+        join(here, 'lib', 'import-cost.mjs'),
+        specifier,
+        ...(over ? [over] : []),
+      ],
+      { encoding: 'utf8' },
+    );
+    if (out.status !== 0) throw new Error(`import ${specifier}: ${out.stderr}`);
+    samples.push(JSON.parse(out.stdout.trim().split('\n').pop()));
   }
-  return results;
+  const keys = Object.keys(samples[0].delta);
+  return {
+    specifier,
+    ...(over ? { over } : {}),
+    modules: samples[0].modules,
+    base: Object.fromEntries(keys.map((k) => [k, median(samples.map((s) => s.base[k]))])),
+    delta: Object.fromEntries(keys.map((k) => [k, median(samples.map((s) => s.delta[k]))])),
+  };
 }
+
+const importCosts = (nodeOptions) => ['none', ...IMPORTS].map((specifier) => importCost(nodeOptions, specifier));
+const partCosts = (nodeOptions) =>
+  PARTS.map(([label, specifier]) => ({ label, ...importCost(nodeOptions, specifier, RUNTIME) }));
 
 const mb = (bytes) => (bytes / MB).toFixed(1);
 
 function render(result) {
   const lines = [];
   const f = result.floor;
-  lines.push(`## Idle operator (${result.runs} runs, medians; ${result.idleMs / 1000} s idle after ready)`, '');
-  lines.push('| figure | MB |', '|---|---:|');
-  lines.push(`| RSS idle, from outside (VmRSS) | ${mb(f.idleRss)} |`);
-  lines.push(`| of it anonymous / file-backed | ${mb(f.idleRssAnon)} / ${mb(f.idleRssFile)} |`);
-  lines.push(`| lowest sample while idle | ${mb(f.idleRssMin)} |`);
-  lines.push(`| RSS after the garbage settled | ${mb(f.settledRss)} |`);
-  lines.push(`| V8 heap: physical / used | ${mb(f.heapPhysical)} / ${mb(f.heapUsed)} |`);
-  lines.push(
-    `| old space / code space / large objects / new space (used) | ${mb(f.oldSpace)} / ${mb(f.codeSpace)} / ${mb(f.largeObjects)} / ${mb(f.newSpace)} |`,
-  );
-  lines.push(`| bytecode and metadata | ${mb(f.bytecode)} |`);
-  lines.push(`| external / array buffers | ${mb(f.external)} / ${mb(f.arrayBuffers)} |`);
-  lines.push(`| ready after, ms | ${f.readyMs.toFixed(0)} |`);
-  lines.push(`| modules loaded | ${f.moduleCount} |`, '');
-  lines.push('### Resident memory by mapping (first run, after the garbage settled)', '');
-  lines.push('| mapping | MB |', '|---|---:|');
-  for (const [name, bytes] of Object.entries(result.mappings))
-    lines.push(`| ${name.replace(/^.*node_modules\//, '')} | ${mb(bytes)} |`);
-  lines.push('');
-  lines.push('### Modules loaded at start, by package (first run)', '');
-  lines.push('| package | modules | source KB |', '|---|---:|---:|');
-  for (const [name, p] of Object.entries(result.packages))
-    lines.push(`| ${name} | ${p.modules} | ${(p.bytes / 1024).toFixed(0)} |`);
-  lines.push('');
+  if (f) {
+    lines.push(`## Idle operator (${result.runs} runs, medians; ${result.idleMs / 1000} s idle after ready)`, '');
+    lines.push('| figure | MB |', '|---|---:|');
+    lines.push(`| RSS idle, from outside (VmRSS) | ${mb(f.idleRss)} |`);
+    lines.push(`| of it anonymous / file-backed | ${mb(f.idleRssAnon)} / ${mb(f.idleRssFile)} |`);
+    lines.push(`| lowest sample while idle | ${mb(f.idleRssMin)} |`);
+    lines.push(`| RSS after the garbage settled | ${mb(f.settledRss)} |`);
+    lines.push(`| V8 heap: physical / used | ${mb(f.heapPhysical)} / ${mb(f.heapUsed)} |`);
+    lines.push(
+      `| old space / code space / large objects / new space (used) | ${mb(f.oldSpace)} / ${mb(f.codeSpace)} / ${mb(f.largeObjects)} / ${mb(f.newSpace)} |`,
+    );
+    lines.push(`| bytecode and metadata | ${mb(f.bytecode)} |`);
+    lines.push(`| external / array buffers | ${mb(f.external)} / ${mb(f.arrayBuffers)} |`);
+    lines.push(`| ready after, ms | ${f.readyMs.toFixed(0)} |`);
+    lines.push(`| modules loaded | ${f.moduleCount} |`, '');
+    lines.push('### Resident memory by mapping (first run, after the garbage settled)', '');
+    lines.push('| mapping | MB |', '|---|---:|');
+    for (const [name, bytes] of Object.entries(result.mappings))
+      lines.push(`| ${name.replace(/^.*node_modules\//, '')} | ${mb(bytes)} |`);
+    lines.push('');
+    lines.push('### Modules loaded at start, by package (first run)', '');
+    lines.push('| package | modules | source KB |', '|---|---:|---:|');
+    for (const [name, p] of Object.entries(result.packages))
+      lines.push(`| ${name} | ${p.modules} | ${(p.bytes / 1024).toFixed(0)} |`);
+    lines.push('');
+  }
   if (result.layers) {
     lines.push(
-      `## The floor by layer (idle ${result.idleMs / 1000} s, RSS from outside, medians of ${result.runs})`,
+      `## The floor by layer (idle ${result.idleMs / 1000} s from spawn, medians of ${result.runs}${result.before ? `; @before: ${result.before}` : ''})`,
+      '',
+      'RSS idle is read from outside before the probe runs; after GC, once the probe settled the garbage.',
       '',
     );
-    lines.push('| layer | RSS MB | + MB | anon | file |', '|---|---:|---:|---:|---:|');
-    let previous;
+    lines.push(
+      '| layer | RSS idle MB | + MB | anon | file | RSS after GC | heap used after GC |',
+      '|---|---:|---:|---:|---:|---:|---:|',
+    );
+    const previous = new Map();
     for (const row of result.layers) {
-      const step = previous && !row.label.startsWith('for reference') ? mb(row.rss - previous.rss) : '';
-      lines.push(`| ${row.label} | ${mb(row.rss)} | ${step} | ${mb(row.rssAnon)} | ${mb(row.rssFile)} |`);
-      if (!row.label.startsWith('for reference')) previous = row;
+      const last = previous.get(row.variant);
+      const step = last && !row.reference ? mb(row.rss - last.rss) : '';
+      const name = row.variant === 'after' ? row.label : `${row.label} @${row.variant}`;
+      lines.push(
+        `| ${name} | ${mb(row.rss)} | ${step} | ${mb(row.rssAnon)} | ${mb(row.rssFile)} | ${mb(row.settledRss)} | ${mb(row.heapUsed)} |`,
+      );
+      if (!row.reference) previous.set(row.variant, row);
     }
     lines.push('');
   }
@@ -530,6 +566,17 @@ function render(result) {
     }
     lines.push('');
   }
+  if (result.parts) {
+    lines.push(
+      `## What each part costs, loaded over ${RUNTIME} (fresh process, medians of ${result.runs}; after the garbage settled)`,
+      '',
+      '| part | modules | RSS MB | V8 heap used MB |',
+      '|---|---:|---:|---:|',
+    );
+    for (const p of result.parts)
+      lines.push(`| ${p.label} | ${p.modules} | ${mb(p.delta.rss)} | ${mb(p.delta.heapUsed)} |`);
+    lines.push('');
+  }
   return lines.join('\n');
 }
 
@@ -537,6 +584,16 @@ const app = opts.app ?? (await scaffold());
 const deployEnv = await deploymentEnvironment(app);
 process.stderr.write(`app: ${app}\nDeployment environment: ${JSON.stringify(deployEnv)}\n`);
 const control = await TestEnvironment.start({ useExistingCluster: false, crds: [join(app, 'deploy', 'crds')] });
+const floorNamespace = await control.createNamespace('floor');
+const serviceAccount =
+  opts['kubeconfig-file'] || !canMountServiceAccount()
+    ? undefined
+    : await serviceAccountFiles(control.kubeconfigPath, floorNamespace);
+process.stderr.write(
+  serviceAccount
+    ? 'credentials: the service account files, mounted for each operator (as in a pod)\n'
+    : 'credentials: KUBECONFIG (a kubeconfig file: the YAML parser loads, as it would not in a pod)\n',
+);
 const result = {
   date: new Date().toISOString(),
   node: process.version,
@@ -544,44 +601,56 @@ const result = {
   runs,
   idleMs,
   nodeOptions: deployEnv.NODE_OPTIONS ?? '',
+  credentials: serviceAccount ? 'service account (in-pod paths)' : 'kubeconfig file',
 };
 try {
-  const namespace = await control.createNamespace('floor');
+  const namespace = floorNamespace;
   const floors = [];
-  for (let i = 0; i < runs; i++) {
+  for (let i = 0; opts.floor && i < runs; i++) {
     floors.push(await floorRun(app, deployEnv, control, namespace));
     process.stderr.write(
       `floor run ${i + 1}: idle RSS ${mb(floors.at(-1).idle.rss)} MB, settled ${mb(floors.at(-1).settled.rss)} MB\n`,
     );
   }
   const m = (pick) => median(floors.map(pick));
-  result.floor = {
-    idleRss: m((r) => r.idle.rss),
-    idleRssAnon: m((r) => r.idle.rssAnon),
-    idleRssFile: m((r) => r.idle.rssFile),
-    idleRssMin: m((r) => r.idleMin.rss),
-    settledRss: m((r) => r.settled.rss),
-    heapPhysical: m((r) => r.probe.after.heap.total_physical_size),
-    heapUsed: m((r) => r.probe.after.heap.used_heap_size),
-    oldSpace: m((r) => r.probe.after.spaces.old_space.used),
-    codeSpace: m((r) => r.probe.after.spaces.code_space.used),
-    largeObjects: m((r) => r.probe.after.spaces.large_object_space.used),
-    newSpace: m((r) => r.probe.after.spaces.new_space.used),
-    bytecode: m((r) => r.probe.after.code.bytecode_and_metadata_size),
-    external: m((r) => r.probe.after.external),
-    arrayBuffers: m((r) => r.probe.after.arrayBuffers),
-    readyMs: m((r) => r.readyMs),
-    moduleCount: m((r) => r.moduleCount),
-  };
-  result.floorRuns = floors.map(({ packages: _packages, modules: _modules, ...r }) => r);
-  result.packages = floors[0].packages;
-  result.modules = floors[0].modules;
-  result.mappings = Object.fromEntries(
-    Object.entries(floors[0].probe.after.mappings)
-      .sort((a, b) => b[1] - a[1])
-      .slice(0, 12),
-  );
-  if (opts.layers) result.layers = await layerCosts(app, deployEnv, control, namespace);
+  if (opts.floor)
+    result.floor = {
+      idleRss: m((r) => r.idle.rss),
+      idleRssAnon: m((r) => r.idle.rssAnon),
+      idleRssFile: m((r) => r.idle.rssFile),
+      idleRssMin: m((r) => r.idleMin.rss),
+      settledRss: m((r) => r.settled.rss),
+      heapPhysical: m((r) => r.probe.after.heap.total_physical_size),
+      heapUsed: m((r) => r.probe.after.heap.used_heap_size),
+      oldSpace: m((r) => r.probe.after.spaces.old_space.used),
+      codeSpace: m((r) => r.probe.after.spaces.code_space.used),
+      largeObjects: m((r) => r.probe.after.spaces.large_object_space.used),
+      newSpace: m((r) => r.probe.after.spaces.new_space.used),
+      bytecode: m((r) => r.probe.after.code.bytecode_and_metadata_size),
+      external: m((r) => r.probe.after.external),
+      arrayBuffers: m((r) => r.probe.after.arrayBuffers),
+      readyMs: m((r) => r.readyMs),
+      moduleCount: m((r) => r.moduleCount),
+    };
+  if (opts.floor) {
+    result.floorRuns = floors.map(({ packages: _packages, modules: _modules, ...r }) => r);
+    result.packages = floors[0].packages;
+    result.modules = floors[0].modules;
+    result.mappings = Object.fromEntries(
+      Object.entries(floors[0].probe.after.mappings)
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, 12),
+    );
+  }
+  if (opts.layers) {
+    const apps = { after: app };
+    if (opts.before) {
+      result.before = opts.before;
+      apps.before = await beforeApp(app, opts.before);
+    }
+    result.layers = await layerCosts(apps, deployEnv, control, namespace);
+    if (opts.before) await rm(apps.before, { recursive: true, force: true });
+  }
   if (opts.startup) {
     const startups = [];
     for (let i = 0; i < runs; i++) startups.push(await startupRun(app, deployEnv, control, namespace));
@@ -590,9 +659,13 @@ try {
   }
 } finally {
   await control.stop();
+  if (serviceAccount) await rm(serviceAccount.dir, { recursive: true, force: true });
   if (!opts.app && !opts.keep) await rm(app, { recursive: true, force: true });
 }
-if (opts.imports) result.imports = importCosts(result.nodeOptions);
+if (opts.imports) {
+  result.imports = importCosts(result.nodeOptions);
+  result.parts = partCosts(result.nodeOptions);
+}
 
 const markdown = render(result);
 process.stdout.write(`${markdown}\n`);

@@ -1,5 +1,7 @@
 // One import's cost, in a fresh process (bench/floor.mjs --imports runs it):
-//   node --expose-gc [--max-semi-space-size=4] bench/lib/import-cost.mjs <specifier>[,<specifier>...]
+//   node --expose-gc [--max-semi-space-size=4] bench/lib/import-cost.mjs <specifier>[,<specifier>...] [<base>,...]
+// With a base, those are imported first and the figures are what the specifiers add to them
+// (node:tls beside node:http2, say, which share most of their code).
 // Prints one JSON line: the growth of RSS (anonymous and file-backed), of the V8 heap by
 // space, code and external memory, after the garbage settled before and after the import.
 import { readFileSync } from 'node:fs';
@@ -7,6 +9,7 @@ import { registerHooks } from 'node:module';
 import v8 from 'node:v8';
 
 const specifiers = process.argv[2] === 'none' ? [] : process.argv[2].split(',');
+const base = process.argv[3] ? process.argv[3].split(',') : [];
 let modules = 0;
 registerHooks({
   load(url, context, nextLoad) {
@@ -41,10 +44,12 @@ function measure() {
   };
 }
 
+for (const specifier of base) await import(specifier);
+modules = 0; // those the specifiers add
 await settle();
 const before = measure();
 for (const specifier of specifiers) await import(specifier);
 await settle();
 const after = measure();
 const delta = Object.fromEntries(Object.keys(after).map((key) => [key, after[key] - before[key]]));
-process.stdout.write(`${JSON.stringify({ specifiers, base: before, delta, modules })}\n`);
+process.stdout.write(`${JSON.stringify({ specifiers, imported: base, base: before, delta, modules })}\n`);

@@ -1,6 +1,6 @@
 import type { Exchanger } from './exchange.js';
 import { Http1Exchanger } from './http1-exchange.js';
-import { Http2Exchanger } from './http2-exchange.js';
+import type { Http2Exchanger } from './http2-exchange.js';
 import { DEFAULT_HTTP2_PING_TIMEOUT_MS, DEFAULT_HTTP2_READ_IDLE_MS } from './http2-liveness.js';
 import type { Credentials } from './kubeconfig-credentials.js';
 import type { RuntimeLogger } from './logger.js';
@@ -15,19 +15,37 @@ export interface ServerAddress {
   port: number;
 }
 
-/** HTTP/2 over TLS with no proxy unless turned off, else HTTP/1.1. */
+/** Whether the path to the server is HTTP/2: over TLS, with no proxy, unless turned off. */
+function triesHttp2(secure: boolean, credentials: Credentials, options: TransportOptions): boolean {
+  const wanted = options.http2 !== false && !process.env['DISABLE_HTTP2'];
+  return secure && !credentials.proxyAgent && wanted;
+}
+
+/**
+ * The HTTP/2 exchanger's class when the path is HTTP/2, loaded then: on the HTTP/1.1 path
+ * node:http2 and its session code stay out of the process (bench/floor.mjs).
+ */
+export async function loadHttp2Exchanger(
+  secure: boolean,
+  credentials: Credentials,
+  options: TransportOptions,
+): Promise<typeof Http2Exchanger | undefined> {
+  return triesHttp2(secure, credentials, options) ? (await import('./http2-exchange.js')).Http2Exchanger : undefined;
+}
+
+/** HTTP/2 over TLS with no proxy unless turned off (`Http2` loaded by loadHttp2Exchanger), else HTTP/1.1. */
 export function createExchanger(
   address: ServerAddress,
   credentials: Credentials,
   options: TransportOptions,
   log: RuntimeLogger,
+  Http2: typeof Http2Exchanger | undefined,
 ): Exchanger {
   const { server, secure, hostname, port } = address;
   const http1 = (credentials: Credentials) =>
     new Http1Exchanger({ secure, hostname, port, maxSockets: options.maxSockets ?? 32 }, credentials);
-  const wanted = options.http2 !== false && !process.env['DISABLE_HTTP2'];
-  if (!secure || credentials.proxyAgent || !wanted) return http1(credentials);
-  return new Http2Exchanger(
+  if (!Http2 || !triesHttp2(secure, credentials, options)) return http1(credentials);
+  return new Http2(
     {
       hostname,
       port,

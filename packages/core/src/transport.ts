@@ -9,7 +9,8 @@ import { ExchangeGuard, type Answered } from './exchange-guard.js';
 import { readCredentials, type Credentials } from './kubeconfig-credentials.js';
 import { PROTOBUF_WATCH_ACCEPT } from './protobuf/envelope.js';
 import { loadProtobufSchema, type ProtobufSchema } from './protobuf/schema.js';
-import { createExchanger } from './protocol-choice.js';
+import { createExchanger, loadHttp2Exchanger } from './protocol-choice.js';
+import type { Http2Exchanger } from './http2-exchange.js';
 import { encodeBody, queryString, requestHeaders } from './request-encoding.js';
 import { DEFAULT_RETRY_AFTER_ATTEMPTS, retryAfterSeconds, retryAfterWait } from './retry-after.js';
 import { sleep } from './sleep.js';
@@ -60,6 +61,7 @@ export class Transport {
     readonly server: string,
     credentials: Credentials,
     private readonly options: TransportOptions,
+    Http2: typeof Http2Exchanger | undefined,
   ) {
     const url = new URL(server);
     const secure = url.protocol === 'https:';
@@ -74,7 +76,7 @@ export class Transport {
       log: this.log,
       onTlsRotated: (next) => this.exchanger.rotate(next),
     });
-    this.exchanger = createExchanger({ server, secure, hostname, port }, credentials, options, this.log);
+    this.exchanger = createExchanger({ server, secure, hostname, port }, credentials, options, this.log, Http2);
     this.throttle = new ThrottleWindows(systemClock, (resource, open) =>
       open
         ? this.log.info(`the API server throttles ${resource} (429): its requests go one at a time until it takes more`)
@@ -109,7 +111,10 @@ export class Transport {
     if (!cluster) {
       throw new Error('the kubeconfig has no current cluster: set its current-context (kubectl config use-context)');
     }
-    return new Transport(kubeConfig, cluster.server, await readCredentials(kubeConfig), options);
+    const credentials = await readCredentials(kubeConfig);
+    const secure = new URL(cluster.server).protocol === 'https:';
+    const Http2 = await loadHttp2Exchanger(secure, credentials, options);
+    return new Transport(kubeConfig, cluster.server, credentials, options, Http2);
   }
 
   /** One request; the body is read whole. Never throws on an HTTP status, only on no response. */

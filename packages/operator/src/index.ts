@@ -195,18 +195,26 @@ export {
   /** @deprecated Import it from `@nestor/operator/runtime`; this path goes in the next release. */
   HttpKubeClient,
 } from './client/http-kube-client.js';
+// Each from its own file, not webhooks/index.js: what the index exports besides (certificates,
+// the review intake, caBundle injection) would load with every Nest application.
 export {
   /** @deprecated Import it from `@nestor/operator/webhooks`; this path goes in the next release. */
   ConversionWebhook,
+} from './webhooks/conversion-webhook.js';
+export {
   /** @deprecated Import it from `@nestor/operator/webhooks`; this path goes in the next release. */
   HubSpokeConverter,
+} from './webhooks/hub-spoke-converter.js';
+export {
   /** @deprecated Import it from `@nestor/operator/webhooks`; this path goes in the next release. */
   jsonPatch,
+} from './webhooks/json-patch.js';
+export {
   /** @deprecated Import it from `@nestor/operator/webhooks`; this path goes in the next release. */
   validate,
   /** @deprecated Import it from `@nestor/operator/webhooks`; this path goes in the next release. */
   mutate,
-} from './webhooks/index.js';
+} from './webhooks/admission-handler.js';
 export {
   /** @deprecated Import it from `@nestor/operator/manifests`; this path goes in the next release. */
   webhookConversion,

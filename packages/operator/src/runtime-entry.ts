@@ -29,17 +29,22 @@ export { ownNamespace } from './runtime/own-namespace.js';
 export { OperatorMetrics } from './metrics/operator-metrics.js';
 export type { WatchStatsSource } from './metrics/watch-metrics.js';
 
-// Moved to `@nestor/operator/webhooks` in this release; still here, deprecated, until the next.
+// Moved to entries of their own in this release; still here, deprecated, until the next. Each
+// from its own file, not the folder's index: the rest of webhooks/ and sharding/ stays unloaded
+// in an operator that serves no webhook and runs unsharded.
 export {
   /** @deprecated Import it from `@nestor/operator/webhooks`; this path goes in the next release. */
   AdmissionDenied,
+} from './webhooks/admission-denied.js';
+export {
   /** @deprecated Import it from `@nestor/operator/webhooks`; this path goes in the next release. */
   webhookConfigurations,
-} from './webhooks/index.js';
-// Moved to `@nestor/operator/sharding` in this release; still here, deprecated, until the next.
+} from './webhooks/webhook-configuration.js';
 export {
   /** @deprecated Import it from `@nestor/operator/sharding`; this path goes in the next release. */
   HashRing,
+} from './sharding/hash-ring.js';
+export {
   /** @deprecated Import it from `@nestor/operator/sharding`; this path goes in the next release. */
   ringPosition,
-} from './sharding/index.js';
+} from './sharding/hash64.js';

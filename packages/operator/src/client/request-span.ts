@@ -1,8 +1,9 @@
 // OpenTelemetry spans of the client's requests to the API server. The package depends on
 // @opentelemetry/api alone: the application registers an SDK (docs/production.md), and
-// until it does no span is made at all.
-import { context, SpanKind, SpanStatusCode, trace, type Tracer, type TracerProvider } from '@opentelemetry/api';
+// until it does no span is made at all, nor the API loaded (tracing-api.ts).
+import type { Tracer, TracerProvider } from '@opentelemetry/api';
 import { KubeApiError, resourceName, type ResourceDescriptor } from '@nestor/core';
+import { tracingApi } from './tracing-api.js';
 
 /** The instrumentation scope of every span Nestor makes. */
 export const TRACER_NAME = '@nestor/operator';
@@ -22,7 +23,11 @@ let provider: GlobalProvider | undefined;
  * and a closure per call (measured in docs/BENCHMARKS.md, "Tracing off").
  */
 export function activeTracer(): Tracer | undefined {
-  provider ??= trace.getTracerProvider() as GlobalProvider;
+  if (!provider) {
+    const api = tracingApi();
+    if (!api) return undefined;
+    provider = api.trace.getTracerProvider() as GlobalProvider;
+  }
   // Another copy of @opentelemetry/api may have registered the provider: then ask it as any provider.
   return provider.getDelegateTracer ? provider.getDelegateTracer(TRACER_NAME) : provider.getTracer(TRACER_NAME);
 }
@@ -64,6 +69,7 @@ async function inSpan<T>(
   method: string,
   send: (onStatus: (status: number) => void) => Promise<T>,
 ): Promise<T> {
+  const { context, SpanKind, SpanStatusCode, trace } = tracingApi()!; // loaded: there is a tracer
   const { verb, resource, namespace, name, subresource, patchType } = request;
   const span = tracer.startSpan(`${verb} ${resourceName(resource)}`, {
     kind: SpanKind.CLIENT,

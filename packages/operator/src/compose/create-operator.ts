@@ -24,7 +24,7 @@ import { Manager } from '../runtime/manager/manager.js';
 import { Fleet } from '../runtime/fleet/fleet.js';
 import { MetricsAndProbesServer } from '../serving/metrics-and-probes-server.js';
 import { WebhookHttpsServer } from '../serving/webhook-https-server.js';
-import { ShardCoordinator } from '../sharding/shard-coordinator.js';
+import type { ShardCoordinator } from '../sharding/shard-coordinator.js';
 import { cacheSettings } from './cache-settings.js';
 import { storageMigrationTask } from './storage-migration-task.js';
 import type { OperatorOptions } from './operator-options.js';
@@ -84,7 +84,9 @@ export async function createOperator(given: CreateOperatorOptions = {}): Promise
   const kubeConfig = loadKubeConfig(options.kubeConfig);
   const transport = await Transport.fromKubeConfig(kubeConfig, options.transport);
   const metrics = new OperatorMetrics();
-  const manager = createManager(transport, metrics, options, logger, exit);
+  // Loaded only when asked for: an unsharded operator holds none of sharding/'s code.
+  const sharding = options.sharding ? (await import('../sharding/shard-coordinator.js')).ShardCoordinator : undefined;
+  const manager = createManager(transport, metrics, options, logger, exit, sharding);
   const migrations = storageMigrationTask(transport, manager, metrics, options, logger);
   if (migrations) manager.addLeaderTask(migrations);
   // The operator's namespace, for providers given none: OperatorModule's namespace outside a pod.
@@ -146,6 +148,8 @@ export function createManager(
   options: OperatorOptions,
   logger: (context: string) => RuntimeLogger,
   exit: (code: number) => void,
+  /** sharding/'s ShardCoordinator, loaded by the caller when `options.sharding` asks for it. */
+  coordinator?: typeof ShardCoordinator,
 ): Manager {
   const election = options.leaderElection;
   const log = logger('Operator');
@@ -163,7 +167,7 @@ export function createManager(
   const { defaults, byResource, keeps } = cacheSettings(options.cache);
   // Made here, not by the manager's cluster: the shard coordinator watches through it too.
   const informers = new InformerCache(transport, { logger: logger('Informer'), ...defaults }, byResource, keeps);
-  const sharding = shardCoordinator(transport, informers, metrics, options, logger);
+  const sharding = coordinator && shardCoordinator(coordinator, transport, informers, metrics, options, logger);
   const manager = new Manager({
     transport,
     informers,
@@ -225,6 +229,7 @@ function leaseNamespace(options: OperatorOptions): string {
 
 /** The shard coordinator `sharding` asks for, or undefined. */
 function shardCoordinator(
+  Coordinator: typeof ShardCoordinator,
   transport: Transport,
   informers: InformerCache,
   metrics: OperatorMetrics,
@@ -241,7 +246,7 @@ function shardCoordinator(
   const sharding = options.sharding === true ? {} : options.sharding;
   const shardId = (sharding.shardId ?? process.env['POD_NAME'] ?? hostname()).toLowerCase();
   const ring = sharding.ring ?? election.id;
-  return new ShardCoordinator(transport, informers, {
+  return new Coordinator(transport, informers, {
     ring,
     metrics: metrics.shardingSink(ring, shardId),
     shardId,

@@ -1,7 +1,9 @@
 // A Fleet for unit tests of cluster-aware reconcilers: named clusters, each a client (a
 // FakeKubeClient your assertions read), engaged or failed as the test says.
 import { DEFAULT_CLUSTER_NAME } from '@nestor/core';
-import { NEVER, type Observable } from 'rxjs';
+import type { Observable } from 'rxjs';
+// By module, as runtime/rx.ts takes RxJS: the package's index loads all of it.
+import { NEVER } from 'rxjs/internal/observable/never';
 import type { KubeClient } from '../client/kube-client.js';
 import type { Cluster } from '../runtime/manager/cluster.js';
 import type { Engagement } from '../runtime/fleet/engagement.js';

@@ -1,5 +1,6 @@
 import { resourceName, type ResourceDescriptor } from '@nestor/core';
-import { Counter, type Registry } from 'prom-client';
+import type { Counter, Registry } from 'prom-client';
+import { prom } from './prom-client.js';
 import type { ClientReads, ReadSource } from '../runtime/manager/manager-options.js';
 
 type Child = ReturnType<Counter<string>['labels']>;
@@ -14,7 +15,7 @@ export class ClientReadMetrics implements ClientReads {
   private readonly children = new WeakMap<ResourceDescriptor, Map<string, Child>>();
 
   constructor(registry: Registry) {
-    this.counter = new Counter({
+    this.counter = new prom.Counter({
       name: 'nestor_client_reads_total',
       help: 'KubeClient reads (get, list) by kind and by what answered them: the informer cache or the API server',
       labelNames: ['resource', 'verb', 'source'],

@@ -1,4 +1,5 @@
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { prom } from './prom-client.js';
 import type { ControllerMetricsSink, ReconcileOutcome } from '../runtime/controller/reconcile-loop.js';
 import type { QueueMetricsSink, WorkQueue } from '../runtime/queue/queue.js';
 
@@ -44,101 +45,101 @@ export class ControllerMetrics {
   constructor(registry: Registry) {
     const registers = [registry];
     const queueLabels = ['name', 'controller'] as const;
-    this.reconcileTotal = new Counter({
+    this.reconcileTotal = new prom.Counter({
       name: 'controller_runtime_reconcile_total',
       help: 'Total number of reconciliations per controller',
       labelNames: ['controller', 'result'],
       registers,
     });
-    this.reconcileErrors = new Counter({
+    this.reconcileErrors = new prom.Counter({
       name: 'controller_runtime_reconcile_errors_total',
       help: 'Total number of reconciliation errors per controller',
       labelNames: ['controller'],
       registers,
     });
-    this.terminalErrors = new Counter({
+    this.terminalErrors = new prom.Counter({
       name: 'controller_runtime_terminal_reconcile_errors_total',
       help: 'Total number of terminal reconciliation errors per controller',
       labelNames: ['controller'],
       registers,
     });
-    this.panics = new Counter({
+    this.panics = new prom.Counter({
       name: 'controller_runtime_reconcile_panics_total',
       help: 'Total number of reconciliation panics (TypeError, ReferenceError, RangeError, SyntaxError) per controller',
       labelNames: ['controller'],
       registers,
     });
-    this.timeouts = new Counter({
+    this.timeouts = new prom.Counter({
       name: 'controller_runtime_reconcile_timeouts_total',
       help: 'Total number of reconciliation timeouts per controller',
       labelNames: ['controller'],
       registers,
     });
-    this.reconcileTime = new Histogram({
+    this.reconcileTime = new prom.Histogram({
       name: 'controller_runtime_reconcile_time_seconds',
       help: 'Length of time per reconciliation per controller',
       labelNames: ['controller'],
       buckets: RECONCILE_BUCKETS,
       registers,
     });
-    this.maxConcurrent = new Gauge({
+    this.maxConcurrent = new prom.Gauge({
       name: 'controller_runtime_max_concurrent_reconciles',
       help: 'Maximum number of concurrent reconciles per controller',
       labelNames: ['controller'],
       registers,
     });
-    this.activeWorkers = new Gauge({
+    this.activeWorkers = new prom.Gauge({
       name: 'controller_runtime_active_workers',
       help: 'Number of currently used workers per controller',
       labelNames: ['controller'],
       registers,
     });
-    this.streamFaults = new Counter({
+    this.streamFaults = new prom.Counter({
       name: 'nestor_controller_stream_faults_total',
       help: 'Events skipped because a predicate or mapper threw or a request was invalid, and sources subscribed again after they failed or completed, per controller and stream',
       labelNames: ['controller', 'stream', 'fault'],
       registers,
     });
-    this.depth = new Gauge({
+    this.depth = new prom.Gauge({
       name: 'workqueue_depth',
       help: 'Current depth of workqueue',
       labelNames: queueLabels,
       registers,
     });
-    this.adds = new Counter({
+    this.adds = new prom.Counter({
       name: 'workqueue_adds_total',
       help: 'Total number of adds handled by workqueue',
       labelNames: queueLabels,
       registers,
     });
-    this.lowPriorityAdds = new Counter({
+    this.lowPriorityAdds = new prom.Counter({
       name: 'nestor_workqueue_low_priority_adds_total',
       help: "Adds at low priority, counted in workqueue_adds_total too: watch events that echo the controller's own writes, queued behind the other changes",
       labelNames: queueLabels,
       registers,
     });
-    this.queueDuration = new Histogram({
+    this.queueDuration = new prom.Histogram({
       name: 'workqueue_queue_duration_seconds',
       help: 'How long in seconds an item stays in workqueue before being requested',
       labelNames: queueLabels,
       buckets: QUEUE_BUCKETS,
       registers,
     });
-    this.workDuration = new Histogram({
+    this.workDuration = new prom.Histogram({
       name: 'workqueue_work_duration_seconds',
       help: 'How long in seconds processing an item from workqueue takes',
       labelNames: queueLabels,
       buckets: QUEUE_BUCKETS,
       registers,
     });
-    this.retries = new Counter({
+    this.retries = new prom.Counter({
       name: 'workqueue_retries_total',
       help: 'Total number of retries handled by workqueue',
       labelNames: queueLabels,
       registers,
     });
     const queues = this.queues;
-    new Gauge({
+    new prom.Gauge({
       name: 'workqueue_unfinished_work_seconds',
       help: 'How many seconds of work has been done that is in progress and has not been observed by work_duration',
       labelNames: queueLabels,
@@ -147,7 +148,7 @@ export class ControllerMetrics {
         for (const [name, queue] of queues) this.set({ name, controller: name }, queue.unfinishedWorkSeconds());
       },
     });
-    new Gauge({
+    new prom.Gauge({
       name: 'workqueue_longest_running_processor_seconds',
       help: 'How many seconds has the longest running processor for workqueue been running',
       labelNames: queueLabels,
@@ -157,13 +158,13 @@ export class ControllerMetrics {
           this.set({ name, controller: name }, queue.longestRunningProcessorSeconds());
       },
     });
-    this.retriesExhausted = new Counter({
+    this.retriesExhausted = new prom.Counter({
       name: 'nestor_reconcile_retries_exhausted_total',
       help: 'Objects a controller gave up on after maxRetries failed reconciles in a row (retried again when they change)',
       labelNames: ['controller'],
       registers,
     });
-    this.fenced = new Counter({
+    this.fenced = new prom.Counter({
       name: 'nestor_reconcile_fenced_total',
       help: 'Reconciles stopped by the write fence because this replica no longer holds the Lease (leader or shard): not errors, not retried here; the replica that holds it reconciles the object',
       labelNames: ['controller'],

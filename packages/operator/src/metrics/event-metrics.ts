@@ -1,4 +1,5 @@
-import { Counter, type Registry } from 'prom-client';
+import type { Counter, Registry } from 'prom-client';
+import { prom } from './prom-client.js';
 import type { EventRecorderMetrics } from '../runtime/manager/manager.js';
 
 /** The Event recorder's writes and drops, every verb and reason from the start at 0. */
@@ -8,13 +9,13 @@ export class EventMetrics {
 
   constructor(registry: Registry) {
     const registers = [registry];
-    this.eventsWritten = new Counter({
+    this.eventsWritten = new prom.Counter({
       name: 'nestor_events_written_total',
       help: 'Event writes to the API server: create (a new Event) or patch (its count or series)',
       labelNames: ['verb'],
       registers,
     });
-    this.eventsDropped = new Counter({
+    this.eventsDropped = new prom.Counter({
       name: 'nestor_events_dropped_total',
       help: 'Events not written, by reason (queue-full, rate-limited, failed, fenced, shutdown, invalid)',
       labelNames: ['reason'],

@@ -1,4 +1,5 @@
-import { Gauge, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
+import { prom } from './prom-client.js';
 import type { MemberStatus } from '../runtime/fleet/fleet.js';
 
 const PHASES = ['connecting', 'engaged', 'failed'] as const;
@@ -15,7 +16,7 @@ export class FleetMetrics {
     const registers = [registry];
     // A member spread to another replica is that replica's to report.
     const read = () => this.source().filter((member) => member.phase !== 'elsewhere');
-    new Gauge({
+    new prom.Gauge({
       name: 'nestor_fleet_member_cluster',
       help: 'Member clusters of the fleet by phase (connecting, engaged, failed): 1 on the phase each is in',
       labelNames: ['cluster', 'phase'],
@@ -27,7 +28,7 @@ export class FleetMetrics {
         }
       },
     });
-    new Gauge({
+    new prom.Gauge({
       name: 'nestor_fleet_member_held',
       help: 'Whether a member cluster’s reconciles are held because its API server does not answer',
       labelNames: ['cluster'],
@@ -37,7 +38,7 @@ export class FleetMetrics {
         for (const member of read()) this.set({ cluster: member.name }, member.held ? 1 : 0);
       },
     });
-    new Gauge({
+    new prom.Gauge({
       name: 'nestor_fleet_member_engage_attempts',
       help: 'Engagement attempts of a member cluster since it was named (1 once engaged at the first)',
       labelNames: ['cluster'],

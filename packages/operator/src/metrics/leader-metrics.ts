@@ -1,4 +1,5 @@
-import { Gauge, type Registry } from 'prom-client';
+import type { Gauge, Registry } from 'prom-client';
+import { prom } from './prom-client.js';
 
 /** client-go's leader_election_master_status: 1 while this replica holds the Lease. */
 export class LeaderMetrics {
@@ -6,7 +7,7 @@ export class LeaderMetrics {
 
   constructor(registry: Registry) {
     const registers = [registry];
-    this.leader = new Gauge({
+    this.leader = new prom.Gauge({
       name: 'leader_election_master_status',
       help: 'Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master',
       labelNames: ['name'],

@@ -1,4 +1,5 @@
-import { Counter, Gauge, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
+import { prom } from './prom-client.js';
 import type { MigrationCounts, MigrationProgress } from '../upgrades/storage-version-migration.js';
 import type { StorageMigrationMetrics } from '../upgrades/storage-migrations.js';
 
@@ -7,25 +8,25 @@ const RESULTS = ['rewritten', 'current', 'gone', 'failed'] as const;
 /** The storage-version migrations the leader runs (upgrades/): objects visited, objects left, runs. */
 export function migrationMetrics(registry: Registry): StorageMigrationMetrics {
   const registers = [registry];
-  const objects = new Counter({
+  const objects = new prom.Counter({
     name: 'nestor_storage_version_migration_objects_total',
     help: 'Objects a storage-version migration visited, by result: rewritten (now stored in the storage version), current (stored so already), gone (deleted meanwhile), failed',
     labelNames: ['crd', 'result'],
     registers,
   });
-  const remaining = new Gauge({
+  const remaining = new prom.Gauge({
     name: 'nestor_storage_version_migration_remaining_objects',
     help: 'Objects the running storage-version migration of a CRD has still to visit, as the API server counts them (0 when none runs)',
     labelNames: ['crd'],
     registers,
   });
-  const running = new Gauge({
+  const running = new prom.Gauge({
     name: 'nestor_storage_version_migration_running',
     help: 'Whether a storage-version migration of the CRD runs (1) or not (0)',
     labelNames: ['crd'],
     registers,
   });
-  const runs = new Counter({
+  const runs = new prom.Counter({
     name: 'nestor_storage_version_migrations_total',
     help: 'Storage-version migrations that ended, by outcome: migrated (storedVersions trimmed), incomplete (objects failed), superseded (the CRD changed meanwhile), current (nothing to do), failed',
     labelNames: ['crd', 'outcome'],

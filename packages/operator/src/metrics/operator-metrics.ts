@@ -1,4 +1,5 @@
-import { collectDefaultMetrics, Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
+import { collectDefaultMetrics, prom } from './prom-client.js';
 import type { EventRecorderMetrics } from '../runtime/manager/manager.js';
 import type { OutageMetrics } from '../runtime/manager/outage-gate.js';
 import type { ControllerMetricsSink } from '../runtime/controller/reconcile-loop.js';
@@ -36,8 +37,8 @@ export class OperatorMetrics {
   private migrations?: StorageMigrationMetrics;
 
   constructor(options: { registry?: Registry; defaultMetrics?: boolean } = {}) {
-    this.registry = options.registry ?? new Registry();
-    if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+    this.registry = options.registry ?? new prom.Registry();
+    if (options.defaultMetrics ?? true) collectDefaultMetrics(this.registry);
     // In this order: the exposition lists the metrics as they were registered.
     this.controllers = new ControllerMetrics(this.registry);
     this.events = new EventMetrics(this.registry);

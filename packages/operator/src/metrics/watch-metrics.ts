@@ -1,4 +1,5 @@
-import { Gauge, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
+import { prom } from './prom-client.js';
 
 /** Live numbers the metrics read when scraped. */
 export interface WatchStatsSource {
@@ -20,7 +21,7 @@ export class WatchMetrics {
     const registers = [registry];
     const watches = this.watches;
     const watchGauge = (name: string, help: string, read: (s: WatchStatsSource) => number | undefined) =>
-      new Gauge({
+      new prom.Gauge({
         name,
         help,
         labelNames: ['resource'],
@@ -34,7 +35,7 @@ export class WatchMetrics {
           }
         },
       });
-    new Gauge({
+    new prom.Gauge({
       name: 'nestor_cache_objects',
       help:
         'Objects the informers of a resource hold, by what they keep of each: objects (reads are served ' +

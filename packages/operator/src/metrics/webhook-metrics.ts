@@ -1,4 +1,5 @@
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { prom } from './prom-client.js';
 
 /** controller-runtime's webhook metrics (its default buckets are prom-client's), and the denials. */
 export class WebhookMetrics {
@@ -9,25 +10,25 @@ export class WebhookMetrics {
 
   constructor(registry: Registry) {
     const registers = [registry];
-    this.webhookLatency = new Histogram({
+    this.webhookLatency = new prom.Histogram({
       name: 'controller_runtime_webhook_latency_seconds',
       help: 'Histogram of the latency of processing admission requests',
       labelNames: ['webhook'],
       registers,
     });
-    this.webhookRequests = new Counter({
+    this.webhookRequests = new prom.Counter({
       name: 'controller_runtime_webhook_requests_total',
       help: 'Total number of admission requests by HTTP status code',
       labelNames: ['webhook', 'code'],
       registers,
     });
-    this.webhookInFlight = new Gauge({
+    this.webhookInFlight = new prom.Gauge({
       name: 'controller_runtime_webhook_requests_in_flight',
       help: 'Current number of admission requests being served',
       labelNames: ['webhook'],
       registers,
     });
-    this.webhookDenials = new Counter({
+    this.webhookDenials = new prom.Counter({
       name: 'nestor_webhook_denials_total',
       help: 'Reviews refused: admission answered allowed=false (code: the denial status code, 500 when the handler threw) and conversions answered Failure (code 500)',
       labelNames: ['webhook', 'code'],

@@ -13,8 +13,6 @@ import { WebhookEnhancers } from './webhook-enhancers.js';
 import { WebhookExplorer, type DiscoveredWebhook } from './webhook.explorer.js';
 
 export { DEFAULT_WEBHOOK_PORT } from '../serving/webhook-https-server.js';
-export { DEFAULT_WEBHOOK_CERT_DIR } from '../serving/webhook-certificates.js';
-export { DEFAULT_MAX_WEBHOOK_BODY } from '../webhooks/review-intake.js';
 
 /**
  * Serves the application's `@Webhook` and `@Conversion` classes: finds them (WebhookExplorer),

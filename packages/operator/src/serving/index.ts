@@ -14,7 +14,8 @@ export {
   type WebhookMetrics,
   type WebhookRoute,
 } from './webhook-https-server.js';
-export { DEFAULT_WEBHOOK_CERT_DIR } from './webhook-certificates.js';
+// From core, where webhook-certificates.ts takes it: that module (self-managed certificates) loads at start.
+export { DEFAULT_WEBHOOK_CERT_DIR } from '@nestor/core';
 export { ServingCertificate, type ServingCertificateOptions, type KeyPair } from './serving-certificate.js';
 export { MetricsAccess, type AccessDecision, type MetricsAccessOptions } from './metrics-access.js';
 export {

@@ -1,4 +1,5 @@
-import { BehaviorSubject, distinctUntilChanged, filter, type Observable, type Subscription } from 'rxjs';
+import type { Observable, Subscription } from 'rxjs';
+import { BehaviorSubject, distinctUntilChanged, filter } from '../runtime/rx.js';
 import {
   type Clock,
   KubeApiError,

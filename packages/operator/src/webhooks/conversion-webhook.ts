@@ -11,9 +11,9 @@ import {
 } from './conversion-review.js';
 import { turn } from './event-loop-turn.js';
 import { ConversionError, type HubSpokeConverter } from './hub-spoke-converter.js';
+import { CONVERSION_PATH } from './webhook-configuration.js';
 
-/** controller-runtime's path for every kind's conversions, the one the CRDs name. */
-export const CONVERSION_PATH = '/convert';
+export { CONVERSION_PATH };
 
 /** The API server gives a conversion webhook 30 s (no setting); answer before it gives up. */
 export const DEFAULT_CONVERSION_TIMEOUT_MS = 25_000;

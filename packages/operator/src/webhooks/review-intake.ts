@@ -9,6 +9,9 @@ import { MAX_OBJECT_DEPTH } from '@nestor/core';
 import { JsonScanner, ReviewLimitError, type ReviewEnvelopeFields } from './json-scanner.js';
 import { parseJsonPiecewise } from './piecewise-parse.js';
 import { MalformedReviewError } from './review-envelope.js';
+import { DEFAULT_BODY_IDLE_TIMEOUT_MS, DEFAULT_BODY_TIMEOUT_MS } from './review-timeouts.js';
+
+export { DEFAULT_BODY_IDLE_TIMEOUT_MS, DEFAULT_BODY_TIMEOUT_MS };
 
 /** controller-runtime's cap: 2 × the API server's 3 MiB request limit + 1 MiB. */
 export const DEFAULT_MAX_WEBHOOK_BODY = 7 * 1024 * 1024;
@@ -41,10 +44,6 @@ export const DEFAULT_MAX_REVIEW_VALUES = 1_000_000;
  * their bytes (~100 MB at the densest, keys).
  */
 export const DEFAULT_MAX_VALUES_IN_FLIGHT = 2_000_000;
-/** A body that sends nothing for this long is dropped with 408 (default 10 s). */
-export const DEFAULT_BODY_IDLE_TIMEOUT_MS = 10_000;
-/** A body not whole after this long is dropped with 408 (default 30 s, the longest any review waits for its answer). */
-export const DEFAULT_BODY_TIMEOUT_MS = 30_000;
 /** Containers this large are parsed child by child, so no single JSON.parse holds the loop long. */
 const LARGE_CONTAINER_BYTES = 64 * 1024;
 

@@ -2,29 +2,34 @@
 // span when its request carries W3C trace context (kube-apiserver's APIServerTracing sends
 // `traceparent` to webhooks) and a propagator is registered. The handler runs with the span
 // active, so what it calls (the KubeClient's requests) becomes the span's children.
-import {
-  context,
-  propagation,
-  SpanKind,
-  SpanStatusCode,
-  trace,
-  type Attributes,
-  type Span,
-  type Tracer,
-  type TracerProvider,
-} from '@opentelemetry/api';
+import type * as OpenTelemetry from '@opentelemetry/api';
+import type { Attributes, Span, Tracer, TracerProvider } from '@opentelemetry/api';
 import type { IncomingHttpHeaders } from 'node:http';
+import { createRequire } from 'node:module';
 
 type GlobalProvider = TracerProvider & { getDelegateTracer?: (name: string) => Tracer | undefined };
 
 let provider: GlobalProvider | undefined;
+let api: typeof OpenTelemetry | undefined;
+const REGISTERED = Symbol.for('opentelemetry.js.api.1');
 
 /**
- * The operator's tracer, or undefined while no SDK is registered, read as
- * client/request-span.ts reads it (webhooks/ imports no other folder, docs/ARCHITECTURE.md).
+ * The API once an SDK registered a tracer provider, loaded then, as client/tracing-api.ts
+ * loads it (webhooks/ imports no other folder, docs/ARCHITECTURE.md).
  */
+function tracingApi(): typeof OpenTelemetry | undefined {
+  if (!api && (globalThis as { [REGISTERED]?: { trace?: unknown } })[REGISTERED]?.trace)
+    api = createRequire(import.meta.url)('@opentelemetry/api') as typeof OpenTelemetry;
+  return api;
+}
+
+/** The operator's tracer, or undefined while no SDK is registered, read as client/request-span.ts reads it. */
 function activeTracer(): Tracer | undefined {
-  provider ??= trace.getTracerProvider() as GlobalProvider;
+  if (!provider) {
+    const loaded = tracingApi();
+    if (!loaded) return undefined;
+    provider = loaded.trace.getTracerProvider() as GlobalProvider;
+  }
   return provider.getDelegateTracer ? provider.getDelegateTracer(TRACER) : provider.getTracer(TRACER);
 }
 
@@ -53,6 +58,7 @@ async function traced<R>(
   review: unknown,
   answer: () => Promise<R>,
 ): Promise<R> {
+  const { context, propagation, SpanKind, SpanStatusCode, trace } = tracingApi()!; // loaded: there is a tracer
   const parent = propagation.extract(context.active(), headers);
   const conversion = field(review, 'kind') === 'ConversionReview';
   const span = tracer.startSpan(
@@ -149,7 +155,7 @@ function recordAnswer(span: Span, answered: unknown): void {
   if (!verdict.conversion && verdict.code !== undefined) span.setAttribute('nestor.admission.code', verdict.code);
   if (verdict.refused && verdict.code === 500) {
     span.setStatus({
-      code: SpanStatusCode.ERROR,
+      code: tracingApi()!.SpanStatusCode.ERROR,
       ...(verdict.message !== undefined ? { message: verdict.message } : {}),
     });
   }

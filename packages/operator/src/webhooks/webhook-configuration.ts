@@ -4,6 +4,9 @@
 import type { ResourceDescriptor } from '@nestor/core';
 import type { AdmissionOperation } from './admission-review.js';
 
+/** controller-runtime's path for every kind's conversions, the one the CRDs name. */
+export const CONVERSION_PATH = '/convert';
+
 export type WebhookType = 'validating' | 'mutating';
 
 export interface LabelSelector {

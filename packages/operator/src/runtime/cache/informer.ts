@@ -1,4 +1,5 @@
-import { Subject, type Observable } from 'rxjs';
+import type { Observable } from 'rxjs';
+import { Subject } from '../rx.js';
 import {
   type Clock,
   keyOf,

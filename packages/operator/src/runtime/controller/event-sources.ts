@@ -1,5 +1,6 @@
 import { keyOf, refOfObject, type KubeObject, type ObjectRef, type ResourceDescriptor } from '@nestor/core';
-import { defer, from, mergeMap, Observable, type ObservableInput, repeat, retry, timer } from 'rxjs';
+import type { Observable, ObservableInput } from 'rxjs';
+import * as rx from '../rx.js';
 import { Backoff } from '../backoff.js';
 import type { Informer } from '../cache/informer.js';
 import type { Predicate, ResourceEvent } from './predicates.js';
@@ -115,7 +116,7 @@ export function primaryKeys<T extends KubeObject>(
   queuedBy?: QueuedBy,
 ): Observable<string | Echo> {
   return replayThenFollow(informer).pipe(
-    mergeMap((event) => {
+    rx.mergeMap((event) => {
       if (!passes(name, predicates, event, report)) return [];
       const key = keyOf(refOfObject(event.object));
       queuedBy?.(key, event.object);
@@ -127,7 +128,7 @@ export function primaryKeys<T extends KubeObject>(
 /** The key of each object as it appears in the cache (those already there first). */
 export function addedKeys<T extends KubeObject>(informer: Informer<T>): Observable<string> {
   return replayThenFollow(informer).pipe(
-    mergeMap((event) => (event.type === 'added' ? [keyOf(refOfObject(event.object))] : [])),
+    rx.mergeMap((event) => (event.type === 'added' ? [keyOf(refOfObject(event.object))] : [])),
   );
 }
 
@@ -143,7 +144,7 @@ export function ownedKeys(
   queuedBy?: QueuedBy,
 ): Observable<string | Echo> {
   return replayThenFollow(informer).pipe(
-    mergeMap((event) => {
+    rx.mergeMap((event) => {
       const keys = new Set<string>();
       for (const object of event.old ? [event.old, event.object] : [event.object]) {
         const key = ownerKey(object, owner);
@@ -188,12 +189,12 @@ export function mappedEvents<R>(
 ): Observable<R> {
   const predicates = watch.predicates ?? [];
   return replayThenFollow(informer).pipe(
-    mergeMap((event): ObservableInput<R> => {
+    rx.mergeMap((event): ObservableInput<R> => {
       const shown = seen(event);
       if (!passes(name, predicates, shown, report)) return [];
       const mapped = mapEvent(name, watch, shown, report);
       return isPromise(mapped)
-        ? from(mapped.then((result) => emit(result, event.object))).pipe(mergeMap((out) => out))
+        ? rx.from(mapped.then((result) => emit(result, event.object))).pipe(rx.mergeMap((out) => out))
         : emit(mapped, event.object);
     }, MAPPERS_IN_FLIGHT),
   );
@@ -252,18 +253,20 @@ export function externalKeys(
   const again = (kind: 'source-error' | 'source-complete', error: Error) => {
     const retryInMs = backoff.next();
     report({ stream: source.name, kind, error, retryInMs });
-    return timer(retryInMs);
+    return rx.timer(retryInMs);
   };
-  return defer(() => source.stream).pipe(
-    mergeMap((refs) => requestKeys(source.name, refs, report)),
-    retry({ delay: (error: unknown) => again('source-error', toError(error)) }),
-    repeat({ delay: () => again('source-complete', new Error('the source completed')) }),
-  );
+  return rx
+    .defer(() => source.stream)
+    .pipe(
+      rx.mergeMap((refs) => requestKeys(source.name, refs, report)),
+      rx.retry({ delay: (error: unknown) => again('source-error', toError(error)) }),
+      rx.repeat({ delay: () => again('source-complete', new Error('the source completed')) }),
+    );
 }
 
 /** The informer's current content as 'added' events, then its live events (the queue's dedup makes overlap harmless). */
 export function replayThenFollow<T extends KubeObject>(informer: Informer<T>): Observable<ResourceEvent<T>> {
-  return new Observable<ResourceEvent<T>>((subscriber) => {
+  return new rx.Observable<ResourceEvent<T>>((subscriber) => {
     const live = informer.events$.subscribe(subscriber);
     const replay = () => {
       for (const object of informer.list()) subscriber.next({ type: 'added', object });

@@ -1,5 +1,6 @@
 import { keyOf, systemClock, type Clock, type ObjectRef, type TimerHandle } from '@nestor/core';
-import { Observable } from 'rxjs';
+import type { Observable } from 'rxjs';
+import * as rx from '../rx.js';
 import { Backoff } from '../backoff.js';
 import { positiveDuration } from '../options-check.js';
 import { toError } from './result.js';
@@ -74,7 +75,7 @@ export function poll<T>(
   const clock = options.clock ?? systemClock;
   const version = options.version ?? ((item: T) => JSON.stringify(item));
 
-  return new Observable<ObjectRef[]>((subscriber) => {
+  return new rx.Observable<ObjectRef[]>((subscriber) => {
     const abort = new AbortController();
     let timer: TimerHandle | undefined;
     let last = new Map<string, { ref: ObjectRef; version: unknown }>();

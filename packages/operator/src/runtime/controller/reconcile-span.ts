@@ -1,8 +1,9 @@
 // One OpenTelemetry span per reconcile, made by the loop that runs it, so it knows how the
 // run ended (the outcome the metrics count) and every controller has it, with Nest or without.
-import { context, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
+import type { Span } from '@opentelemetry/api';
 import { DEFAULT_CLUSTER_NAME, type ObjectRef } from '@nestor/core';
 import { activeTracer } from '../../client/request-span.js';
+import { tracingApi } from '../../client/tracing-api.js';
 import type { ReconcileResult } from './result.js';
 
 /** What names one run in its span. */
@@ -39,7 +40,9 @@ export function startReconcileSpan(fields: ReconcileSpanFields): Span | undefine
 
 /** Runs the reconcile with its span active: the client's request spans become its children. */
 export function inReconcileSpan<R>(span: Span | undefined, run: () => R): R {
-  return span ? context.with(trace.setSpan(context.active(), span), run) : run();
+  if (!span) return run();
+  const { context, trace } = tracingApi()!; // loaded: the span was made with it
+  return context.with(trace.setSpan(context.active(), span), run);
 }
 
 /**
@@ -63,7 +66,7 @@ export function endReconcileSpan(
   if (error) {
     span.recordException(error);
     span.setAttribute('error.type', error.name);
-    span.setStatus({ code: SpanStatusCode.ERROR, message: error.message });
+    span.setStatus({ code: tracingApi()!.SpanStatusCode.ERROR, message: error.message });
   }
   span.end();
 }

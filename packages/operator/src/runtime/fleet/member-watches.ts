@@ -1,5 +1,5 @@
 import { type KubeObject, type ObjectRef, resourceName, type RuntimeLogger } from '@nestor/core';
-import { Observable } from 'rxjs';
+import { Observable } from '../rx.js';
 import type { InformerHandle } from '../cache/informer-cache.js';
 import { decideKeep, watchedKind } from '../cache/keep-choice.js';
 import { selectsMember } from '../controller/cluster-selection.js';

@@ -1,4 +1,5 @@
-import { Observable } from 'rxjs';
+import type { Observable } from 'rxjs';
+import * as rx from '../rx.js';
 import type { KubeObject, ResourceDescriptor } from '@nestor/core';
 import { ListWatcher } from './list-watcher.js';
 import type { WatchEvent } from './watch-event.js';
@@ -18,7 +19,7 @@ export function watch<T>(
   resource: ResourceDescriptor<T>,
   options: WatchOptions = {},
 ): Observable<WatchEvent<T & KubeObject>> {
-  return new Observable<WatchEvent<T & KubeObject>>((subscriber) =>
+  return new rx.Observable<WatchEvent<T & KubeObject>>((subscriber) =>
     watchInto(transport, resource as ResourceDescriptor<T & KubeObject>, options, new Map(), (event) =>
       subscriber.next(event),
     ),

@@ -1,23 +1,25 @@
-// Loaded into the operator under bench/floor.mjs with --import: records which modules the
-// process loads, and on SIGUSR2 collects garbage until the heap settles and writes the
-// process's memory, by kind, to FLOOR_PROBE_OUT. Its own cost is a hook and a listener
-// (bench/floor.mjs measures RSS from outside before it signals).
-import { readFileSync, writeFileSync } from 'node:fs';
-import { registerHooks } from 'node:module';
-import v8 from 'node:v8';
-import { runInNewContext } from 'node:vm';
+// Loaded into the operator under bench/floor.mjs with --require (CommonJS: --import would
+// start the ES module loader before the app does, ~3 MB on Node alone): on SIGWINCH it
+// collects garbage until the heap settles and writes the process's memory, by kind, to
+// FLOOR_PROBE_OUT. SIGWINCH, not SIGUSR2: Nest's enableShutdownHooks() stops the app on
+// SIGUSR2, and a process ignores SIGWINCH by default.
+// With FLOOR_PROBE_MODULES=1 it also records which modules the process loads, with a loader
+// hook. Its own cost, before the signal, is one listener (and the hook): node:v8 and node:vm
+// load only when it is signalled, after bench/floor.mjs read RSS from outside.
+'use strict';
+const { readFileSync, writeFileSync } = process.getBuiltinModule('node:fs');
 
 const out = process.env.FLOOR_PROBE_OUT;
 const loaded = [];
-registerHooks({
-  load(url, context, nextLoad) {
-    loaded.push({ url, at: performance.now() });
-    return nextLoad(url, context);
-  },
-});
-
-v8.setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc');
+if (process.env.FLOOR_PROBE_MODULES === '1') {
+  const { registerHooks } = process.getBuiltinModule('node:module');
+  registerHooks({
+    load(url, context, nextLoad) {
+      loaded.push({ url, at: performance.now() });
+      return nextLoad(url, context);
+    },
+  });
+}
 
 /** RssAnon and RssFile of /proc/self/status, in bytes. */
 function procRss() {
@@ -39,7 +41,7 @@ function mappings() {
   return byName;
 }
 
-function snapshot() {
+function snapshot(v8) {
   const heap = v8.getHeapStatistics();
   const spaces = Object.fromEntries(
     v8
@@ -56,12 +58,17 @@ function snapshot() {
   };
 }
 
-process.on('SIGUSR2', async () => {
-  const before = snapshot();
+process.on('SIGWINCH', async () => {
+  const v8 = process.getBuiltinModule('node:v8');
+  v8.setFlagsFromString('--expose-gc');
+  const gc = process.getBuiltinModule('node:vm').runInNewContext('gc');
+  const before = snapshot(v8);
   for (let i = 0; i < 6; i++) {
     gc();
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  const after = snapshot();
+  const after = snapshot(v8);
+  // With FLOOR_PROBE_SNAPSHOT=<file>, a heap snapshot too, to see what the heap holds.
+  if (process.env.FLOOR_PROBE_SNAPSHOT) v8.writeHeapSnapshot(process.env.FLOOR_PROBE_SNAPSHOT);
   writeFileSync(out, JSON.stringify({ before, after, modules: loaded }));
 });
