@@ -21,7 +21,7 @@ use std::collections::HashMap;
 use std::fmt::Debug;
 use std::io::BufRead;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 use widget::{Context, Widget};
 
@@ -111,17 +111,35 @@ async fn main() {
                 controller = controller.owns(configmaps, watcher::Config::default());
             }
             let context = Arc::new(Context { client, recorder: Recorder::default() });
+            // Errors go to stderr, which the bench keeps for its failure messages.
             let running = controller
                 .run(widget::reconcile, widget::error_policy, context.clone())
-                .for_each(|_| std::future::ready(()));
+                .for_each(|result| {
+                    if let Err(error) = result {
+                        eprintln!("controller: {error}");
+                    }
+                    std::future::ready(())
+                });
             tokio::spawn(running);
-            reader.wait_until_ready().await.unwrap_or_else(|e| fail(e));
+            wait_until_ready(&reader).await;
             send(json!({"ev": "ready", "at": now_us(), "startupMs": process_start.elapsed().as_secs_f64() * 1000.0}));
             while let Some(cmd) = commands.recv().await {
                 context.recorder.command(&cmd);
             }
         }
         mode => fail(format!("unknown mode {mode:?}")),
+    }
+}
+
+/// The store's readiness is a oneshot receiver that wakes only the last task to poll it, and
+/// the controller's runner polls it too: so ask again every 5 ms rather than wait for a wake-up.
+async fn wait_until_ready<K: Resource<DynamicType = ()> + Clone>(reader: &reflector::Store<K>) {
+    loop {
+        match tokio::time::timeout(Duration::from_millis(5), reader.wait_until_ready()).await {
+            Ok(Ok(())) => return,
+            Ok(Err(e)) => fail(e),
+            Err(_) => {}
+        }
     }
 }
 

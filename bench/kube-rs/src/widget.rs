@@ -62,7 +62,11 @@ async fn apply(widget: &Widget, ns: &str, name: &str, client: &Client) -> Result
         metadata: ObjectMeta {
             name: Some(format!("{name}-child")),
             namespace: Some(ns.to_owned()),
-            owner_references: widget.controller_owner_ref(&()).map(|owner| vec![owner]),
+            // controller_owner_ref leaves blockOwnerDeletion unset; the other peers set it.
+            owner_references: widget.controller_owner_ref(&()).map(|mut owner| {
+                owner.block_owner_deletion = Some(true);
+                vec![owner]
+            }),
             ..Default::default()
         },
         data: Some(BTreeMap::from([
