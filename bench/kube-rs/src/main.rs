@@ -110,7 +110,10 @@ async fn main() {
                 let configmaps: Api<ConfigMap> = Api::namespaced(client.clone(), &namespace);
                 controller = controller.owns(configmaps, watcher::Config::default());
             }
-            let context = Arc::new(Context { client, recorder: Recorder::default() });
+            let context = Arc::new(Context {
+                client,
+                recorder: Recorder::default(),
+            });
             // Errors go to stderr, which the bench keeps for its failure messages.
             let running = controller
                 .run(widget::reconcile, widget::error_policy, context.clone())

@@ -14,7 +14,9 @@ pub fn send(event: Value) {
 }
 
 pub fn now_us() -> i64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_micros() as i64)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_micros() as i64)
 }
 
 fn rusage() -> libc::rusage {
@@ -34,7 +36,11 @@ pub fn cpu_us() -> i64 {
 
 fn rss() -> i64 {
     let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
-    let resident: i64 = statm.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let resident: i64 = statm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
     // SAFETY: sysconf has no preconditions.
     resident * unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as i64
 }

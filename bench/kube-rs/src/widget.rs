@@ -16,7 +16,13 @@ const WRITTEN_AT: &str = "bench.nestor.dev/written-at";
 const FIELD_MANAGER: &str = "bench";
 
 #[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]
-#[kube(group = "bench.nestor.dev", version = "v1", kind = "Widget", namespaced, status = "WidgetStatus")]
+#[kube(
+    group = "bench.nestor.dev",
+    version = "v1",
+    kind = "Widget",
+    namespaced,
+    status = "WidgetStatus"
+)]
 pub struct WidgetSpec {
     #[serde(default)]
     pub size: i64,
@@ -77,13 +83,20 @@ async fn apply(widget: &Widget, ns: &str, name: &str, client: &Client) -> Result
     };
     let configmaps: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
     configmaps
-        .patch(&format!("{name}-child"), &PatchParams::apply(FIELD_MANAGER).force(), &Patch::Apply(&child))
+        .patch(
+            &format!("{name}-child"),
+            &PatchParams::apply(FIELD_MANAGER).force(),
+            &Patch::Apply(&child),
+        )
         .await?;
     let status = serde_json::json!({
         "status": {"observedGeneration": widget.metadata.generation.unwrap_or(0), "phase": "Ready"}
     });
     let widgets: Api<Widget> = Api::namespaced(client.clone(), ns);
-    let params = PatchParams { field_manager: Some(FIELD_MANAGER.into()), ..Default::default() };
+    let params = PatchParams {
+        field_manager: Some(FIELD_MANAGER.into()),
+        ..Default::default()
+    };
     widgets.patch_status(name, &params, &Patch::Merge(&status)).await?;
     Ok(())
 }
