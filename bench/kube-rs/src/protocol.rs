@@ -30,6 +30,8 @@ fn rusage() -> libc::rusage {
 
 pub fn cpu_us() -> i64 {
     let ru = rusage();
+    // time_t and suseconds_t are i64 on 64-bit Linux only.
+    #[allow(clippy::unnecessary_cast)]
     let us = |t: libc::timeval| t.tv_sec as i64 * 1_000_000 + t.tv_usec as i64;
     us(ru.ru_utime) + us(ru.ru_stime)
 }
@@ -87,12 +89,12 @@ impl Recorder {
     pub fn start(&self, key: &str, written_at: Option<&str>, at: i64) {
         let mut s = self.0.lock().unwrap();
         s.in_flight += 1;
-        if let Some(w) = written_at.filter(|w| !w.is_empty()) {
-            if s.last_seen.get(key).map(String::as_str) != Some(w) {
-                s.last_seen.insert(key.to_owned(), w.to_owned());
-                if let Ok(t) = w.parse::<i64>() {
-                    s.latencies.push(at - t);
-                }
+        if let Some(w) = written_at.filter(|w| !w.is_empty())
+            && s.last_seen.get(key).map(String::as_str) != Some(w)
+        {
+            s.last_seen.insert(key.to_owned(), w.to_owned());
+            if let Ok(t) = w.parse::<i64>() {
+                s.latencies.push(at - t);
             }
         }
     }
