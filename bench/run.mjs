@@ -31,6 +31,7 @@ import {
   sleep,
   widgetsPath,
 } from './lib/common.mjs';
+import { cargoCommand, crateVersion, ensureKubeRsOperator } from './lib/cargo-build.mjs';
 import { controllerRuntimeVersion, ensureGoOperator, goCommand } from './lib/go-build.mjs';
 import { runCharts, writeCharts } from './lib/report-charts.mjs';
 import { IMPL_LABELS, renderTables, summarize } from './lib/report.mjs';
@@ -49,9 +50,10 @@ const here = dirname(fileURLToPath(import.meta.url));
 const ALL_IMPLS = ['nestor', 'nestor-nest', 'client-node', 'controller-runtime', 'apiserver'];
 /**
  * Run only when named: Nestor and controller-runtime told to use JSON, not protobuf, for built-in kinds;
- * Nestor from another checkout (NESTOR_BEFORE), for before/after comparisons in one run.
+ * Nestor from another checkout (NESTOR_BEFORE), for before/after comparisons in one run;
+ * kube-rs (bench/kube-rs, a ~10 min first build on 2 cores).
  */
-const OPTIONAL_IMPLS = ['nestor-json', 'controller-runtime-json', 'nestor-before', 'nestor-nest-before'];
+const OPTIONAL_IMPLS = ['nestor-json', 'controller-runtime-json', 'nestor-before', 'nestor-nest-before', 'kube-rs'];
 const NODE_IMPLS = ['nestor', 'nestor-json', 'nestor-nest', 'client-node', 'nestor-before', 'nestor-nest-before'];
 const DEFAULT_NODE_FLAGS = OPERATOR_NODE_OPTIONS;
 
@@ -259,6 +261,13 @@ function machine(kubernetes) {
   const cpuinfo = readFileSync('/proc/cpuinfo', 'utf8');
   const model = /^model name\s*:\s*(.*)$/m.exec(cpuinfo)?.[1] ?? os.cpus()[0]?.model ?? 'unknown';
   const go = spawnSync(goCommand(), ['version'], { encoding: 'utf8' }).stdout?.trim();
+  const kubeRs = config.impls.includes('kube-rs')
+    ? {
+        rustc: spawnSync(cargoCommand().replace(/cargo$/, 'rustc'), ['--version'], { encoding: 'utf8' }).stdout?.trim(),
+        kubeRs: crateVersion('kube'),
+        k8sOpenapi: crateVersion('k8s-openapi'),
+      }
+    : {};
   const clientNode = JSON.parse(
     readFileSync(join(here, '..', 'node_modules', '@kubernetes', 'client-node', 'package.json'), 'utf8'),
   ).version;
@@ -271,6 +280,7 @@ function machine(kubernetes) {
     kubernetes,
     go,
     controllerRuntime: controllerRuntimeVersion(),
+    ...kubeRs,
     clientNode,
     loadAverageAtStart: os.loadavg().map((l) => Number(l.toFixed(2))),
   };
@@ -280,6 +290,7 @@ function machine(kubernetes) {
 
 let load; // the load generator's transport
 let goBinary;
+let kubeRsBinary;
 
 const controlPlaneCpu = () => env.pids.reduce((sum, pid) => sum + processCpuSeconds(pid), 0);
 
@@ -305,6 +316,7 @@ async function startOperator(impl, namespace, mode, profileName, extraArgs = [])
     mode,
     workers: config.workers,
     goBinary,
+    kubeRsBinary,
     nodeFlags: config.nodeFlags,
     extraArgs,
     ...(profileName && NODE_IMPLS.includes(impl)
@@ -775,7 +787,9 @@ function machineLine() {
   const m = doc.machine;
   return (
     `${m.nproc} × ${m.cpuModel}, ${m.memoryGiB} GiB RAM, ${m.kernel}; Node ${m.node}, Kubernetes ${m.kubernetes}, ` +
-    `${m.go}, controller-runtime ${m.controllerRuntime}, client-node ${m.clientNode}; ` +
+    `${m.go}, controller-runtime ${m.controllerRuntime}, ` +
+    (m.kubeRs ? `${m.rustc}, kube ${m.kubeRs}, k8s-openapi ${m.k8sOpenapi}, ` : '') +
+    `client-node ${m.clientNode}; ` +
     `load average at start ${m.loadAverageAtStart?.join(' ')}, at end ${m.loadAverageAtEnd?.join(' ') ?? '?'}`
   );
 }
@@ -803,6 +817,7 @@ try {
   log(`config: ${JSON.stringify(config)}`);
   if (config.impls.some((impl) => impl.startsWith('controller-runtime')))
     goBinary = await ensureGoOperator({ onProgress: log });
+  if (config.impls.includes('kube-rs')) kubeRsBinary = await ensureKubeRsOperator({ onProgress: log });
   if (config.profile) await mkdir(profileDir, { recursive: true });
   env = await TestEnvironment.start({
     useExistingCluster: false,

@@ -35,8 +35,8 @@ export function killAllChildren() {
 export class OperatorProcess {
   /**
    * @param impl 'nestor' | 'nestor-json' | 'nestor-nest' | 'client-node' | 'apiserver' | 'controller-runtime' | 'controller-runtime-json'
-   *   | 'nestor-before' | 'nestor-nest-before' (NESTOR_BEFORE) | 'nestor-fleet' | 'multicluster-runtime' (bench/fleet.mjs)
-   * @param options { kubeconfig, namespace, mode, workers, goBinary, profile (a .cpuprofile path; Node only), nodeFlags (Node only),
+   *   | 'nestor-before' | 'nestor-nest-before' (NESTOR_BEFORE) | 'nestor-fleet' | 'multicluster-runtime' (bench/fleet.mjs) | 'kube-rs'
+   * @param options { kubeconfig, namespace, mode, workers, goBinary, kubeRsBinary, profile (a .cpuprofile path; Node only), nodeFlags (Node only),
    *   script (the Node program instead of bench/operators/<impl>.mjs), extraArgs,
    *   args (the whole argument list instead of --kubeconfig, --namespace, --mode, --workers and extraArgs) }
    */
@@ -61,6 +61,9 @@ export class OperatorProcess {
         args.map((a) => (a.startsWith('--') ? a.slice(1) : a)),
         { stdio: ['pipe', 'pipe', 'pipe'] },
       );
+    } else if (impl === 'kube-rs') {
+      // tokio's runtime uses every core, as Go's.
+      child = spawn(options.kubeRsBinary, args, { stdio: ['pipe', 'pipe', 'pipe'] });
     } else {
       // A profile covers the measured window only (bench/operators/protocol.mjs).
       if (options.profile) args.push('--profile', options.profile);

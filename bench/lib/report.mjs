@@ -11,6 +11,7 @@ export const IMPL_LABELS = {
   'client-node': 'client-node informer',
   'controller-runtime': 'controller-runtime (Go)',
   'controller-runtime-json': 'controller-runtime (Go), JSON',
+  'kube-rs': 'kube-rs (Rust)',
   apiserver: 'API server alone',
   'nestor-http2': 'Nestor, HTTP/2 offered',
   'controller-runtime-http2': 'controller-runtime (Go), HTTP/2 offered',
@@ -78,6 +79,7 @@ export function renderTables(doc) {
     'client-node',
     'controller-runtime',
     'controller-runtime-json',
+    'kube-rs',
     'apiserver',
   ];
   const byImpl = (entries) => implOrder.map((impl) => entries.find((e) => e.impl === impl)).filter(Boolean);

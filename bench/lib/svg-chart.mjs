@@ -9,6 +9,7 @@ const KNOWN = {
   nestor: '#2563eb',
   'nestor-nest': '#7c3aed',
   'controller-runtime': '#ea580c',
+  'kube-rs': '#b91c1c',
   apiserver: '#6b7280',
 };
 const PALETTE = ['#059669', '#db2777', '#0891b2', '#ca8a04', '#4b5563'];
