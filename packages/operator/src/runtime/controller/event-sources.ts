@@ -61,7 +61,22 @@ export const MAPPER_TIMEOUT_MS = 30_000;
 export interface ExternalSource {
   name: string;
   stream: Observable<ObjectRef | ObjectRef[]>;
+  /**
+   * For a source fed by informers of other caches (a watch of member clusters): given the
+   * controller's `note` when it subscribes, called with each key the stream is about to
+   * emit, so that the run waits for those caches as for its own (see EventVersions).
+   * @internal
+   */
+  noteWith?(note: SourceNote): void;
 }
+
+/** @internal A key a source queues, the event's informer and object, and who serves reads of that kind there. */
+export type SourceNote = (
+  key: string,
+  informer: Informer<KubeObject>,
+  object: KubeObject,
+  readers: (resource: ResourceDescriptor, namespace: string | undefined) => readonly Informer<KubeObject>[],
+) => void;
 
 /** What went wrong in one stream; the event is skipped or the source subscribed again. */
 export interface StreamFault {
@@ -312,7 +327,7 @@ function requestKeys(name: string, refs: unknown, report: FaultReporter): string
   return keys;
 }
 
-function isObjectRef(value: unknown): value is ObjectRef {
+export function isObjectRef(value: unknown): value is ObjectRef {
   if (typeof value !== 'object' || value === null) return false;
   const { name, namespace } = value as { name?: unknown; namespace?: unknown };
   return typeof name === 'string' && name !== '' && (namespace === undefined || typeof namespace === 'string');

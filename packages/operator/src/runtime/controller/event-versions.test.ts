@@ -109,6 +109,25 @@ describe('EventVersions', () => {
     stop();
   });
 
+  it("waits for another cache's readers when the event came from there (a member cluster's)", async () => {
+    const { all, inNs, versions, stop } = await twoInformers();
+    const never = new AbortController().signal;
+    const member = await informerAt10();
+    const memberReader = await informerAt10('ns');
+    const memberReaders = () => [member.informer, memberReader.informer];
+    versions.note('ns/app', member.informer, cm('11'), memberReaders);
+    const waiting = versions.catchUp('ns/app', never);
+    assert.equal(await state(waiting), 'pending', "the member's other informer is at 10");
+    all.stream.push('MODIFIED', cm('11'));
+    inNs.stream.push('MODIFIED', cm('11'));
+    assert.equal(await state(waiting), 'pending', "the controller's own caches say nothing of the member's");
+    memberReader.stream.push('MODIFIED', cm('11'));
+    assert.deepEqual(await state(waiting), { outcome: 'reached' });
+    stop();
+    member.informer.stop();
+    memberReader.informer.stop();
+  });
+
   it('gives up after its bound, says which cache is behind, and keeps the event for the next run', async () => {
     const { all, inNs, clock, versions, stop } = await twoInformers(1000);
     versions.note('ns/app', inNs.informer, cm('11'));

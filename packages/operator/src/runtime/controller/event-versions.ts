@@ -22,10 +22,15 @@ import { compareResourceVersions } from '../cache/resource-version.js';
 // Cost: per event, one map entry for its queued key (about 85 bytes while the key waits);
 // per run, two map lookups, and a wait only when a reader is behind.
 
-/** An event that queued a key: the informer it came from, its object's namespace, the newest resourceVersion. */
+/**
+ * An event that queued a key: the informer it came from, its object's namespace, the newest
+ * resourceVersion, and the informers that serve reads of that kind where it is (another
+ * cluster's cache for a member cluster's event; the controller's own when undefined).
+ */
 interface Origin {
   readonly informer: Informer<KubeObject>;
   readonly namespace: string | undefined;
+  readonly readers?: ReadersOf;
   resourceVersion: string;
 }
 
@@ -71,11 +76,19 @@ export class EventVersions {
     return (key, object) => this.note(key, informer, object);
   }
 
-  /** An event of `informer` about `object` queued `key`. */
-  note(key: string, informer: Informer<KubeObject>, object: KubeObject): void {
+  /**
+   * An event of `informer` about `object` queued `key`; `readers`: who serves reads of its
+   * kind where the informer is, when not the controller's own cache (a member cluster's).
+   */
+  note(key: string, informer: Informer<KubeObject>, object: KubeObject, readers?: ReadersOf): void {
     const resourceVersion = object.metadata?.resourceVersion;
     if (!resourceVersion) return;
-    this.add(key, { informer, namespace: object.metadata?.namespace, resourceVersion });
+    this.add(key, {
+      informer,
+      namespace: object.metadata?.namespace,
+      resourceVersion,
+      ...(readers ? { readers } : {}),
+    });
   }
 
   /**
@@ -100,7 +113,7 @@ export class EventVersions {
     if (informer && given) origins.push({ informer, namespace: object!.metadata!.namespace, resourceVersion: given });
     const behind: Array<{ origin: Origin; reader: Informer<KubeObject> }> = [];
     for (const origin of origins) {
-      for (const reader of this.options.readers(origin.informer.resource, origin.namespace)) {
+      for (const reader of (origin.readers ?? this.options.readers)(origin.informer.resource, origin.namespace)) {
         if (reader !== origin.informer && !reader.reached(origin.resourceVersion)) behind.push({ origin, reader });
       }
     }

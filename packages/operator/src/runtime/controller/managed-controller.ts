@@ -271,6 +271,7 @@ export class ManagedController<T extends KubeObject = KubeObject> {
     }
     sources.forEach((source, i) => {
       const named = 'stream' in source ? source : { name: `source ${i + 1}`, stream: source };
+      named.noteWith?.((key, informer, object, readers) => this.versions.note(key, informer, object, readers));
       this.feed(named.name, externalKeys(named, report));
     });
   }

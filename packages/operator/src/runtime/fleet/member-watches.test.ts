@@ -21,12 +21,40 @@ function engagedMember(name: string) {
   const informer = { events$, list: () => [], filling: false } as unknown as Informer<KubeObject>;
   const member = {
     name,
-    cluster: { informers: { keepOf: () => undefined, acquire: () => ({ informer, release() {} }) } },
+    cluster: {
+      informers: { keepOf: () => undefined, acquire: () => ({ informer, release() {} }), readersOf: () => [informer] },
+    },
   } as unknown as Member;
-  return { member, events$ };
+  return { member, events$, informer };
 }
 
 describe('a watch of a kind in member clusters', () => {
+  it("notes each key's event with the member's cache before it queues the key", () => {
+    const { member, events$, informer } = engagedMember('east');
+    const source = memberWatch(
+      { engaged: () => [member], changes$: NEVER },
+      {
+        resource: Secrets,
+        clusters: 'members',
+        map: (object) => ({ namespace: 'ns', name: `for-${object.metadata!.name!}` }),
+      },
+      silentLogger,
+    );
+    const order: string[] = [];
+    source.noteWith!((key, from, object, readers) => {
+      assert.equal(from, informer);
+      assert.deepEqual(readers(Secrets, 'ns'), [informer], "the member's readers, not the controller's");
+      order.push(`noted ${key} at ${object.metadata!.resourceVersion!}`);
+    });
+    const subscription = source.stream.subscribe((refs) => order.push(`queued ${JSON.stringify(refs)}`));
+    events$.next({
+      type: 'added',
+      object: { ...secret('a'), metadata: { name: 'a', namespace: 'ns', resourceVersion: '7' } },
+    });
+    assert.deepEqual(order, ['noted ns/for-a at 7', 'queued [{"namespace":"ns","name":"for-a"}]']);
+    subscription.unsubscribe();
+  });
+
   it('names the member, and awaits an async mapper at most MAPPERS_IN_FLIGHT at once', async () => {
     const { member, events$ } = engagedMember('east');
     const pending: Array<() => void> = [];

@@ -1,15 +1,18 @@
-import { type KubeObject, type ObjectRef, resourceName, type RuntimeLogger } from '@nestor/core';
+import { keyOf, type KubeObject, type ObjectRef, resourceName, type RuntimeLogger } from '@nestor/core';
 import { Observable } from '../rx.js';
 import type { InformerHandle } from '../cache/informer-cache.js';
 import { decideKeep, watchedKind } from '../cache/keep-choice.js';
 import { selectsMember } from '../controller/cluster-selection.js';
 import {
   type ExternalSource,
+  isObjectRef,
   type Mapped,
   mappedEvents,
+  type SourceNote,
   type StreamFault,
   type WatchSource,
 } from '../controller/event-sources.js';
+import type { ReadersOf } from '../controller/event-versions.js';
 import type { ResourceEvent } from '../controller/predicates.js';
 import type { Member } from './member.js';
 
@@ -31,6 +34,8 @@ export function memberWatch(
   log: RuntimeLogger,
 ): ExternalSource {
   const name = `watches ${resourceName(watch.resource)} in member clusters`;
+  /** The controller's note of each key's event: its run waits for the member's cache too. */
+  let note: SourceNote | undefined;
   const stream = new Observable<ObjectRef[]>((subscriber) => {
     const held = new Map<Member, () => void>();
     const follow = (member: Member) => {
@@ -54,10 +59,16 @@ export function memberWatch(
         );
       // As a controller's own watch: predicates, then the mapper, up to MAPPERS_IN_FLIGHT at once.
       const seen = (event: ResourceEvent<KubeObject>) => ({ ...event, cluster: member.name });
-      const refs = (mapped: Mapped) => (!mapped ? [] : [Array.isArray(mapped) ? mapped : [mapped]]);
-      const subscriptions = handles.map((handle) =>
-        mappedEvents(name, handle.informer, watch, report, seen, refs).subscribe((mapped) => subscriber.next(mapped)),
-      );
+      const readers: ReadersOf = (kind, namespace) => cluster.informers.readersOf(kind, namespace);
+      const subscriptions = handles.map(({ informer }) => {
+        const refs = (mapped: Mapped, object: KubeObject) => {
+          if (!mapped) return [];
+          const list = Array.isArray(mapped) ? mapped : [mapped];
+          if (note) for (const ref of list) if (isObjectRef(ref)) note(keyOf(ref), informer, object, readers);
+          return [list];
+        };
+        return mappedEvents(name, informer, watch, report, seen, refs).subscribe((list) => subscriber.next(list));
+      });
       held.set(member, () => {
         for (const subscription of subscriptions) subscription.unsubscribe();
         for (const handle of handles) handle.release();
@@ -74,5 +85,5 @@ export function memberWatch(
       for (const member of [...held.keys()]) drop(member);
     };
   });
-  return { name, stream };
+  return { name, stream, noteWith: (given) => void (note = given) };
 }
