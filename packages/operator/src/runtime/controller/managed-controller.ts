@@ -165,9 +165,8 @@ export class ManagedController<T extends KubeObject = KubeObject> {
   }
 
   /**
-   * The objects of the owned kinds in their informers whose controller owner is `owner` (by
-   * UID): skeletons (key, resourceVersion, labels, owner references) for a kind watched for
-   * events only.
+   * The owned kinds' cached objects whose controller owner is `owner` (by UID): skeletons
+   * (key, resourceVersion, labels, owner references) for a kind watched for events only.
    */
   childrenOf(owner: KubeObject): Array<{ resource: ResourceDescriptor; object: KubeObject }> {
     return this.owned.childrenOf(owner);
