@@ -4,13 +4,11 @@
 // the process resolves, ES or CommonJS; process.moduleLoadList names Node's own modules.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { TestEnvironment } from '@nestor/testing';
 
-const NS = `floor-${randomBytes(3).toString('hex')}`;
 const PACKAGE = fileURLToPath(new URL('../../', import.meta.url));
 
 // Run from the package, so that '@nestor/operator/runtime' is the entry a user imports.
@@ -42,19 +40,15 @@ interface Loaded {
 }
 
 let env: TestEnvironment;
+let ns: string;
 
 before(async () => {
   env = await TestEnvironment.start();
-  await env.client.request('POST', '/api/v1/namespaces', {
-    apiVersion: 'v1',
-    kind: 'Namespace',
-    metadata: { name: NS },
-  });
+  ns = await env.createNamespace('floor');
 });
 
 after(async () => {
-  await env.client.request('DELETE', `/api/v1/namespaces/${NS}`).catch(() => undefined);
-  await env.stop();
+  await env.stop(); // deletes the namespace
 });
 
 async function started(options: Record<string, unknown>): Promise<Loaded> {
@@ -63,7 +57,7 @@ async function started(options: Record<string, unknown>): Promise<Loaded> {
     env: {
       PATH: process.env['PATH'],
       KUBECONFIG: env.kubeconfigPath,
-      FLOOR_NAMESPACE: NS,
+      FLOOR_NAMESPACE: ns,
       FLOOR_OPTIONS: JSON.stringify(options),
     },
   });
@@ -114,7 +108,7 @@ describe('an operator loads what its options use', () => {
   });
 
   it('sharded: loads the shard coordinator it uses', async () => {
-    const { loaded } = await started({ leaderElection: { id: `floor-${NS}`, namespace: NS }, sharding: true });
+    const { loaded } = await started({ leaderElection: { id: `floor-${ns}`, namespace: ns }, sharding: true });
     assert.ok(
       matching(loaded, /\/sharding\/shard-coordinator\.js$/).length,
       'the coordinator, loaded at createOperator',
