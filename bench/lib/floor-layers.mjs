@@ -4,6 +4,19 @@
 
 const CACHE_POOLS = `{ group: 'floor.nestor.dev', version: 'v1alpha1', kind: 'CachePool', plural: 'cachepools', namespaced: true }`;
 
+/** An idle application context of an empty module, after `imports`. */
+function emptyNestContext(imports) {
+  return `import 'reflect-metadata';
+import { Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+${imports}class Empty {}
+Reflect.decorate([Module({})], Empty);
+const app = await NestFactory.createApplicationContext(Empty);
+app.enableShutdownHooks();
+setInterval(() => {}, 1 << 30);
+`;
+}
+
 /** [key, label, file under dist/floor-layers/, its source (none: the app's own file), reference?] */
 export const LAYERS = [
   ['bare', 'Node alone', 'bare.js', `setInterval(() => {}, 1 << 30);\n`],
@@ -11,30 +24,13 @@ export const LAYERS = [
     'nest',
     '+ Nest: an application context, empty module (@nestjs/core, @nestjs/common, rxjs)',
     'nest-context.js',
-    `import 'reflect-metadata';
-import { Module } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
-class Empty {}
-Reflect.decorate([Module({})], Empty);
-const app = await NestFactory.createApplicationContext(Empty);
-app.enableShutdownHooks();
-setInterval(() => {}, 1 << 30);
-`,
+    emptyNestContext(''),
   ],
   [
     'nest-import',
     '+ import @nestor/operator (nothing started)',
     'nest-context-import.js',
-    `import 'reflect-metadata';
-import { Module } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
-import '@nestor/operator';
-class Empty {}
-Reflect.decorate([Module({})], Empty);
-const app = await NestFactory.createApplicationContext(Empty);
-app.enableShutdownHooks();
-setInterval(() => {}, 1 << 30);
-`,
+    emptyNestContext("import '@nestor/operator';\n"),
   ],
   [
     'nest-operator',
