@@ -1,6 +1,13 @@
 // A scripted stand-in for the Transport in unit tests of watch() and the informer: the test
 // answers each LIST and drives each WATCH stream by hand.
-import { KubeApiError, type ObjectTooDeepError, type Query, type RequestOptions, type KubeObject } from '@nestor/core';
+import {
+  KubeApiError,
+  type KubeObject,
+  type ObjectTooDeepError,
+  type Query,
+  type RequestOptions,
+  type ResourceDescriptor,
+} from '@nestor/core';
 import type { WatchTransport } from '../runtime/watch/watch-options.js';
 
 export interface FakeList {
@@ -8,6 +15,20 @@ export interface FakeList {
   metadata: { resourceVersion?: string; continue?: string };
   /** Items the protobuf decoder refused, as a protobuf page reports them. */
   refused?: ObjectTooDeepError[];
+}
+
+/** The kind these tests list and watch. */
+export const ConfigMaps: ResourceDescriptor<KubeObject> = {
+  group: '',
+  version: 'v1',
+  kind: 'ConfigMap',
+  plural: 'configmaps',
+  namespaced: true,
+};
+
+/** A LIST page at `resourceVersion`, with a continue token when more pages follow. */
+export function fakeList(resourceVersion: string, items: KubeObject[], continueToken?: string): FakeList {
+  return { items, metadata: { resourceVersion, ...(continueToken ? { continue: continueToken } : {}) } };
 }
 
 /** One WATCH request: the test pushes its events and ends or breaks it. */

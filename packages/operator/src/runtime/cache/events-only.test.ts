@@ -1,18 +1,16 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { type KubeObject, ManualClock, type ResourceDescriptor } from '@nestor/core';
-import { FakeWatchTransport, flush, object, type FakeList } from '../../test-support/fake-watch-transport.js';
+import { type KubeObject, ManualClock } from '@nestor/core';
+import {
+  FakeWatchTransport,
+  flush,
+  object,
+  ConfigMaps,
+  fakeList as list,
+} from '../../test-support/fake-watch-transport.js';
 import { Informer, OWNER_INDEX, type InformerEvent } from './informer.js';
 import { InformerCache } from './informer-cache.js';
 import { replayThenFollow } from '../controller/event-sources.js';
-
-const ConfigMaps: ResourceDescriptor<KubeObject> = {
-  group: '',
-  version: 'v1',
-  kind: 'ConfigMap',
-  plural: 'configmaps',
-  namespaced: true,
-};
 
 /** A child of owner `o` (uid `u`) with data, as an owned ConfigMap is. */
 const child = (name: string, rv: string, owner = 'o') => ({
@@ -25,8 +23,6 @@ const child = (name: string, rv: string, owner = 'o') => ({
   }),
   data: { payload: 'z'.repeat(100) },
 });
-
-const list = (resourceVersion: string, items: KubeObject[]): FakeList => ({ items, metadata: { resourceVersion } });
 
 function record(informer: Informer<KubeObject>): string[] {
   const seen: string[] = [];

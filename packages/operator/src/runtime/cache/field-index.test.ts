@@ -1,16 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { KubeObject, ResourceDescriptor } from '@nestor/core';
-import { FakeWatchTransport, object } from '../../test-support/fake-watch-transport.js';
+import type { KubeObject } from '@nestor/core';
+import { FakeWatchTransport, object, ConfigMaps } from '../../test-support/fake-watch-transport.js';
 import { InformerCache } from './informer-cache.js';
-
-const ConfigMaps: ResourceDescriptor<KubeObject> = {
-  group: '',
-  version: 'v1',
-  kind: 'ConfigMap',
-  plural: 'configmaps',
-  namespaced: true,
-};
 
 /** An app naming its Secret in a label (the fake's objects carry metadata only). */
 const app = (name: string, secret: string | undefined, namespace = 'ns') =>

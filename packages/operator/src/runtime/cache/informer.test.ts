@@ -1,17 +1,16 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { FakeWatchTransport, flush, object, type FakeList } from '../../test-support/fake-watch-transport.js';
+import {
+  FakeWatchTransport,
+  flush,
+  object,
+  ConfigMaps,
+  fakeList as list,
+} from '../../test-support/fake-watch-transport.js';
 import { Informer, NAMESPACE_INDEX, OWNER_INDEX, type InformerEvent } from './informer.js';
 import { InformerCache } from './informer-cache.js';
 import { type KubeObject, ManualClock, type ResourceDescriptor } from '@nestor/core';
 
-const ConfigMaps: ResourceDescriptor<KubeObject> = {
-  group: '',
-  version: 'v1',
-  kind: 'ConfigMap',
-  plural: 'configmaps',
-  namespaced: true,
-};
 const Nodes: ResourceDescriptor<KubeObject> = {
   group: '',
   version: 'v1',
@@ -22,10 +21,6 @@ const Nodes: ResourceDescriptor<KubeObject> = {
 
 const owned = (name: string, rv: string, uid: string, namespace = 'ns') =>
   object(name, rv, { namespace, ownerReferences: [{ apiVersion: 'v1', kind: 'X', name: 'o', uid, controller: true }] });
-
-function list(resourceVersion: string, items: KubeObject[]): FakeList {
-  return { items, metadata: { resourceVersion } };
-}
 
 describe('Informer', () => {
   it('keeps the store, the built-in indexes and a custom index up to date, and emits after the store changed', async () => {

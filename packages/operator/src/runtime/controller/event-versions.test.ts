@@ -1,17 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { type KubeObject, ManualClock, type ResourceDescriptor } from '@nestor/core';
-import { FakeWatchTransport, flush, object, type FakeStream } from '../../test-support/fake-watch-transport.js';
+import { ManualClock } from '@nestor/core';
+import {
+  FakeWatchTransport,
+  flush,
+  object,
+  type FakeStream,
+  ConfigMaps,
+} from '../../test-support/fake-watch-transport.js';
 import { Informer } from '../cache/informer.js';
 import { EventVersions, type CatchUp } from './event-versions.js';
-
-const ConfigMaps: ResourceDescriptor<KubeObject> = {
-  group: '',
-  version: 'v1',
-  kind: 'ConfigMap',
-  plural: 'configmaps',
-  namespaced: true,
-};
 
 /** A synced informer at resourceVersion 10 and its watch stream. */
 async function informerAt10(namespace?: string): Promise<{ informer: Informer; stream: FakeStream }> {

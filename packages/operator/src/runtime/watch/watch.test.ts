@@ -1,23 +1,17 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { KubeApiError, type KubeObject, ManualClock, ObjectTooDeepError, type ResourceDescriptor } from '@nestor/core';
-import { FakeWatchTransport, flush, object, type FakeList } from '../../test-support/fake-watch-transport.js';
+import { KubeApiError, type KubeObject, ManualClock, ObjectTooDeepError } from '@nestor/core';
+import {
+  FakeWatchTransport,
+  flush,
+  object,
+  ConfigMaps,
+  fakeList as list,
+} from '../../test-support/fake-watch-transport.js';
 import { watch } from './watch.js';
 import type { WatchEvent } from './watch-event.js';
 import type { WatchErrorInfo, WatchOptions } from './watch-options.js';
 import { createWatchStats } from './watch-stats.js';
-
-const ConfigMaps: ResourceDescriptor<KubeObject> = {
-  group: '',
-  version: 'v1',
-  kind: 'ConfigMap',
-  plural: 'configmaps',
-  namespaced: true,
-};
-
-function list(resourceVersion: string, items: KubeObject[], continueToken?: string): FakeList {
-  return { items, metadata: { resourceVersion, ...(continueToken ? { continue: continueToken } : {}) } };
-}
 
 function start(options: WatchOptions = {}) {
   const transport = new FakeWatchTransport();
