@@ -108,15 +108,16 @@ export class EventVersions {
     const held = this.byKey.get(key);
     if (held !== undefined) this.byKey.delete(key);
     if (object === null) return undefined; // deleted: no run, nothing to wait for
-    const origins: Origin[] = held === undefined ? [] : held instanceof Map ? [...held.values()] : [held];
-    const given = object?.metadata?.resourceVersion;
-    if (informer && given) origins.push({ informer, namespace: object!.metadata!.namespace, resourceVersion: given });
     const behind: Array<{ origin: Origin; reader: Informer<KubeObject> }> = [];
-    for (const origin of origins) {
+    const check = (origin: Origin) => {
       for (const reader of (origin.readers ?? this.options.readers)(origin.informer.resource, origin.namespace)) {
         if (reader !== origin.informer && !reader.reached(origin.resourceVersion)) behind.push({ origin, reader });
       }
-    }
+    };
+    if (held instanceof Map) held.forEach(check);
+    else if (held !== undefined) check(held);
+    const given = object?.metadata?.resourceVersion;
+    if (informer && given) check({ informer, namespace: object!.metadata!.namespace, resourceVersion: given });
     if (behind.length === 0) return undefined;
     return this.wait(key, behind, signal);
   }
