@@ -90,7 +90,7 @@ const doc = {
     // The code under attack: the last commit that changed packages/.
     packagesCommit: `${git('log', '-1', '--format=%h', '--', '../packages')}${git('status', '--porcelain', '--', '../packages') ? '+dirty' : ''}`,
   },
-  config: { quick: opts.quick, impls, only: only ?? null, nodeFlags: [OPERATOR_NODE_OPTIONS] },
+  config: { quick: opts.quick, impls, only: only ?? null, nodeFlags: OPERATOR_NODE_OPTIONS.split(/\s+/) },
   runs: [],
   skipped: [],
 };
@@ -133,7 +133,7 @@ try {
             goBinary,
             quick: opts.quick,
             log,
-            nodeFlags: [OPERATOR_NODE_OPTIONS],
+            nodeFlags: OPERATOR_NODE_OPTIONS.split(/\s+/),
           });
           doc.runs.push(run);
           const legit = run.legit;

@@ -75,6 +75,7 @@ const { values: opts } = parseArgs({
     'budget-min': { type: 'string' },
     profile: { type: 'boolean', default: false },
     'node-flags': { type: 'string' },
+    'before-node-flags': { type: 'string' },
     'webhook-rates': { type: 'string' },
     'webhook-seconds': { type: 'string' },
     'webhook-concurrency': { type: 'string', default: '64' },
@@ -113,6 +114,8 @@ if (opts.help) {
                            (bench/results/profiles; summarize with node bench/profile.mjs FILE)
   --node-flags=FLAGS       V8/Node flags of the Node operators (default "${DEFAULT_NODE_FLAGS}", as the
                            Deployment that nestor manifests writes; "" for Node's defaults)
+  --before-node-flags=FLAGS  the -before implementations' flags instead (NESTOR_BEFORE may name this
+                           checkout: the same build under two sets of flags, in turns)
   --webhook-rates LIST     webhooks: reviews/s posted to each server, open loop (default 500,1000,2000; then
                            a closed-loop maximum); a rate not held ends the series
   --webhook-seconds N      webhooks: length of each measured run (default 10; quick 5)
@@ -168,6 +171,8 @@ const config = {
   profile: opts.profile,
   createConcurrency: 32,
   nodeFlags: list((opts['node-flags'] ?? DEFAULT_NODE_FLAGS).replace(/\s+/g, ',')),
+  beforeNodeFlags:
+    opts['before-node-flags'] === undefined ? undefined : list(opts['before-node-flags'].replace(/\s+/g, ',')),
   ...(webhookMode
     ? {
         webhookRates: opts['webhook-rates'] ? numbers(opts['webhook-rates']) : quick ? [500, 1000] : [500, 1000, 2000],
@@ -317,7 +322,7 @@ async function startOperator(impl, namespace, mode, profileName, extraArgs = [])
     workers: config.workers,
     goBinary,
     kubeRsBinary,
-    nodeFlags: config.nodeFlags,
+    nodeFlags: impl.endsWith('-before') ? (config.beforeNodeFlags ?? config.nodeFlags) : config.nodeFlags,
     extraArgs,
     ...(profileName && NODE_IMPLS.includes(impl)
       ? { profile: join(profileDir, `${profileName}-${impl}.cpuprofile`) }

@@ -27,7 +27,7 @@ export class SampleProcess {
 
   constructor(options: SampleProcessOptions) {
     const spawnedAt = performance.now();
-    this.child = spawn(NODE, ['--max-semi-space-size=4', MAIN], {
+    this.child = spawn(NODE, ['--max-semi-space-size=4', '--expose-gc', MAIN], {
       env: {
         ...process.env,
         KUBECONFIG: options.kubeconfigPath,

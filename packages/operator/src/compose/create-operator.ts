@@ -188,6 +188,7 @@ export function createManager(
     ...(options.concurrency ? { concurrency: options.concurrency } : {}),
     ...(options.cacheSyncTimeoutMs ? { syncTimeoutMs: options.cacheSyncTimeoutMs } : {}),
     ...(options.shutdownGraceMs ? { shutdownGraceMs: options.shutdownGraceMs } : {}),
+    ...(options.heapRelease !== undefined ? { heapRelease: options.heapRelease } : {}),
   });
   metrics.trackThrottling(() => transport.throttledResources);
   metrics.trackWatches(() =>

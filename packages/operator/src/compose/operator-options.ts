@@ -5,6 +5,7 @@ import type { LeaseTiming } from '../runtime/leases/lease-timing.js';
 import type { FleetOptions } from '../runtime/fleet/fleet.js';
 import type { StorageMigrationOptions } from '../upgrades/storage-version-migration.js';
 import type { KeepChoice } from '../runtime/cache/keep-choice.js';
+import type { HeapReleaseOptions } from '../runtime/manager/heap-release.js';
 import type {
   HealthServerOptions,
   MetricsServerOptions,
@@ -44,6 +45,12 @@ export interface OperatorOptions {
   cache?: CacheOptions;
   /** How long running reconciles may take to finish at shutdown (default 30 s). */
   shutdownGraceMs?: number;
+  /**
+   * Give back to the OS, once idle, what start-up, a LIST or a burst grew (needs
+   * `node --expose-gc`, as the generated Deployment runs; docs/production.md, "Memory").
+   * `false`: never. Default: look every 5 s.
+   */
+  heapRelease?: HeapReleaseOptions | false;
   /** Do not start the manager on bootstrap (tests that drive it by hand). Nest only. */
   manualStart?: boolean;
   /**

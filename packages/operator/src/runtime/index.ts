@@ -220,6 +220,7 @@ export {
   type Leading,
 } from './manager/manager.js';
 export { Cluster, DEFAULT_CLUSTER_NAME, type ClusterOptions, type ClusterConnectOptions } from './manager/cluster.js';
+export type { HeapReleaseOptions } from './manager/heap-release.js';
 // Many clusters: also its own entry, `@nestor/operator/fleet`.
 export * from './fleet/index.js';
 export type { ClusterFleet } from './manager/manager.js';

@@ -13,6 +13,7 @@ import type { ControllerMetricsSink } from '../controller/reconcile-loop.js';
 import type { ShardingHooks } from '../controller/sharding-hooks.js';
 import type { WorkQueue } from '../queue/queue.js';
 import type { HealthCheck } from './health.js';
+import type { HeapReleaseOptions } from './heap-release.js';
 import type { LeaderElection } from './lease-loops.js';
 import type { OutageMetrics } from './outage-gate.js';
 
@@ -71,6 +72,11 @@ export interface ManagerOptions {
    * `leaderElection`.
    */
   sharding?: ShardingHooks;
+  /**
+   * Returns to the OS what start-up, a LIST or a burst grew, once the process is idle
+   * (HeapRelease; needs `node --expose-gc`, as the generated Deployment runs). `false`: never.
+   */
+  heapRelease?: HeapReleaseOptions | false;
   logger?: RuntimeLogger;
 }
 

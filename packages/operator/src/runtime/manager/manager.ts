@@ -21,6 +21,8 @@ import type { Informer } from '../cache/informer.js';
 import type { InformerCache } from '../cache/informer-cache.js';
 import type { WorkQueue } from '../queue/queue.js';
 import { ShardedControllers } from './sharded-controllers.js';
+import { withMemberWatches } from './member-sources.js';
+import { HeapRelease } from './heap-release.js';
 import { positiveDuration, positiveInteger } from '../options-check.js';
 import type { OutageGate } from './outage-gate.js';
 import { WorkerPool } from '../controller/worker-pool.js';
@@ -69,6 +71,7 @@ export class Manager {
   private readonly abort = new AbortController();
   /** Caches synced: a standby waiting for the lease is ready. */
   private caches = false;
+  private readonly heapRelease: HeapRelease | undefined;
 
   constructor(private readonly options: ManagerOptions) {
     this.log = options.logger ?? silentLogger;
@@ -113,6 +116,7 @@ export class Manager {
       options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS,
       'the shutdown grace period',
     );
+    if (options.heapRelease !== false) this.heapRelease = new HeapRelease(options.heapRelease, this.log);
   }
 
   /** @internal Built-in sharding's hooks, when the manager is sharded (the fleet spreads its members by them). */
@@ -228,7 +232,7 @@ export class Manager {
       this.fleet.addController(options as unknown as ManagedControllerOptions<KubeObject>);
       if (!selectsLocal(clusters, this.cluster.name)) return undefined;
     }
-    options = this.withMemberWatches(options);
+    options = withMemberWatches(options, this.fleet, this.cluster.name);
     if (this.controllers.has(options.name)) {
       throw new Error(`a controller named "${options.name}" is already registered: give each controller a unique name`);
     }
@@ -258,25 +262,6 @@ export class Manager {
       );
     }
     return controller;
-  }
-
-  /** Watches of member clusters become sources of requests (the fleet holds their informers). */
-  private withMemberWatches<T extends KubeObject>(options: ManagedControllerOptions<T>): ManagedControllerOptions<T> {
-    const watches = options.watches ?? [];
-    const members = watches.filter((w) => w.clusters !== undefined && w.clusters !== 'local');
-    if (members.length === 0) return options;
-    const fleet = this.fleet;
-    if (!fleet) {
-      throw new Error(
-        `controller ${options.name} watches ${members.map((w) => w.resource.kind).join(', ')} in member clusters, ` +
-          'but the manager has no fleet: make one (new Fleet(manager, { providers })) before adding it',
-      );
-    }
-    return {
-      ...options,
-      watches: watches.filter((w) => selectsLocal(w.clusters, this.cluster.name)),
-      sources: [...(options.sources ?? []), ...members.map((w) => fleet.watch(w))],
-    };
   }
 
   /**
@@ -331,6 +316,7 @@ export class Manager {
     if (this.state !== 'idle') throw new Error(`the manager was already started (state ${this.state})`);
     this.state = 'starting';
     this.cluster.start();
+    this.heapRelease?.start();
     const controllers = [...this.controllers.values()];
     for (const controller of controllers) controller.prepare(this.informers);
     // Without sharding, the campaign runs while the caches sync, as controller-runtime's: a
@@ -423,6 +409,7 @@ export class Manager {
     if (this.state === 'stopped' || this.state === 'stopping') return;
     this.state = 'stopping';
     this.abort.abort();
+    this.heapRelease?.stop();
     this.leases.halt();
     const [drained] = await Promise.all([this.stopControllers(), this.leaderTasks.standBy()]);
     // Events still pending are written while this replica still holds the lease.
