@@ -766,6 +766,8 @@ function summarizeAll() {
     owned: group(doc.runs.owned, (r) => `${r.size}/${r.impl}`, [
       'rssMB',
       'maxRssMB',
+      'anonMB',
+      'fileMB',
       'cpuSeconds',
       'heapAfterGcMB',
       'startupMs',

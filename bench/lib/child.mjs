@@ -187,8 +187,10 @@ export function processMemory(pid) {
   try {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
     const kB = (field) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) * 1024;
-    return { rss: kB('VmRSS'), maxRss: kB('VmHWM') };
+    // RSS = anonymous (heaps, malloc, stacks) + file-backed (the binary's and libraries' pages, which
+    // the kernel can drop and share between processes of one binary) + shared memory.
+    return { rss: kB('VmRSS'), maxRss: kB('VmHWM'), anon: kB('RssAnon'), file: kB('RssFile') };
   } catch {
-    return { rss: NaN, maxRss: NaN };
+    return { rss: NaN, maxRss: NaN, anon: NaN, file: NaN };
   }
 }

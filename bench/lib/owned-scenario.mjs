@@ -93,12 +93,15 @@ export async function scenarioOwned(context) {
               startupMs: ready.startupMs,
               rssMB: memory.rss / 2 ** 20,
               maxRssMB: memory.maxRss / 2 ** 20,
+              anonMB: memory.anon / 2 ** 20,
+              fileMB: memory.file / 2 ** 20,
               cpuSeconds,
               heapAfterGcMB: stats.heap / 2 ** 20,
             };
             doc.runs.owned.push(run);
             log(
-              `${what}: RSS ${run.rssMB.toFixed(1)} MB ${IDLE_MS / 1000} s after ready (peak ${run.maxRssMB.toFixed(0)}), ` +
+              `${what}: RSS ${run.rssMB.toFixed(1)} MB ${IDLE_MS / 1000} s after ready (anonymous ${run.anonMB.toFixed(1)}, ` +
+                `file-backed ${run.fileMB.toFixed(1)}; peak ${run.maxRssMB.toFixed(0)}), ` +
                 `CPU ${run.cpuSeconds.toFixed(2)} s since spawn, heap after GC ${run.heapAfterGcMB.toFixed(1)} MB`,
             );
           } catch (error) {

@@ -221,13 +221,21 @@ export function renderTables(doc) {
           IMPL_LABELS[e.impl],
           `${s.runs}`,
           cell(s.rssMB, 1),
+          cell(s.anonMB, 1),
+          cell(s.fileMB, 1),
           cell(s.maxRssMB, 1),
           cell(s.cpuSeconds, 2),
           cell(s.heapAfterGcMB, 1),
         ]);
       }
       for (const [label, nestor, other] of versus(entries)) {
-        ratios.push([fmt(size), label, ratio(nestor.rssMB, other.rssMB), ratio(nestor.maxRssMB, other.maxRssMB)]);
+        ratios.push([
+          fmt(size),
+          label,
+          ratio(nestor.rssMB, other.rssMB),
+          ratio(nestor.anonMB, other.anonMB),
+          ratio(nestor.maxRssMB, other.maxRssMB),
+        ]);
       }
     }
     parts.push(
@@ -238,6 +246,8 @@ export function renderTables(doc) {
             'implementation',
             'runs',
             'RSS MB',
+            'of which anonymous MB',
+            'file-backed MB',
             'peak RSS MB',
             'CPU s since spawn',
             'heap after GC MB',
@@ -245,7 +255,7 @@ export function renderTables(doc) {
           rows,
         ) +
         '\n\n' +
-        markdownTable(['owned ConfigMaps', 'ratio', 'RSS', 'peak RSS'], ratios),
+        markdownTable(['owned ConfigMaps', 'ratio', 'RSS', 'anonymous', 'peak RSS'], ratios),
     );
   }
 
