@@ -285,6 +285,8 @@ export async function runCase(impl, attackCase, { fixtures, goBinary, quick, log
       serverResponsive: Boolean(stats),
       serverAlive: alive,
       legit: legitResult,
+      // When the slowest legitimate review was due, from the attack's start (to set beside the attack's own times).
+      legitSlowestDueMs: legitResult.startedAtMs + legitResult.slowestAnsweredAtMs - (performance.timeOrigin + started),
       ...outcome,
     };
   } finally {

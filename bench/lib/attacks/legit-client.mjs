@@ -16,6 +16,8 @@ const latMs = [];
 let sent = 0;
 let failed = 0;
 let stopping;
+/** The slowest answered review: how long, and when it was due (ms since the client began). */
+const slowest = { ms: 0, sentAtMs: NaN };
 
 parentPort.on('message', (message) => {
   if (message.cmd === 'stop') stopping = message;
@@ -28,8 +30,10 @@ while (!stopping) {
   const review = { sentAt: scheduled };
   review.done = client.post().then((ok) => {
     pending.delete(review);
-    if (ok) latMs.push(performance.now() - scheduled);
+    const waited = performance.now() - scheduled;
+    if (ok) latMs.push(waited);
     else failed++;
+    if (ok && waited > slowest.ms) Object.assign(slowest, { ms: waited, sentAtMs: scheduled - t0 });
   });
   pending.add(review);
   await sleep(Math.max(1, t0 + sent * intervalMs - performance.now()));
@@ -47,6 +51,8 @@ parentPort.postMessage({
   p50Ms: percentile(latMs, 50),
   p99Ms: percentile(latMs, 99),
   maxMs: Math.max(latMs.at(-1) ?? 0, ...unanswered.map((r) => end - r.sentAt)),
+  slowestAnsweredAtMs: slowest.sentAtMs,
+  startedAtMs: performance.timeOrigin + t0,
   drainMs: end - stopAt,
 });
 client.close();
