@@ -76,6 +76,7 @@ const { values: opts } = parseArgs({
     profile: { type: 'boolean', default: false },
     'node-flags': { type: 'string' },
     'before-node-flags': { type: 'string' },
+    'burst-idle-ms': { type: 'string' },
     'webhook-rates': { type: 'string' },
     'webhook-seconds': { type: 'string' },
     'webhook-concurrency': { type: 'string', default: '64' },
@@ -101,6 +102,8 @@ if (opts.help) {
   --sync-kinds LIST        what the sync caches: configmap (built-in, protobuf), widget (a custom resource,
                            JSON), each ~1 KiB (default configmap,widget; quick configmap)
   --burst-sizes LIST       burst sizes (default 1000,10000)
+  --burst-idle-ms N        each burst waits N ms after its operator is ready (default 0: at once), so an
+                           operator that gave memory back while idle (HeapRelease) meets the burst
   --owned-sizes LIST       owned: ConfigMaps owned by ${OWNERS} Widgets and never read, RSS ${IDLE_MS / 1000} s after ready
                            (default 10000,100000; quick 1000)
   --rates LIST             churn rates per second (default 50,100,500,1000; rates above 500 only if the
@@ -171,6 +174,7 @@ const config = {
   profile: opts.profile,
   createConcurrency: 32,
   nodeFlags: list((opts['node-flags'] ?? DEFAULT_NODE_FLAGS).replace(/\s+/g, ',')),
+  burstIdleMs: Number(opts['burst-idle-ms'] ?? 0),
   beforeNodeFlags:
     opts['before-node-flags'] === undefined ? undefined : list(opts['before-node-flags'].replace(/\s+/g, ',')),
   ...(webhookMode
@@ -480,6 +484,7 @@ async function scenarioBurst() {
           await settle();
           op = await startOperator(impl, ns, 'reconcile', profile);
           const ready = await op.next('ready', 120_000);
+          if (config.burstIdleMs > 0) await sleep(config.burstIdleMs);
           const marked = await op.ask({ cmd: 'mark' }, 'marked');
           const all = op.next('all', Math.max(180_000, size * 40));
           op.send({ cmd: 'expect', n: size });
