@@ -17,6 +17,16 @@ setInterval(() => {}, 1 << 30);
 `;
 }
 
+/** The Nest-free entry started with `options` (source text) and one CachePool controller. */
+function nestFreeOperator(options) {
+  return `import { createOperator } from '@nestor/operator/runtime';
+const operator = await createOperator(${options});
+operator.manager.addController({ name: 'cachepool', resource: ${CACHE_POOLS}, reconcile: async () => {} });
+await operator.start();
+process.once('SIGTERM', () => operator.stop().then(() => process.exit(0)));
+`;
+}
+
 /** [key, label, file under dist/floor-layers/, its source (none: the app's own file), reference?] */
 export const LAYERS = [
   ['bare', 'Node alone', 'bare.js', `setInterval(() => {}, 1 << 30);\n`],
@@ -52,24 +62,14 @@ app.enableShutdownHooks();
     'runtime-deployed',
     'reference: the Nest-free entry, createOperator() with the Deployment settings (HTTPS metrics, probes, leader election), one CachePool controller',
     'create-operator.js',
-    `import { createOperator } from '@nestor/operator/runtime';
-const operator = await createOperator();
-operator.manager.addController({ name: 'cachepool', resource: ${CACHE_POOLS}, reconcile: async () => {} });
-await operator.start();
-process.once('SIGTERM', () => operator.stop().then(() => process.exit(0)));
-`,
+    nestFreeOperator(''),
     true,
   ],
   [
     'runtime-bare',
     'reference: the Nest-free entry, createOperator({ readFlags: false }) (no servers, no Lease), one CachePool controller',
     'create-operator-bare.js',
-    `import { createOperator } from '@nestor/operator/runtime';
-const operator = await createOperator({ readFlags: false });
-operator.manager.addController({ name: 'cachepool', resource: ${CACHE_POOLS}, reconcile: async () => {} });
-await operator.start();
-process.once('SIGTERM', () => operator.stop().then(() => process.exit(0)));
-`,
+    nestFreeOperator('{ readFlags: false }'),
     true,
   ],
   [

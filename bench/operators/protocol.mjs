@@ -6,6 +6,7 @@
 //                             | {ev: 'marked', cpuUs} | {ev: 'stats', cpuUs, rss, maxRss, heap, reconciles, inFlight, latUs}
 // Nothing else may write to stdout.
 import { writeFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
 import { nowUs } from '../lib/common.mjs';
 
 export function send(message) {
@@ -44,7 +45,7 @@ export const profiler = {
   async start() {
     const file = args().profile;
     if (!file || this.session) return;
-    // Loaded only when asked for: node:inspector is ~2 MB of RSS the operator would be charged with.
+    // Loaded only when asked for: an operator that is not profiled should not load the inspector.
     const { Session } = await import('node:inspector/promises');
     this.session = new Session();
     this.session.connect();
@@ -63,19 +64,8 @@ export const profiler = {
 
 /** Reads commands from stdin; 'exit' (or stdin closing: the parent died) ends the process. */
 export function onCommands(handler) {
-  // Split by hand: node:readline would add ~1 MB to the RSS measured as the operator's.
-  let pending = '';
-  process.stdin.setEncoding('utf8');
-  process.stdin.on('data', (chunk) => {
-    pending += chunk;
-    for (let end = pending.indexOf('\n'); end >= 0; end = pending.indexOf('\n')) {
-      const line = pending.slice(0, end);
-      pending = pending.slice(end + 1);
-      onLine(line);
-    }
-  });
-  process.stdin.on('end', () => process.exit(0));
-  function onLine(line) {
+  const lines = createInterface({ input: process.stdin });
+  lines.on('line', (line) => {
     if (!line.trim()) return;
     const command = JSON.parse(line);
     if (command.cmd === 'exit') {
@@ -83,7 +73,8 @@ export function onCommands(handler) {
       return;
     }
     Promise.resolve(handler(command)).catch((error) => fail(error));
-  }
+  });
+  lines.on('close', () => process.exit(0));
 }
 
 /**

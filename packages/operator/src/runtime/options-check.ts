@@ -17,6 +17,14 @@ export function positiveDuration(value: unknown, what: string): number {
   return value;
 }
 
+/** `value` when it is a number from `min` to `max`; else a RangeError naming `what`. */
+export function numberInRange(value: unknown, min: number, max: number, what: string): number {
+  if (typeof value !== 'number' || !(value >= min && value <= max)) {
+    throw new RangeError(`${what} must be a number from ${min} to ${max}, got ${show(value)}`);
+  }
+  return value;
+}
+
 /** The value as a user wrote it: strings quoted, so `'5000'` is told from `5000`. */
 export function show(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value);

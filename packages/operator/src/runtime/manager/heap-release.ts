@@ -11,7 +11,7 @@
 // NODE_OPTIONS has it); without it this does nothing.
 
 import type { RuntimeLogger } from '@nestor/core';
-import { positiveDuration, show } from '../options-check.js';
+import { numberInRange, positiveDuration } from '../options-check.js';
 
 /** When an idle operator gives memory back to the OS (ManagerOptions.heapRelease). */
 export interface HeapReleaseOptions {
@@ -32,7 +32,7 @@ export interface HeapProbe {
   nowMs(): number;
 }
 
-export const DEFAULT_HEAP_RELEASE_INTERVAL_MS = 5_000;
+const DEFAULT_HEAP_RELEASE_INTERVAL_MS = 5_000;
 const DEFAULT_IDLE_CPU_SHARE = 0.02;
 const DEFAULT_MIN_GROWTH_BYTES = 8 * 2 ** 20;
 const MB = 2 ** 20;
@@ -59,8 +59,6 @@ export function processHeapProbe(): HeapProbe {
 }
 
 export class HeapRelease {
-  /** Releases made so far. */
-  releases = 0;
   private readonly intervalMs: number;
   private readonly idleCpuShare: number;
   private readonly minGrowthBytes: number;
@@ -79,8 +77,8 @@ export class HeapRelease {
       options.intervalMs ?? DEFAULT_HEAP_RELEASE_INTERVAL_MS,
       'heapRelease.intervalMs',
     );
-    this.idleCpuShare = inRange(options.idleCpuShare ?? DEFAULT_IDLE_CPU_SHARE, 0, 1, 'heapRelease.idleCpuShare');
-    this.minGrowthBytes = inRange(
+    this.idleCpuShare = numberInRange(options.idleCpuShare ?? DEFAULT_IDLE_CPU_SHARE, 0, 1, 'heapRelease.idleCpuShare');
+    this.minGrowthBytes = numberInRange(
       options.minGrowthBytes ?? DEFAULT_MIN_GROWTH_BYTES,
       0,
       Number.MAX_SAFE_INTEGER,
@@ -127,17 +125,9 @@ export class HeapRelease {
     this.lastCpu = this.probe.cpuMicros();
     this.lastAt = this.probe.nowMs();
     this.baseline = after;
-    this.releases++;
     this.log?.debug(
       `idle: released memory, RSS ${(before / MB).toFixed(1)} -> ${(after / MB).toFixed(1)} MB in ${(this.lastAt - at).toFixed(0)} ms`,
     );
     return true;
   }
-}
-
-function inRange(value: unknown, min: number, max: number, what: string): number {
-  if (typeof value !== 'number' || !(value >= min && value <= max)) {
-    throw new RangeError(`${what} must be a number from ${min} to ${max}, got ${show(value)}`);
-  }
-  return value;
 }
